@@ -1,0 +1,362 @@
+/*
+ * findings.c - validating, copying, fingerprinting and ordering findings.
+ *
+ * Findings arrive as cJSON objects (possibly parsed from a worker's pipe),
+ * so validation here is the single gate between rule code and reporters:
+ * whatever a rule produced, reporters only ever see a well-formed finding.
+ */
+#include "findings.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const sev_names[] = {"info", "warning", "error"};
+
+int severity_parse(const char *s)
+{
+    int i;
+
+    if (!s)
+        return -1;
+    for (i = 0; i < 3; i++)
+        if (strcmp(s, sev_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *severity_name(severity s)
+{
+    return (unsigned)s < 3 ? sev_names[s] : "unknown";
+}
+
+void results_init(results *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+static void finding_free(finding *f)
+{
+    free(f->rule);
+    free(f->title);
+    free(f->source);
+    free(f->run_id);
+    free(f->node_id);
+    free(f->node_name);
+    free(f->message);
+    free(f->recommendation);
+    cJSON_Delete(f->evidence);
+    cJSON_Delete(f->changes);
+}
+
+void results_free(results *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->n; i++)
+        finding_free(&r->f[i]);
+    for (i = 0; i < r->ne; i++) {
+        free(r->e[i].rule);
+        free(r->e[i].error);
+    }
+    free(r->f);
+    free(r->e);
+    results_init(r);
+}
+
+static const char *str_item(const cJSON *obj, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+/* Resolves "run" to a run of m; *run is NULL for bundle-wide findings. */
+static int check_run(const model *m, const cJSON *obj,
+                     const struct op_run **run, op_error *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "run");
+    double idx;
+
+    *run = NULL;
+    if (!it || cJSON_IsNull(it))
+        return 0;
+    if (!cJSON_IsNumber(it))
+        return op_error_set(err, OP_EPARSE, "finding: run must be a run");
+    idx = it->valuedouble;
+    if (!(idx >= 0) || idx >= (double)m->nruns || idx != floor(idx))
+        return op_error_set(err, OP_EPARSE, "finding: unknown run");
+    *run = m->runs[(size_t)idx];
+    return 0;
+}
+
+static int check_changes(const cJSON *changes, op_error *err)
+{
+    const cJSON *c;
+    int i = 0;
+
+    if (!changes || cJSON_IsNull(changes))
+        return 0;
+    if (!cJSON_IsArray(changes))
+        return op_error_set(err, OP_EPARSE,
+                            "finding: changes must be a list of tables");
+    cJSON_ArrayForEach(c, changes) {
+        i++;
+        if (!cJSON_IsObject(c))
+            return op_error_set(err, OP_EPARSE,
+                                "finding: changes[%d] must be a table", i);
+        if (!str_item(c, "key"))
+            return op_error_set(err, OP_EPARSE,
+                                "finding: changes[%d] needs a string 'key'", i);
+        if (!cJSON_GetObjectItemCaseSensitive(c, "to"))
+            return op_error_set(err, OP_EPARSE,
+                                "finding: changes[%d] needs 'to'", i);
+    }
+    return 0;
+}
+
+int results_check_finding(const model *m, const cJSON *obj, op_error *err)
+{
+    const struct op_run *run;
+    const char *node, *msg;
+    const cJSON *ev;
+    int rc;
+
+    if (!cJSON_IsObject(obj))
+        return op_error_set(err, OP_EPARSE, "finding: not a table");
+    if (!str_item(obj, "rule"))
+        return op_error_set(err, OP_EPARSE, "finding: no rule id");
+    msg = str_item(obj, "message");
+    if (!msg || !*msg)
+        return op_error_set(err, OP_EPARSE,
+                            "finding: 'message' is required (a non-empty string)");
+    if (severity_parse(str_item(obj, "severity")) < 0)
+        return op_error_set(err, OP_EPARSE,
+                            "finding: severity must be info, warning or error");
+    rc = check_run(m, obj, &run, err);
+    if (rc)
+        return rc;
+    node = str_item(obj, "node");
+    if (cJSON_GetObjectItemCaseSensitive(obj, "node") && !node)
+        return op_error_set(err, OP_EPARSE, "finding: node must be a node id");
+    if (node && !run)
+        return op_error_set(err, OP_EPARSE,
+                            "finding: node '%s' given without a run", node);
+    if (node && !model_find_node(run, node))
+        return op_error_set(err, OP_EPARSE,
+                            "finding: node '%s' does not exist in run %s",
+                            node, run->id);
+    ev = cJSON_GetObjectItemCaseSensitive(obj, "evidence");
+    if (ev && !cJSON_IsObject(ev) && !cJSON_IsNull(ev))
+        return op_error_set(err, OP_EPARSE, "finding: evidence must be a table");
+    return check_changes(cJSON_GetObjectItemCaseSensitive(obj, "changes"), err);
+}
+
+static char *xstrdup(const char *s, int *oom)
+{
+    char *d;
+
+    if (!s)
+        return NULL;
+    d = strdup(s);
+    if (!d)
+        *oom = 1;
+    return d;
+}
+
+static double impact_of(const cJSON *obj)
+{
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(obj, "impact");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(imp, "time_saved_ms");
+
+    if (cJSON_IsNumber(t) && isfinite(t->valuedouble) && t->valuedouble >= 0)
+        return t->valuedouble;
+    return -1;
+}
+
+static int fill_finding(finding *f, const model *m, const cJSON *obj)
+{
+    const struct op_run *run = NULL;
+    const struct op_node *node = NULL;
+    const cJSON *ev, *ch;
+    int oom = 0;
+
+    check_run(m, obj, &run, NULL);
+    if (run && str_item(obj, "node"))
+        node = model_find_node(run, str_item(obj, "node"));
+    f->rule = xstrdup(str_item(obj, "rule"), &oom);
+    f->title = xstrdup(str_item(obj, "title"), &oom);
+    f->message = xstrdup(str_item(obj, "message"), &oom);
+    f->recommendation = xstrdup(str_item(obj, "recommendation"), &oom);
+    f->sev = (severity)severity_parse(str_item(obj, "severity"));
+    f->impact_ms = impact_of(obj);
+    f->run_index = run ? run->index : SIZE_MAX;
+    if (run) {
+        f->source = xstrdup(run->source, &oom);
+        f->run_id = xstrdup(run->id, &oom);
+    }
+    if (node) {
+        f->node_id = xstrdup(node->id, &oom);
+        f->node_name = xstrdup(node->name ? node->name : node->id, &oom);
+    }
+    ev = cJSON_GetObjectItemCaseSensitive(obj, "evidence");
+    ch = cJSON_GetObjectItemCaseSensitive(obj, "changes");
+    f->evidence = cJSON_IsObject(ev) ? cJSON_Duplicate(ev, 1)
+                                     : cJSON_CreateObject();
+    f->changes = cJSON_IsArray(ch) ? cJSON_Duplicate(ch, 1)
+                                   : cJSON_CreateArray();
+    if (!f->evidence || !f->changes)
+        oom = 1;
+    return oom ? OP_ENOMEM : 0;
+}
+
+int results_add_finding(results *r, const model *m, const cJSON *obj,
+                        op_error *err)
+{
+    finding *f;
+    int rc = results_check_finding(m, obj, err);
+
+    if (rc)
+        return rc;
+    if (r->n == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 16;
+        finding *p = realloc(r->f, ncap * sizeof *p);
+        if (!p)
+            return op_error_set(err, OP_ENOMEM, "out of memory");
+        r->f = p;
+        r->cap = ncap;
+    }
+    f = &r->f[r->n];
+    memset(f, 0, sizeof *f);
+    rc = fill_finding(f, m, obj);
+    if (rc) {
+        finding_free(f);
+        return op_error_set(err, rc, "out of memory");
+    }
+    r->n++;
+    return 0;
+}
+
+int results_add_error(results *r, const char *rule, const char *reason)
+{
+    rule_error *e;
+    int oom = 0;
+
+    if (r->ne == r->ecap) {
+        size_t ncap = r->ecap ? r->ecap * 2 : 8;
+        rule_error *p = realloc(r->e, ncap * sizeof *p);
+        if (!p)
+            return OP_ENOMEM;
+        r->e = p;
+        r->ecap = ncap;
+    }
+    e = &r->e[r->ne];
+    e->rule = xstrdup(rule ? rule : "?", &oom);
+    e->error = xstrdup(reason ? reason : "unknown error", &oom);
+    if (oom) {
+        free(e->rule);
+        free(e->error);
+        return OP_ENOMEM;
+    }
+    r->ne++;
+    return 0;
+}
+
+/* ---- fingerprints and order --------------------------------------------- */
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    if (s)
+        while (*s) {
+            h ^= (unsigned char)*s++;
+            h *= 1099511628211ull;
+        }
+    h ^= 0xff; /* field separator: ("ab","c") differs from ("a","bc") */
+    h *= 1099511628211ull;
+    return h;
+}
+
+/* Identity of a finding: rule, run, node and the config keys it changes.
+ * Never the message (its numbers move between runs) nor any address. */
+static uint64_t identity(const finding *f)
+{
+    uint64_t h = 1469598103934665603ull;
+    const cJSON *c;
+
+    h = fnv(h, f->rule);
+    h = fnv(h, f->source);
+    h = fnv(h, f->run_id);
+    h = fnv(h, f->node_id);
+    cJSON_ArrayForEach(c, f->changes) {
+        h = fnv(h, str_item(c, "target"));
+        h = fnv(h, str_item(c, "key"));
+    }
+    return h;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int finding_cmp(const void *pa, const void *pb)
+{
+    const finding *a = pa, *b = pb;
+    int c;
+
+    if (a->sev != b->sev)
+        return a->sev > b->sev ? -1 : 1;
+    if (a->impact_ms != b->impact_ms)
+        return a->impact_ms > b->impact_ms ? -1 : 1;
+    if ((c = cmp_str(a->rule, b->rule)))
+        return c;
+    if (a->run_index != b->run_index)
+        return a->run_index < b->run_index ? -1 : 1;
+    if ((c = cmp_str(a->node_id, b->node_id)))
+        return c;
+    return cmp_str(a->message, b->message);
+}
+
+static int error_cmp(const void *pa, const void *pb)
+{
+    const rule_error *a = pa, *b = pb;
+    int c = strcmp(a->rule, b->rule);
+    return c ? c : strcmp(a->error, b->error);
+}
+
+void results_finish(results *r, const model *m)
+{
+    size_t i, j;
+
+    (void)m;
+    if (r->n > 1)
+        qsort(r->f, r->n, sizeof *r->f, finding_cmp);
+    if (r->ne > 1)
+        qsort(r->e, r->ne, sizeof *r->e, error_cmp);
+    /* Equal identities (one rule, two findings on one node) are told apart
+     * by their rank in the sorted order, which is itself stable. */
+    for (i = 0; i < r->n; i++) {
+        uint64_t h = identity(&r->f[i]);
+        unsigned dup_rank = 0;
+        for (j = 0; j < i; j++)
+            if (identity(&r->f[j]) == h)
+                dup_rank++;
+        if (dup_rank) {
+            char ord[16];
+            snprintf(ord, sizeof ord, "#%u", dup_rank);
+            h = fnv(h, ord);
+        }
+        snprintf(r->f[i].fingerprint, sizeof r->f[i].fingerprint, "%016llx",
+                 (unsigned long long)h);
+    }
+}
+
+size_t results_count_at_least(const results *r, severity sev)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < r->n; i++)
+        if (!r->f[i].suppressed && r->f[i].sev >= sev)
+            n++;
+    return n;
+}

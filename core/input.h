@@ -1,0 +1,62 @@
+/*
+ * input.h - opening inputs as bounded, transparently decompressed streams,
+ * and walking directories of inputs.
+ *
+ * The codec is chosen by magic bytes, never by file name. Every stream
+ * enforces two caps (input_limits): the longest line read_line returns and
+ * the total decompressed bytes; both end in a clear error naming the input.
+ */
+#ifndef OP_CORE_INPUT_H
+#define OP_CORE_INPUT_H
+
+#include <optipipe/stream.h>
+
+typedef struct input_limits {
+    size_t max_line;    /* bytes in one line; default 256 MiB */
+    uint64_t max_bytes; /* decompressed bytes per input; default 64 GiB */
+    size_t max_doc;     /* bytes read_all may return; default 1 GiB */
+} input_limits;
+
+void input_limits_default(input_limits *l);
+
+/* Opens path ("-" is standard input) with limits (copied; NULL = defaults).
+ * On success *out is a new stream owned by the caller (input_close). On
+ * failure returns an op_status with err naming the path. */
+int input_open(const char *path, const input_limits *limits, op_stream **out,
+               op_error *err);
+
+/* Opens an in-memory buffer (borrowed; must outlive the stream) as a stream
+ * named name, with the same sniffing and caps as a file. */
+int input_open_mem(const char *name, const void *buf, size_t len,
+                   const input_limits *limits, op_stream **out,
+                   op_error *err);
+
+/* Returns the first up to max decompressed bytes without consuming them
+ * (later reads still start at byte 0). *head is borrowed. Call before any
+ * read. Returns 0 or an op_status with err set. */
+int input_peek(op_stream *s, size_t max, const unsigned char **head,
+               size_t *len, op_error *err);
+
+/* A warning about the stream, or NULL: set once a compressed stream was
+ * found to end inside a frame/block (an in-progress or cut file). Such a
+ * stream is not an error: everything decodable is delivered and
+ * op_stream_truncated() becomes 1 at its end. The message names the input
+ * and the codec. Borrowed; valid until input_close. */
+const char *input_warning(const op_stream *s);
+
+/* Closes the stream and frees it. Accepts NULL. */
+void input_close(op_stream *s);
+
+/* Calls fn for every regular file under path (path itself when it is a
+ * file or "-"), recursing into directories in byte-sorted name order,
+ * skipping hidden entries (".name") and never following a directory
+ * symlink twice. fn returning nonzero stops the walk with that value.
+ * Unreadable entries are reported through on_error (may be NULL) and
+ * skipped. Returns 0, fn's value, or an op_status with err when path
+ * itself cannot be read. */
+typedef int (*input_visit_fn)(const char *file, void *ud);
+typedef void (*input_error_fn)(const char *file, const char *msg, void *ud);
+int input_walk(const char *path, input_visit_fn fn, input_error_fn on_error,
+               void *ud, op_error *err);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * jsonw.c - streaming JSON writer (see jsonw.h for why it exists).
+ */
+#include "jsonw.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+void jw_init(jw *w, FILE *f, int pretty)
+{
+    memset(w, 0, sizeof *w);
+    w->f = f;
+    w->pretty = pretty;
+}
+
+static void newline(jw *w)
+{
+    int i;
+
+    if (!w->pretty)
+        return;
+    fputc('\n', w->f);
+    for (i = 0; i < w->depth; i++)
+        fputs("  ", w->f);
+}
+
+/* Separator and indentation before a value or a key. */
+static void before_item(jw *w)
+{
+    if (w->after_key) {
+        w->after_key = 0;
+        return;
+    }
+    if (w->depth > 0) {
+        if (w->count[w->depth] > 0)
+            fputc(',', w->f);
+        newline(w);
+    }
+    if (w->depth < JW_MAX_DEPTH)
+        w->count[w->depth]++;
+}
+
+static void open_container(jw *w, char c)
+{
+    before_item(w);
+    fputc(c, w->f);
+    if (w->depth + 1 < JW_MAX_DEPTH) {
+        w->depth++;
+        w->count[w->depth] = 0;
+    }
+}
+
+static void close_container(jw *w, char c)
+{
+    int had = w->count[w->depth];
+
+    if (w->depth > 0)
+        w->depth--;
+    if (had)
+        newline(w);
+    fputc(c, w->f);
+}
+
+void jw_obj(jw *w) { open_container(w, '{'); }
+void jw_obj_end(jw *w) { close_container(w, '}'); }
+void jw_arr(jw *w) { open_container(w, '['); }
+void jw_arr_end(jw *w) { close_container(w, ']'); }
+
+void jw_write_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    fputc('"', f);
+    for (; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '<': case '>': case '&':
+            fprintf(f, "\\u%04x", *p);
+            break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+void jw_key(jw *w, const char *key)
+{
+    before_item(w);
+    jw_write_string(w->f, key);
+    fputs(w->pretty ? ": " : ":", w->f);
+    w->after_key = 1;
+}
+
+void jw_str(jw *w, const char *s)
+{
+    before_item(w);
+    if (s)
+        jw_write_string(w->f, s);
+    else
+        fputs("null", w->f);
+}
+
+void jw_int(jw *w, int64_t v)
+{
+    before_item(w);
+    fprintf(w->f, "%" PRId64, v);
+}
+
+/* Shortest of %.15g / %.17g that reads back as the same double. */
+static void jw_write_double(FILE *f, double v)
+{
+    char buf[32];
+    double back;
+
+    snprintf(buf, sizeof buf, "%.15g", v);
+    if (sscanf(buf, "%lg", &back) != 1 || back != v)
+        snprintf(buf, sizeof buf, "%.17g", v);
+    fputs(buf, f);
+}
+
+void jw_num(jw *w, double v)
+{
+    before_item(w);
+    if (!isfinite(v))
+        fputs("null", w->f);
+    else if (v == floor(v) && fabs(v) < 9007199254740992.0)
+        fprintf(w->f, "%.0f", v);
+    else
+        jw_write_double(w->f, v);
+}
+
+void jw_bool(jw *w, int v)
+{
+    before_item(w);
+    fputs(v ? "true" : "false", w->f);
+}
+
+void jw_null(jw *w)
+{
+    before_item(w);
+    fputs("null", w->f);
+}
+
+void jw_cjson(jw *w, const cJSON *v)
+{
+    const cJSON *c;
+
+    if (!v || cJSON_IsNull(v)) {
+        jw_null(w);
+    } else if (cJSON_IsBool(v)) {
+        jw_bool(w, cJSON_IsTrue(v));
+    } else if (cJSON_IsNumber(v)) {
+        jw_num(w, v->valuedouble);
+    } else if (cJSON_IsString(v)) {
+        jw_str(w, v->valuestring);
+    } else if (cJSON_IsArray(v)) {
+        jw_arr(w);
+        cJSON_ArrayForEach(c, v) jw_cjson(w, c);
+        jw_arr_end(w);
+    } else if (cJSON_IsObject(v)) {
+        jw_obj(w);
+        cJSON_ArrayForEach(c, v) {
+            jw_key(w, c->string ? c->string : "");
+            jw_cjson(w, c);
+        }
+        jw_obj_end(w);
+    } else {
+        jw_null(w);
+    }
+}

@@ -1,0 +1,764 @@
+/*
+ * model.c - the metrics model and the builder plugins fill it through.
+ *
+ * Everything lives in the model's arena. Arrays grow by doubling inside the
+ * arena (the old copy is simply abandoned: models are built once and then
+ * freed whole). Out of memory sets a sticky flag that the builder reports
+ * once; later calls become no-ops, so plugins need no check per call.
+ */
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mbuilder {
+    op_builder base; /* first: plugins see an op_builder */
+    model *m;
+    const char *origin;
+} mbuilder;
+
+/* ---- growth helpers ---------------------------------------------------- */
+
+/* Makes room for one more element in *items (elem bytes each). */
+static int grow(model *m, void **items, size_t n, size_t *cap, size_t elem)
+{
+    size_t ncap;
+    void *p;
+
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : 8;
+    if (ncap > SIZE_MAX / elem)
+        goto oom;
+    p = arena_alloc(m->a, ncap * elem);
+    if (!p)
+        goto oom;
+    if (n)
+        memcpy(p, *items, n * elem);
+    *items = p;
+    *cap = ncap;
+    return 0;
+oom:
+    m->failed = 1;
+    return -1;
+}
+
+static const char *dup(model *m, const char *s)
+{
+    char *d;
+
+    if (!s)
+        return NULL;
+    d = arena_strdup(m->a, s);
+    if (!d)
+        m->failed = 1;
+    return d;
+}
+
+static int writable(const model *m)
+{
+    return !m->frozen && !m->failed;
+}
+
+/* ---- maps -------------------------------------------------------------- */
+
+static mentry *mmap_slot(model *m, mmap *map, const char *key)
+{
+    size_t i;
+    mentry *e;
+
+    for (i = 0; i < map->n; i++)
+        if (strcmp(map->items[i].key, key) == 0)
+            return &map->items[i];
+    if (grow(m, (void **)&map->items, map->n, &map->cap, sizeof(mentry)))
+        return NULL;
+    e = &map->items[map->n];
+    e->key = dup(m, key);
+    if (!e->key)
+        return NULL;
+    map->n++;
+    return e;
+}
+
+static void mmap_set(model *m, mmap *map, const char *key, mvalue v)
+{
+    mentry *e;
+
+    if (!key || !writable(m))
+        return;
+    if (v.t == MV_STR) {
+        v.u.s = dup(m, v.u.s ? v.u.s : "");
+        if (!v.u.s)
+            return;
+    }
+    e = mmap_slot(m, map, key);
+    if (e)
+        e->v = v;
+}
+
+static mvalue mv_num(double n)
+{
+    mvalue v = {.t = MV_NUM};
+    v.u.n = n;
+    return v;
+}
+
+static mvalue mv_int(int64_t i)
+{
+    mvalue v = {.t = MV_INT};
+    v.u.i = i;
+    return v;
+}
+
+static mvalue mv_str(const char *s)
+{
+    mvalue v = {.t = MV_STR};
+    v.u.s = s;
+    return v;
+}
+
+static mvalue mv_bool(int b)
+{
+    mvalue v = {.t = MV_BOOL};
+    v.u.b = b != 0;
+    return v;
+}
+
+static int mentry_cmp(const void *a, const void *b)
+{
+    return strcmp(((const mentry *)a)->key, ((const mentry *)b)->key);
+}
+
+static void mmap_sort(mmap *map)
+{
+    if (map->n > 1)
+        qsort(map->items, map->n, sizeof(mentry), mentry_cmp);
+}
+
+const mentry *mmap_get(const mmap *map, const char *key)
+{
+    size_t lo = 0, hi = map->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(map->items[mid].key, key);
+        if (c == 0)
+            return &map->items[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* ---- runs -------------------------------------------------------------- */
+
+static struct op_run *run_find(model *m, const char *source, const char *id)
+{
+    size_t i;
+
+    for (i = 0; i < m->nruns; i++)
+        if (strcmp(m->runs[i]->source, source) == 0 &&
+            strcmp(m->runs[i]->id, id) == 0)
+            return m->runs[i];
+    return NULL;
+}
+
+static void run_add_origin(model *m, struct op_run *r, const char *origin)
+{
+    size_t i;
+
+    if (!origin)
+        return;
+    for (i = 0; i < r->norigins; i++)
+        if (strcmp(r->origins[i], origin) == 0)
+            return;
+    if (grow(m, (void **)&r->origins, r->norigins, &r->origins_cap,
+             sizeof(char *)))
+        return;
+    r->origins[r->norigins] = dup(m, origin);
+    if (r->origins[r->norigins])
+        r->norigins++;
+}
+
+static op_run *b_run(op_builder *ob, const char *source, const char *id)
+{
+    mbuilder *b = (mbuilder *)ob;
+    model *m = b->m;
+    struct op_run *r;
+
+    if (!source || !id || !writable(m))
+        return NULL;
+    r = run_find(m, source, id);
+    if (!r) {
+        if (grow(m, (void **)&m->runs, m->nruns, &m->runs_cap,
+                 sizeof(struct op_run *)))
+            return NULL;
+        r = arena_alloc(m->a, sizeof *r);
+        if (!r) {
+            m->failed = 1;
+            return NULL;
+        }
+        r->source = dup(m, source);
+        r->id = dup(m, id);
+        if (!r->source || !r->id)
+            return NULL;
+        r->index = m->nruns;
+        m->runs[m->nruns++] = r;
+    }
+    run_add_origin(m, r, b->origin);
+    return r;
+}
+
+static const char **str_field(struct op_run *r, struct op_node *n,
+                              enum op_field f)
+{
+    if (r) {
+        switch (f) {
+        case OP_F_NAME: return &r->name;
+        case OP_F_STATUS: return &r->status;
+        case OP_F_RAW_STATUS: return &r->raw_status;
+        case OP_F_ENGINE_VERSION: return &r->engine_version;
+        default: return NULL;
+        }
+    }
+    switch (f) {
+    case OP_F_NAME: return &n->name;
+    case OP_F_STATUS: return &n->status;
+    case OP_F_KIND: return &n->kind;
+    default: return NULL;
+    }
+}
+
+static void b_run_str(op_builder *ob, op_run *r, enum op_field f,
+                      const char *v)
+{
+    model *m = ((mbuilder *)ob)->m;
+    const char **slot;
+
+    if (!r || !writable(m))
+        return;
+    if (f == OP_F_ORIGIN) {
+        run_add_origin(m, r, v);
+        return;
+    }
+    slot = str_field(r, NULL, f);
+    if (slot)
+        *slot = dup(m, v);
+}
+
+/* Sets one of the optional integer fields shared by runs and nodes. */
+static void set_ifield(unsigned *set, int64_t *started, int64_t *ended,
+                       int64_t *dur, int64_t *par, int64_t *maxpar,
+                       enum op_ifield f, int64_t v)
+{
+    switch (f) {
+    case OP_I_STARTED_AT: *started = v; *set |= MSET_STARTED_AT; break;
+    case OP_I_ENDED_AT: *ended = v; *set |= MSET_ENDED_AT; break;
+    case OP_I_DURATION_MS: *dur = v; *set |= MSET_DURATION_MS; break;
+    case OP_I_PARALLELISM:
+        if (par) { *par = v; *set |= MSET_PARALLELISM; }
+        break;
+    case OP_I_MAX_PARALLELISM:
+        if (maxpar) { *maxpar = v; *set |= MSET_MAX_PARALLELISM; }
+        break;
+    }
+}
+
+static void b_run_int(op_builder *ob, op_run *r, enum op_ifield f, int64_t v)
+{
+    if (!r || !writable(((mbuilder *)ob)->m))
+        return;
+    set_ifield(&r->set, &r->started_at, &r->ended_at, &r->duration_ms, NULL,
+               NULL, f, v);
+}
+
+static void b_run_config(op_builder *ob, op_run *r, const char *key,
+                         const char *value)
+{
+    if (r)
+        mmap_set(((mbuilder *)ob)->m, &r->config, key, mv_str(value));
+}
+
+static void b_run_metric(op_builder *ob, op_run *r, const char *name,
+                         double v)
+{
+    if (r)
+        mmap_set(((mbuilder *)ob)->m, &r->metrics, name, mv_num(v));
+}
+
+static void b_run_metric_int(op_builder *ob, op_run *r, const char *name,
+                             int64_t v)
+{
+    if (r)
+        mmap_set(((mbuilder *)ob)->m, &r->metrics, name, mv_int(v));
+}
+
+static void run_add_warning(model *m, struct op_run *r, const char *msg)
+{
+    const char *copy;
+
+    if (!r || !msg || !writable(m))
+        return;
+    if (grow(m, (void **)&r->warnings, r->nwarnings, &r->warnings_cap,
+             sizeof(char *)))
+        return;
+    copy = dup(m, msg);
+    if (copy)
+        r->warnings[r->nwarnings++] = copy;
+}
+
+static void b_run_warning(op_builder *ob, op_run *r, const char *msg)
+{
+    run_add_warning(((mbuilder *)ob)->m, r, msg);
+}
+
+/* ---- nodes ------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+    while (*s) {
+        h ^= (unsigned char)*s++;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static int node_tab_grow(model *m, struct op_run *r)
+{
+    size_t cap = r->node_tab_cap ? r->node_tab_cap * 2 : 64, i;
+    struct op_node **tab;
+
+    if (cap > SIZE_MAX / sizeof *tab)
+        goto oom;
+    tab = arena_alloc(m->a, cap * sizeof *tab);
+    if (!tab)
+        goto oom;
+    for (i = 0; i < r->nnodes; i++) {
+        size_t h = hash_str(r->nodes[i]->id) & (cap - 1);
+        while (tab[h])
+            h = (h + 1) & (cap - 1);
+        tab[h] = r->nodes[i];
+    }
+    r->node_tab = tab;
+    r->node_tab_cap = cap;
+    return 0;
+oom:
+    m->failed = 1;
+    return -1;
+}
+
+static struct op_node **node_slot(const struct op_run *r, const char *id)
+{
+    size_t h;
+
+    if (!r->node_tab_cap)
+        return NULL;
+    h = hash_str(id) & (r->node_tab_cap - 1);
+    while (r->node_tab[h] && strcmp(r->node_tab[h]->id, id) != 0)
+        h = (h + 1) & (r->node_tab_cap - 1);
+    return &r->node_tab[h];
+}
+
+const struct op_node *model_find_node(const struct op_run *r, const char *id)
+{
+    struct op_node **slot;
+
+    if (!r || !id)
+        return NULL;
+    slot = node_slot(r, id);
+    return slot ? *slot : NULL;
+}
+
+static op_node *b_node(op_builder *ob, op_run *r, const char *id)
+{
+    model *m = ((mbuilder *)ob)->m;
+    struct op_node **slot, *n;
+
+    if (!r || !id || !writable(m))
+        return NULL;
+    slot = node_slot(r, id);
+    if (slot && *slot)
+        return *slot;
+    /* keep the load factor under one half */
+    if ((r->nnodes + 1) * 2 > r->node_tab_cap && node_tab_grow(m, r))
+        return NULL;
+    if (grow(m, (void **)&r->nodes, r->nnodes, &r->nodes_cap,
+             sizeof(struct op_node *)))
+        return NULL;
+    n = arena_alloc(m->a, sizeof *n);
+    if (!n) {
+        m->failed = 1;
+        return NULL;
+    }
+    n->id = dup(m, id);
+    if (!n->id)
+        return NULL;
+    n->index = r->nnodes;
+    r->nodes[r->nnodes++] = n;
+    *node_slot(r, id) = n;
+    return n;
+}
+
+static void b_node_str(op_builder *ob, op_node *n, enum op_field f,
+                       const char *v)
+{
+    model *m = ((mbuilder *)ob)->m;
+    const char **slot;
+
+    if (!n || !writable(m))
+        return;
+    slot = str_field(NULL, n, f);
+    if (slot)
+        *slot = dup(m, v);
+}
+
+static void b_node_int(op_builder *ob, op_node *n, enum op_ifield f,
+                       int64_t v)
+{
+    if (!n || !writable(((mbuilder *)ob)->m))
+        return;
+    set_ifield(&n->set, &n->started_at, &n->ended_at, &n->duration_ms,
+               &n->parallelism, &n->max_parallelism, f, v);
+}
+
+static void b_node_parent(op_builder *ob, op_node *n, const char *parent_id)
+{
+    model *m = ((mbuilder *)ob)->m;
+    size_t i;
+    const char *copy;
+
+    if (!n || !parent_id || !writable(m))
+        return;
+    for (i = 0; i < n->nparents; i++)
+        if (strcmp(n->parents[i], parent_id) == 0)
+            return;
+    if (grow(m, (void **)&n->parents, n->nparents, &n->parents_cap,
+             sizeof(char *)))
+        return;
+    copy = dup(m, parent_id);
+    if (copy)
+        n->parents[n->nparents++] = copy;
+}
+
+static void b_node_metric(op_builder *ob, op_node *n, const char *name,
+                          double v)
+{
+    if (n)
+        mmap_set(((mbuilder *)ob)->m, &n->metrics, name, mv_num(v));
+}
+
+static void b_node_metric_int(op_builder *ob, op_node *n, const char *name,
+                              int64_t v)
+{
+    if (n)
+        mmap_set(((mbuilder *)ob)->m, &n->metrics, name, mv_int(v));
+}
+
+static void b_node_attr(op_builder *ob, op_node *n, const char *key,
+                        const char *value)
+{
+    if (n)
+        mmap_set(((mbuilder *)ob)->m, &n->attrs, key, mv_str(value));
+}
+
+static void b_node_dist(op_builder *ob, op_node *n, const char *metric,
+                        const op_dist *d)
+{
+    model *m = ((mbuilder *)ob)->m;
+    size_t i;
+    mdist *slot = NULL;
+
+    if (!n || !metric || !d || !writable(m))
+        return;
+    for (i = 0; i < n->ndists; i++)
+        if (strcmp(n->dists[i].metric, metric) == 0)
+            slot = &n->dists[i];
+    if (!slot) {
+        if (grow(m, (void **)&n->dists, n->ndists, &n->dists_cap,
+                 sizeof(mdist)))
+            return;
+        slot = &n->dists[n->ndists];
+        slot->metric = dup(m, metric);
+        if (!slot->metric)
+            return;
+        n->ndists++;
+    }
+    slot->d = *d;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile_sorted(const double *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    double frac = pos - (double)lo;
+
+    if (lo + 1 >= n)
+        return v[n - 1];
+    return v[lo] + (v[lo + 1] - v[lo]) * frac;
+}
+
+void model_dist_from_values(double *v, size_t n, op_dist *out)
+{
+    size_t i, k = 0;
+    double sum = 0;
+
+    memset(out, 0, sizeof *out);
+    for (i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            v[k++] = v[i];
+    if (k == 0)
+        return;
+    qsort(v, k, sizeof *v, dbl_cmp);
+    for (i = 0; i < k; i++)
+        sum += v[i];
+    out->count = (double)k;
+    out->min = v[0];
+    out->max = v[k - 1];
+    out->sum = sum;
+    out->mean = sum / (double)k;
+    out->p50 = quantile_sorted(v, k, 0.50);
+    out->p75 = quantile_sorted(v, k, 0.75);
+    out->p90 = quantile_sorted(v, k, 0.90);
+    out->p95 = quantile_sorted(v, k, 0.95);
+    out->p99 = quantile_sorted(v, k, 0.99);
+}
+
+static void b_node_dist_values(op_builder *ob, op_node *n, const char *metric,
+                               const double *v, size_t count)
+{
+    model *m = ((mbuilder *)ob)->m;
+    double *copy;
+    op_dist d;
+
+    if (!n || !metric || (!v && count) || !writable(m))
+        return;
+    if (count > SIZE_MAX / sizeof *copy) {
+        m->failed = 1;
+        return;
+    }
+    copy = malloc(count ? count * sizeof *copy : 1);
+    if (!copy) {
+        m->failed = 1;
+        return;
+    }
+    if (count)
+        memcpy(copy, v, count * sizeof *copy);
+    model_dist_from_values(copy, count, &d);
+    free(copy);
+    b_node_dist(ob, n, metric, &d);
+}
+
+/* ---- series ------------------------------------------------------------ */
+
+static op_record *b_series_append(op_builder *ob, op_run *r,
+                                  const char *series)
+{
+    model *m = ((mbuilder *)ob)->m;
+    mseries *s = NULL;
+    struct op_record *rec;
+    size_t i;
+
+    if (!r || !series || !writable(m))
+        return NULL;
+    for (i = 0; i < r->nseries; i++)
+        if (strcmp(r->series[i].name, series) == 0)
+            s = &r->series[i];
+    if (!s) {
+        if (grow(m, (void **)&r->series, r->nseries, &r->series_cap,
+                 sizeof(mseries)))
+            return NULL;
+        s = &r->series[r->nseries];
+        memset(s, 0, sizeof *s);
+        s->name = dup(m, series);
+        if (!s->name)
+            return NULL;
+        r->nseries++;
+    }
+    if (grow(m, (void **)&s->recs, s->n, &s->cap, sizeof(struct op_record *)))
+        return NULL;
+    rec = arena_alloc(m->a, sizeof *rec);
+    if (!rec) {
+        m->failed = 1;
+        return NULL;
+    }
+    s->recs[s->n++] = rec;
+    return rec;
+}
+
+static void b_record_num(op_builder *ob, op_record *rec, const char *key,
+                         double v)
+{
+    if (rec)
+        mmap_set(((mbuilder *)ob)->m, &rec->fields, key, mv_num(v));
+}
+
+static void b_record_int(op_builder *ob, op_record *rec, const char *key,
+                         int64_t v)
+{
+    if (rec)
+        mmap_set(((mbuilder *)ob)->m, &rec->fields, key, mv_int(v));
+}
+
+static void b_record_str(op_builder *ob, op_record *rec, const char *key,
+                         const char *v)
+{
+    if (rec)
+        mmap_set(((mbuilder *)ob)->m, &rec->fields, key, mv_str(v));
+}
+
+static void b_record_bool(op_builder *ob, op_record *rec, const char *key,
+                          int v)
+{
+    if (rec)
+        mmap_set(((mbuilder *)ob)->m, &rec->fields, key, mv_bool(v));
+}
+
+static int b_failed(op_builder *ob, op_error *err)
+{
+    if (!((mbuilder *)ob)->m->failed)
+        return 0;
+    op_error_set(err, OP_ENOMEM, "out of memory while building the model");
+    return 1;
+}
+
+static const struct op_builder_api builder_api = {
+    .size = sizeof(struct op_builder_api),
+    .run = b_run,
+    .run_str = b_run_str,
+    .run_int = b_run_int,
+    .run_config = b_run_config,
+    .run_metric = b_run_metric,
+    .run_metric_int = b_run_metric_int,
+    .run_warning = b_run_warning,
+    .node = b_node,
+    .node_str = b_node_str,
+    .node_int = b_node_int,
+    .node_parent = b_node_parent,
+    .node_metric = b_node_metric,
+    .node_metric_int = b_node_metric_int,
+    .node_attr = b_node_attr,
+    .node_dist = b_node_dist,
+    .node_dist_values = b_node_dist_values,
+    .series_append = b_series_append,
+    .record_num = b_record_num,
+    .record_int = b_record_int,
+    .record_str = b_record_str,
+    .record_bool = b_record_bool,
+    .failed = b_failed,
+};
+
+/* ---- model lifecycle ------------------------------------------------------ */
+
+model *model_new(void)
+{
+    model *m = calloc(1, sizeof *m);
+
+    if (!m)
+        return NULL;
+    m->a = arena_new();
+    if (!m->a) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void model_free(model *m)
+{
+    if (!m)
+        return;
+    arena_free(m->a);
+    free(m);
+}
+
+op_builder *model_builder_new(model *m, const char *origin)
+{
+    mbuilder *b = calloc(1, sizeof *b);
+
+    if (!b)
+        return NULL;
+    b->base.api = &builder_api;
+    b->m = m;
+    b->origin = dup(m, origin);
+    return &b->base;
+}
+
+void model_builder_free(op_builder *b)
+{
+    free(b);
+}
+
+static int mdist_cmp(const void *a, const void *b)
+{
+    return strcmp(((const mdist *)a)->metric, ((const mdist *)b)->metric);
+}
+
+static int mseries_cmp(const void *a, const void *b)
+{
+    return strcmp(((const mseries *)a)->name, ((const mseries *)b)->name);
+}
+
+static void freeze_node(model *m, struct op_run *r, struct op_node *n)
+{
+    size_t i, k = 0;
+    char msg[512];
+
+    mmap_sort(&n->metrics);
+    mmap_sort(&n->attrs);
+    if (n->ndists > 1)
+        qsort(n->dists, n->ndists, sizeof(mdist), mdist_cmp);
+    /* A parent that names no node would make every graph walk guess. */
+    for (i = 0; i < n->nparents; i++) {
+        if (model_find_node(r, n->parents[i]) &&
+            strcmp(n->parents[i], n->id) != 0) {
+            n->parents[k++] = n->parents[i];
+            continue;
+        }
+        snprintf(msg, sizeof msg, "node %s: parent %s is not a node of this run; dropped",
+                 n->id, n->parents[i]);
+        run_add_warning(m, r, msg);
+    }
+    n->nparents = k;
+}
+
+void model_freeze(model *m)
+{
+    size_t i, j, k;
+
+    if (m->frozen)
+        return;
+    for (i = 0; i < m->nruns; i++) {
+        struct op_run *r = m->runs[i];
+        mmap_sort(&r->config);
+        mmap_sort(&r->metrics);
+        for (j = 0; j < r->nnodes; j++)
+            freeze_node(m, r, r->nodes[j]);
+        if (r->nseries > 1)
+            qsort(r->series, r->nseries, sizeof(mseries), mseries_cmp);
+        for (j = 0; j < r->nseries; j++)
+            for (k = 0; k < r->series[j].n; k++)
+                mmap_sort(&r->series[j].recs[k]->fields);
+    }
+    m->frozen = 1;
+}
+
+const mseries *model_find_series(const struct op_run *r, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < r->nseries; i++)
+        if (strcmp(r->series[i].name, name) == 0)
+            return &r->series[i];
+    return NULL;
+}

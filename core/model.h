@@ -1,0 +1,133 @@
+/*
+ * model.h - the metrics model (DESIGN §4) as the core holds it.
+ *
+ * Plugins fill it through the builder (sdk/include/optipipe/builder.h,
+ * implemented in model.c); model_freeze() then sorts every map by key and
+ * from that point on the model is read-only: the Lua bridge, the reporters
+ * and normalize only read it. All memory belongs to the model's arena.
+ */
+#ifndef OP_CORE_MODEL_H
+#define OP_CORE_MODEL_H
+
+#include <optipipe/builder.h>
+
+#include "arena.h"
+
+typedef enum mv_type { MV_INT, MV_NUM, MV_STR, MV_BOOL } mv_type;
+
+typedef struct mvalue {
+    mv_type t;
+    union {
+        int64_t i;
+        double n;
+        const char *s;
+        int b;
+    } u;
+} mvalue;
+
+typedef struct mentry {
+    const char *key;
+    mvalue v;
+} mentry;
+
+/* A small string-keyed map. Insertion order while building; sorted by key
+ * (strcmp) once frozen, so lookups may bisect and output is stable. */
+typedef struct mmap {
+    mentry *items;
+    size_t n, cap;
+} mmap;
+
+typedef struct mdist {
+    const char *metric;
+    op_dist d;
+} mdist;
+
+/* Bits of op_run.set / op_node.set for the optional integer fields. */
+enum {
+    MSET_STARTED_AT = 1 << 0,
+    MSET_ENDED_AT = 1 << 1,
+    MSET_DURATION_MS = 1 << 2,
+    MSET_PARALLELISM = 1 << 3,
+    MSET_MAX_PARALLELISM = 1 << 4
+};
+
+struct op_node {
+    const char *id;
+    const char *kind, *name, *status; /* NULL when unset */
+    unsigned set;                     /* MSET_* bits */
+    int64_t started_at, ended_at, duration_ms, parallelism, max_parallelism;
+    const char **parents; /* node ids, in the order the plugin gave them */
+    size_t nparents, parents_cap;
+    mmap metrics; /* MV_INT or MV_NUM */
+    mmap attrs;   /* MV_STR */
+    mdist *dists; /* sorted by metric once frozen */
+    size_t ndists, dists_cap;
+    size_t index; /* position in op_run.nodes */
+};
+
+struct op_record {
+    mmap fields;
+};
+
+typedef struct mseries {
+    const char *name;
+    struct op_record **recs;
+    size_t n, cap;
+} mseries;
+
+struct op_run {
+    const char *source, *id;
+    const char *name, *status, *raw_status, *engine_version;
+    const char **origins; /* every input that contributed */
+    size_t norigins, origins_cap;
+    unsigned set; /* MSET_* bits */
+    int64_t started_at, ended_at, duration_ms;
+    mmap config;  /* MV_STR */
+    mmap metrics; /* MV_INT or MV_NUM */
+    struct op_node **nodes; /* insertion order */
+    size_t nnodes, nodes_cap;
+    struct op_node **node_tab; /* open-addressing hash by id; internal */
+    size_t node_tab_cap;
+    mseries *series; /* sorted by name once frozen */
+    size_t nseries, series_cap;
+    const char **warnings;
+    size_t nwarnings, warnings_cap;
+    size_t index; /* position in model.runs */
+};
+
+typedef struct model {
+    arena *a;
+    struct op_run **runs; /* in the order they were first created */
+    size_t nruns, runs_cap;
+    int frozen;
+    int failed; /* sticky out-of-memory flag of the builder */
+} model;
+
+/* Returns a new empty model with its own arena, or NULL on out of memory.
+ * Free with model_free(). */
+model *model_new(void);
+
+/* Frees the model and everything in its arena. Accepts NULL. */
+void model_free(model *m);
+
+/* A builder that adds to m, tagging new runs with origin (an input's
+ * display name; copied). The returned builder is owned by the caller and
+ * must be released with model_builder_free() before the model is frozen. */
+op_builder *model_builder_new(model *m, const char *origin);
+void model_builder_free(op_builder *b);
+
+/* Sorts maps, checks parents (a parent id that names no node becomes a run
+ * warning) and marks the model read-only. Builder calls after this are
+ * ignored. */
+void model_freeze(model *m);
+
+/* Lookups on a frozen model; NULL when absent. */
+const struct op_node *model_find_node(const struct op_run *r, const char *id);
+const mentry *mmap_get(const mmap *m, const char *key);
+const mseries *model_find_series(const struct op_run *r, const char *name);
+
+/* Computes count/min/quantiles/max/mean/sum of v (NaNs skipped; sorts v in
+ * place). Quantiles use linear interpolation between closest ranks. */
+void model_dist_from_values(double *v, size_t n, op_dist *out);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * report.h - reporters: one file per output format (report_<format>.c),
+ * all reading the same frozen analysis and finished results.
+ */
+#ifndef OP_CORE_REPORT_H
+#define OP_CORE_REPORT_H
+
+#include <stdio.h>
+
+#include "analyze.h"
+#include "findings.h"
+#include "rules.h"
+
+typedef struct report_ctx {
+    const analysis *an;
+    const results *res;
+    ruleset *rs;          /* rule metadata (titles, docs); may be NULL */
+    FILE *out;
+    int color;            /* text only: ANSI colours allowed */
+    int show_suppressed;  /* include findings hidden by a baseline */
+    unsigned long elapsed_ms;
+    int deterministic;    /* write 0 for elapsed time (golden tests) */
+} report_ctx;
+
+typedef int (*report_fn)(const report_ctx *ctx);
+
+/* The reporter for a format name, or NULL when the format is unknown. */
+report_fn report_find(const char *format);
+
+/* A space-separated list of the format names, for help and errors. */
+const char *report_formats(void);
+
+int report_text(const report_ctx *ctx);
+int report_json(const report_ctx *ctx);
+
+#endif

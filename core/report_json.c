@@ -1,0 +1,151 @@
+/*
+ * report_json.c - the JSON report (DESIGN §8, schema 1; documented in
+ * docs/json-output.md). Machine-facing: stable key order, exact integers.
+ */
+#include "jsonw.h"
+#include "report.h"
+
+static void inputs(jw *w, const analysis *an)
+{
+    size_t i, j;
+
+    jw_key(w, "inputs");
+    jw_arr(w);
+    for (i = 0; i < an->ninputs; i++) {
+        const input_rec *in = &an->inputs[i];
+        jw_obj(w);
+        jw_key(w, "path");
+        jw_str(w, in->path);
+        jw_key(w, "plugin");
+        jw_str(w, in->plugin);
+        jw_key(w, "runs");
+        jw_arr(w);
+        for (j = 0; j < an->m->nruns; j++)
+            if (analysis_run_from(an->m->runs[j], in))
+                jw_str(w, an->m->runs[j]->id);
+        jw_arr_end(w);
+        jw_key(w, "warnings");
+        jw_arr(w);
+        for (j = 0; j < in->nwarnings; j++)
+            jw_str(w, in->warnings[j]);
+        jw_arr_end(w);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+}
+
+static void runs(jw *w, const model *m)
+{
+    size_t i;
+
+    jw_key(w, "runs");
+    jw_arr(w);
+    for (i = 0; i < m->nruns; i++) {
+        const struct op_run *r = m->runs[i];
+        jw_obj(w);
+        jw_key(w, "source");
+        jw_str(w, r->source);
+        jw_key(w, "id");
+        jw_str(w, r->id);
+        jw_key(w, "name");
+        jw_str(w, r->name ? r->name : r->id);
+        jw_key(w, "status");
+        jw_str(w, r->status ? r->status : "unknown");
+        jw_key(w, "duration_ms");
+        if (r->set & MSET_DURATION_MS)
+            jw_int(w, r->duration_ms);
+        else
+            jw_null(w);
+        jw_key(w, "warnings");
+        jw_arr(w);
+        for (size_t j = 0; j < r->nwarnings; j++)
+            jw_str(w, r->warnings[j]);
+        jw_arr_end(w);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+}
+
+static void finding_obj(jw *w, const finding *f)
+{
+    jw_obj(w);
+    jw_key(w, "rule");
+    jw_str(w, f->rule);
+    jw_key(w, "severity");
+    jw_str(w, severity_name(f->sev));
+    jw_key(w, "source");
+    jw_str(w, f->source);
+    jw_key(w, "run");
+    jw_str(w, f->run_id);
+    jw_key(w, "node");
+    jw_str(w, f->node_id);
+    jw_key(w, "node_name");
+    jw_str(w, f->node_name);
+    jw_key(w, "title");
+    jw_str(w, f->title);
+    jw_key(w, "message");
+    jw_str(w, f->message);
+    jw_key(w, "recommendation");
+    jw_str(w, f->recommendation);
+    jw_key(w, "evidence");
+    jw_cjson(w, f->evidence);
+    jw_key(w, "changes");
+    jw_cjson(w, f->changes);
+    if (f->impact_ms >= 0) {
+        jw_key(w, "impact");
+        jw_obj(w);
+        jw_key(w, "time_saved_ms");
+        jw_num(w, f->impact_ms);
+        jw_obj_end(w);
+    }
+    jw_key(w, "fingerprint");
+    jw_str(w, f->fingerprint);
+    if (f->suppressed) {
+        jw_key(w, "suppressed");
+        jw_bool(w, 1);
+    }
+    jw_obj_end(w);
+}
+
+int report_json(const report_ctx *ctx)
+{
+    const results *res = ctx->res;
+    jw w;
+    size_t i;
+
+    jw_init(&w, ctx->out, 1);
+    jw_obj(&w);
+    jw_key(&w, "schema");
+    jw_int(&w, 1);
+    jw_key(&w, "optipipe_version");
+    jw_str(&w, OP_VERSION);
+    inputs(&w, ctx->an);
+    runs(&w, ctx->an->m);
+    jw_key(&w, "findings");
+    jw_arr(&w);
+    for (i = 0; i < res->n; i++)
+        if (!res->f[i].suppressed || ctx->show_suppressed)
+            finding_obj(&w, &res->f[i]);
+    jw_arr_end(&w);
+    jw_key(&w, "rule_errors");
+    jw_arr(&w);
+    for (i = 0; i < res->ne; i++) {
+        jw_obj(&w);
+        jw_key(&w, "rule");
+        jw_str(&w, res->e[i].rule);
+        jw_key(&w, "error");
+        jw_str(&w, res->e[i].error);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_key(&w, "stats");
+    jw_obj(&w);
+    jw_key(&w, "rules_run");
+    jw_int(&w, res->rules_run);
+    jw_key(&w, "elapsed_ms");
+    jw_int(&w, ctx->deterministic ? 0 : (int64_t)ctx->elapsed_ms);
+    jw_obj_end(&w);
+    jw_obj_end(&w);
+    fputc('\n', ctx->out);
+    return ferror(ctx->out) ? OP_EIO : 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * optipipe/plugin.h - the input plugin ABI (DESIGN §6).
+ *
+ * One descriptor type serves built-in and external plugins. Built-ins are
+ * registered statically; external ones are .so files that export exactly one
+ * function, OP_PLUGIN_ENTRY_SYMBOL, returning their descriptor. Both go
+ * through the same validation (magic, ABI major equal, ABI minor not newer
+ * than the host, struct size, required fields, unique name).
+ *
+ * Versioning: appending a field to a struct here bumps OP_ABI_MINOR; any
+ * other change (reorder, removal, type or meaning change) bumps OP_ABI_MAJOR.
+ */
+#ifndef OPTIPIPE_PLUGIN_H
+#define OPTIPIPE_PLUGIN_H
+
+#include "builder.h"
+#include "common.h"
+#include "stream.h"
+
+#define OP_ABI_MAGIC 0x4f505450u /* "OPTP" */
+#define OP_ABI_MAJOR 1
+#define OP_ABI_MINOR 0
+
+/* What detect() may look at: the input's name and its first decompressed
+ * bytes (up to OP_PROBE_HEAD). */
+#define OP_PROBE_HEAD 4096
+
+typedef struct op_probe {
+    const char *path;          /* as given, or the walked file's path */
+    const char *basename;      /* last path component */
+    const unsigned char *head; /* first decompressed bytes; not terminated */
+    size_t head_len;
+    int is_dir;                /* reserved: 1 when the input is a directory */
+} op_probe;
+
+typedef struct op_plugin {
+    uint32_t magic;       /* OP_ABI_MAGIC */
+    uint16_t abi_major;   /* OP_ABI_MAJOR the plugin was built with */
+    uint16_t abi_minor;   /* OP_ABI_MINOR the plugin was built with */
+    uint32_t struct_size; /* sizeof(op_plugin) at build time */
+    uint32_t flags;       /* none defined yet; must be 0 */
+    const char *name;     /* unique: "spark", "dbt", "flink", "csv" ... */
+    const char *version;  /* the plugin's own version */
+    const char *description;
+
+    /* 0..100: how sure the plugin is that the input is its format. 0 means
+     * "not mine". Must not keep pointers into the probe. */
+    int (*detect)(const op_probe *probe);
+
+    /* Parses the stream into the model through the builder. Returns 0, or
+     * an op_status with err set to a message that names the place (line,
+     * JSON path); op_stream_name() gives the file. A plugin that parsed part
+     * of its input before failing keeps what it built: the host reports
+     * the error and analyzes the rest. */
+    int (*parse)(op_stream *in, op_builder *b, op_error *err);
+} op_plugin;
+
+#define OP_PLUGIN_HEADER                                                   \
+    .magic = OP_ABI_MAGIC, .abi_major = OP_ABI_MAJOR,                     \
+    .abi_minor = OP_ABI_MINOR, .struct_size = sizeof(op_plugin), .flags = 0
+
+/* The one symbol an external plugin exports. */
+#define OP_PLUGIN_ENTRY_SYMBOL "op_plugin_entry"
+typedef const op_plugin *(*op_plugin_entry_fn)(void);
+
+#endif
