@@ -10,6 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void plugin_error(const char *msg, void *ud)
+{
+    analysis *an = ud;
+
+    if (an->diag)
+        fprintf(an->diag, "optipipe: %s\n", msg);
+}
+
 int analysis_init(analysis *an, const char *plugin_path,
                   const input_limits *limits, FILE *diag, op_error *err)
 {
@@ -29,7 +37,7 @@ int analysis_init(analysis *an, const char *plugin_path,
     if (rc)
         return rc;
     if (plugin_path && *plugin_path)
-        plugins_load_path(an->reg, plugin_path, NULL, NULL);
+        plugins_load_path(an->reg, plugin_path, plugin_error, an);
     return 0;
 }
 
@@ -115,7 +123,8 @@ static const char *msg_body(const char *path, const char *msg)
     return msg;
 }
 
-static int parse_file(analysis *an, input_rec *in)
+/* Reads one input: a file, "-", or a rolling event-log folder. */
+static int parse_file(analysis *an, input_rec *in, int rolling)
 {
     op_stream *s = NULL;
     op_builder *b = NULL;
@@ -127,7 +136,8 @@ static int parse_file(analysis *an, input_rec *in)
     int rc;
 
     op_error_clear(&err);
-    rc = input_open(in->path, &an->limits, &s, &err);
+    rc = rolling ? input_open_rolling(in->path, &an->limits, &s, &err)
+                 : input_open(in->path, &an->limits, &s, &err);
     if (!rc)
         rc = input_peek(s, OP_PROBE_HEAD, &head, &head_len, &err);
     if (rc) {
@@ -139,6 +149,7 @@ static int parse_file(analysis *an, input_rec *in)
     probe.basename = base_name(in->path);
     probe.head = head;
     probe.head_len = head_len;
+    probe.is_dir = rolling;
     rc = plugins_detect(an->reg, &probe, &p, &err);
     if (rc == OP_ENOTFOUND) {
         rec_warn(an, in, "%s: not recognized by any plugin (%s); skipped",
@@ -151,6 +162,8 @@ static int parse_file(analysis *an, input_rec *in)
     }
     in->plugin = p->name;
     b = model_builder_new(an->m, in->path);
+    if (b)
+        model_builder_set_plugin(b, p->name);
     if (!b) {
         rc = OP_ENOMEM;
         rec_warn(an, in, "%s: out of memory", in->path);
@@ -168,28 +181,75 @@ static int parse_file(analysis *an, input_rec *in)
     }
     in->ok = 1;
     an->nok++;
+    if (input_warning(s))
+        rec_warn(an, in, "%s: %s", in->path, msg_body(in->path, input_warning(s)));
 out:
     model_builder_free(b);
     input_close(s);
     return rc;
 }
 
+typedef struct walk_state {
+    analysis *an;
+    char **rolling; /* rolling folders met during the walk */
+    size_t nrolling, cap;
+} walk_state;
+
+/* Remembers a rolling folder (once) instead of reading its files alone. */
+static int defer_rolling(walk_state *ws, const char *file)
+{
+    const char *slash = strrchr(file, '/');
+    size_t n = slash ? (size_t)(slash - file) : 0, i;
+    char *dir;
+
+    if (!slash)
+        return 0;
+    dir = strndup(file, n);
+    if (!dir)
+        return 0;
+    if (!input_is_rolling_dir(dir)) {
+        free(dir);
+        return 0;
+    }
+    for (i = 0; i < ws->nrolling; i++)
+        if (strcmp(ws->rolling[i], dir) == 0) {
+            free(dir);
+            return 1;
+        }
+    if (ws->nrolling == ws->cap) {
+        size_t ncap = ws->cap ? ws->cap * 2 : 4;
+        char **p = realloc(ws->rolling, ncap * sizeof *p);
+        if (!p) {
+            free(dir);
+            return 0;
+        }
+        ws->rolling = p;
+        ws->cap = ncap;
+    }
+    ws->rolling[ws->nrolling++] = dir;
+    return 1;
+}
+
 static int visit(const char *file, void *ud)
 {
-    analysis *an = ud;
-    input_rec *in = rec_new(an, file);
+    walk_state *ws = ud;
+    analysis *an = ws->an;
+    input_rec *in;
 
+    if (defer_rolling(ws, file))
+        return 0;
+    in = rec_new(an, file);
     if (!in) {
         rec_warn(an, NULL, "%s: out of memory", file);
         return 0;
     }
-    parse_file(an, in);
+    parse_file(an, in, 0);
     return 0;
 }
 
 static void walk_error(const char *file, const char *msg, void *ud)
 {
-    analysis *an = ud;
+    analysis *an = ((walk_state *)ud)->an;
     input_rec *in = rec_new(an, file);
 
     rec_warn(an, in, "%s: %s", file, msg);
@@ -197,19 +257,55 @@ static void walk_error(const char *file, const char *msg, void *ud)
 
 size_t analysis_add(analysis *an, const char *path)
 {
-    size_t before = an->nok;
+    size_t before = an->nok, i;
+    walk_state ws = {an, NULL, 0, 0};
     op_error err;
 
     op_error_clear(&err);
-    if (input_walk(path, visit, walk_error, an, &err)) {
+    if (input_walk(path, visit, walk_error, &ws, &err)) {
         input_rec *in = rec_new(an, path);
         rec_warn(an, in, "%s: %s", path, msg_body(path, err.msg));
     }
+    for (i = 0; i < ws.nrolling; i++) {
+        input_rec *in = rec_new(an, ws.rolling[i]);
+        if (in)
+            parse_file(an, in, 1);
+        free(ws.rolling[i]);
+    }
+    free(ws.rolling);
     return an->nok - before;
+}
+
+/* Lets every plugin with a finish() join what it kept across inputs. */
+static void finish_plugins(analysis *an)
+{
+    size_t i;
+
+    for (i = 0; i < plugins_count(an->reg); i++) {
+        const op_plugin *p = plugins_get(an->reg, i, NULL);
+        op_builder *b;
+        op_error err;
+
+        if (!p->finish)
+            continue;
+        b = model_builder_new(an->m, NULL);
+        if (!b) {
+            rec_warn(an, NULL, "%s: out of memory", p->name);
+            continue;
+        }
+        model_builder_set_plugin(b, p->name);
+        op_error_clear(&err);
+        if (p->finish(b, &err))
+            rec_warn(an, NULL, "plugin %s: %s", p->name, err.msg);
+        model_builder_free(b);
+    }
 }
 
 void analysis_freeze(analysis *an)
 {
+    if (an->m->frozen)
+        return;
+    finish_plugins(an);
     model_freeze(an->m);
 }
 

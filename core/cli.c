@@ -114,7 +114,7 @@ int cli_load_rules(const cli_opts *o, ruleset **out, results *errs,
     if (!rs)
         return op_error_set(err, OP_ENOMEM, "out of memory");
     snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
-    rc = load_bundled(o, rs, errs, lua_dir, err);
+    rc = o->no_bundled ? 0 : load_bundled(o, rs, errs, lua_dir, err);
     for (i = 0; i < o->nrules_dirs && !rc; i++)
         rc = ruleset_load_dir(rs, o->rules_dirs[i], o->rules_dirs[i], lua_dir,
                               0, errs, err);

@@ -23,6 +23,7 @@ typedef struct cli_opts {
     const char *fail_on;
     int quiet;
     int deterministic;
+    int no_bundled; /* --no-bundled: only --rules folders */
     input_limits limits;
     rule_limits rlimits;
     const char *inputs[4096];

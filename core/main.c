@@ -54,6 +54,7 @@ static const char usage_analyze[] =
     "  -o, --output FILE    write the report to FILE instead of stdout\n"
     "  --rules DIR          add a folder of user rules (repeatable)\n"
     "  --pack NAME          only this bundled pack (repeatable)\n"
+    "  --no-bundled         no bundled pack: only the --rules folders\n"
     "  --fail-on LEVEL      exit 1 when a finding at or above LEVEL exists\n"
     "                       (info, warning, error)\n"
     "  --plugin-path DIRS   ':'-separated folders of .so plugins\n"
@@ -182,6 +183,9 @@ static int parse_opts(cli_opts *o, int argc, char **argv, const char *help)
             continue;
         } else if (strcmp(a, "--deterministic") == 0) {
             o->deterministic = 1;
+            continue;
+        } else if (strcmp(a, "--no-bundled") == 0) {
+            o->no_bundled = 1;
             continue;
         }
         if (!val)

@@ -16,6 +16,7 @@ typedef struct mbuilder {
     op_builder base; /* first: plugins see an op_builder */
     model *m;
     const char *origin;
+    const char *plugin; /* selects the plugin_slot */
 } mbuilder;
 
 /* ---- growth helpers ---------------------------------------------------- */
@@ -227,6 +228,7 @@ static const char **str_field(struct op_run *r, struct op_node *n,
     switch (f) {
     case OP_F_NAME: return &n->name;
     case OP_F_STATUS: return &n->status;
+    case OP_F_RAW_STATUS: return &n->raw_status;
     case OP_F_KIND: return &n->kind;
     default: return NULL;
     }
@@ -632,6 +634,41 @@ static int b_failed(op_builder *ob, op_error *err)
     return 1;
 }
 
+static void b_run_history(op_builder *ob, op_run *r, const char *key,
+                          int64_t order)
+{
+    model *m = ((mbuilder *)ob)->m;
+
+    if (!r || !key || !writable(m))
+        return;
+    r->history_key = dup(m, key);
+    r->history_order = order;
+}
+
+static void **b_plugin_slot(op_builder *ob)
+{
+    mbuilder *b = (mbuilder *)ob;
+    model *m = b->m;
+    const char *name = b->plugin ? b->plugin : "";
+    size_t i;
+
+    for (i = 0; i < m->nslots; i++)
+        if (strcmp(m->slots[i].plugin, name) == 0)
+            return &m->slots[i].state;
+    if (m->nslots == MODEL_MAX_SLOTS)
+        return NULL;
+    m->slots[m->nslots].plugin = name;
+    m->slots[m->nslots].state = NULL;
+    return &m->slots[m->nslots++].state;
+}
+
+static op_run *b_run_find(op_builder *ob, const char *source, const char *id)
+{
+    if (!source || !id)
+        return NULL;
+    return run_find(((mbuilder *)ob)->m, source, id);
+}
+
 static const struct op_builder_api builder_api = {
     .size = sizeof(struct op_builder_api),
     .run = b_run,
@@ -656,6 +693,9 @@ static const struct op_builder_api builder_api = {
     .record_str = b_record_str,
     .record_bool = b_record_bool,
     .failed = b_failed,
+    .run_history = b_run_history,
+    .plugin_slot = b_plugin_slot,
+    .run_find = b_run_find,
 };
 
 /* ---- model lifecycle ------------------------------------------------------ */
@@ -699,6 +739,21 @@ void model_builder_free(op_builder *b)
     free(b);
 }
 
+void model_builder_set_plugin(op_builder *b, const char *plugin)
+{
+    ((mbuilder *)b)->plugin = plugin;
+}
+
+void *model_plugin_state(const model *m, const char *plugin)
+{
+    size_t i;
+
+    for (i = 0; i < m->nslots; i++)
+        if (strcmp(m->slots[i].plugin, plugin) == 0)
+            return m->slots[i].state;
+    return NULL;
+}
+
 static int mdist_cmp(const void *a, const void *b)
 {
     return strcmp(((const mdist *)a)->metric, ((const mdist *)b)->metric);
@@ -732,12 +787,59 @@ static void freeze_node(model *m, struct op_run *r, struct op_node *n)
     n->nparents = k;
 }
 
+static int history_cmp(const void *a, const void *b)
+{
+    const struct op_run *x = *(struct op_run *const *)a;
+    const struct op_run *y = *(struct op_run *const *)b;
+    int c = strcmp(x->source, y->source);
+
+    if (c)
+        return c;
+    if ((c = strcmp(x->history_key, y->history_key)))
+        return c;
+    if (x->history_order != y->history_order)
+        return x->history_order < y->history_order ? -1 : 1;
+    return x->index < y->index ? -1 : 1;
+}
+
+/* Groups runs by (source, history key); the newest of each group gets the
+ * older ones as its history, and they are marked superseded. */
+static void link_histories(model *m)
+{
+    struct op_run **v;
+    size_t n = 0, i, j;
+
+    for (i = 0; i < m->nruns; i++)
+        n += m->runs[i]->history_key != NULL;
+    if (n < 2)
+        return;
+    v = arena_alloc(m->a, n * sizeof *v);
+    if (!v) {
+        m->failed = 1;
+        return;
+    }
+    for (i = 0, j = 0; i < m->nruns; i++)
+        if (m->runs[i]->history_key)
+            v[j++] = m->runs[i];
+    qsort(v, n, sizeof *v, history_cmp);
+    for (i = 0; i < n; i = j) {
+        for (j = i + 1; j < n && strcmp(v[j]->source, v[i]->source) == 0 &&
+                        strcmp(v[j]->history_key, v[i]->history_key) == 0;
+             j++)
+            v[j - 1]->superseded = 1;
+        v[j - 1]->superseded = 0;
+        v[j - 1]->history = &v[i];
+        v[j - 1]->nhistory = j - 1 - i;
+    }
+}
+
 void model_freeze(model *m)
 {
     size_t i, j, k;
 
     if (m->frozen)
         return;
+    link_histories(m);
     for (i = 0; i < m->nruns; i++) {
         struct op_run *r = m->runs[i];
         mmap_sort(&r->config);

@@ -53,7 +53,7 @@ enum {
 
 struct op_node {
     const char *id;
-    const char *kind, *name, *status; /* NULL when unset */
+    const char *kind, *name, *status, *raw_status; /* NULL when unset */
     unsigned set;                     /* MSET_* bits */
     int64_t started_at, ended_at, duration_ms, parallelism, max_parallelism;
     const char **parents; /* node ids, in the order the plugin gave them */
@@ -93,7 +93,23 @@ struct op_run {
     const char **warnings;
     size_t nwarnings, warnings_cap;
     size_t index; /* position in model.runs */
+    /* History (builder run_history): runs of this source with the same key,
+     * ordered by history_order. Set at freeze: the newest run's history
+     * lists its predecessors oldest first; each predecessor is superseded
+     * (rules do not check it on its own). */
+    const char *history_key;
+    int64_t history_order;
+    struct op_run **history;
+    size_t nhistory;
+    int superseded;
 };
+
+typedef struct mslot {
+    const char *plugin;
+    void *state;
+} mslot;
+
+#define MODEL_MAX_SLOTS 64
 
 typedef struct model {
     arena *a;
@@ -101,6 +117,8 @@ typedef struct model {
     size_t nruns, runs_cap;
     int frozen;
     int failed; /* sticky out-of-memory flag of the builder */
+    mslot slots[MODEL_MAX_SLOTS]; /* per-plugin state (plugin_slot) */
+    size_t nslots;
 } model;
 
 /* Returns a new empty model with its own arena, or NULL on out of memory.
@@ -115,6 +133,13 @@ void model_free(model *m);
  * must be released with model_builder_free() before the model is frozen. */
 op_builder *model_builder_new(model *m, const char *origin);
 void model_builder_free(op_builder *b);
+
+/* Names the plugin a builder works for (borrowed; must outlive the model),
+ * which selects its plugin_slot. */
+void model_builder_set_plugin(op_builder *b, const char *plugin);
+
+/* The state a plugin left in its slot (NULL when none). */
+void *model_plugin_state(const model *m, const char *plugin);
 
 /* Sorts maps, checks parents (a parent id that names no node becomes a run
  * warning) and marks the model read-only. Builder calls after this are

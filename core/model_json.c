@@ -98,6 +98,7 @@ static void node(jw *w, const struct op_run *r, const struct op_node *n)
     opt_str(w, "kind", n->kind);
     opt_str(w, "name", n->name);
     opt_str(w, "status", n->status);
+    opt_str(w, "raw_status", n->raw_status);
     opt_int(w, n->set, MSET_STARTED_AT, "started_at", n->started_at);
     opt_int(w, n->set, MSET_ENDED_AT, "ended_at", n->ended_at);
     opt_int(w, n->set, MSET_DURATION_MS, "duration_ms", n->duration_ms);
@@ -171,5 +172,18 @@ void model_json_run(jw *w, const struct op_run *r)
     jw_arr_end(w);
     series(w, r);
     strings(w, "warnings", r->warnings, r->nwarnings);
+    if (r->history_key) {
+        jw_key(w, "history_key");
+        jw_str(w, r->history_key);
+        jw_key(w, "history");
+        jw_arr(w);
+        for (i = 0; i < r->nhistory; i++)
+            jw_str(w, r->history[i]->id);
+        jw_arr_end(w);
+        if (r->superseded) {
+            jw_key(w, "superseded");
+            jw_bool(w, 1);
+        }
+    }
     jw_obj_end(w);
 }

@@ -61,6 +61,10 @@ static void runs(jw *w, const model *m)
         for (size_t j = 0; j < r->nwarnings; j++)
             jw_str(w, r->warnings[j]);
         jw_arr_end(w);
+        if (r->superseded) {
+            jw_key(w, "superseded");
+            jw_bool(w, 1);
+        }
         jw_obj_end(w);
     }
     jw_arr_end(w);

@@ -166,6 +166,8 @@ static void put_run_header(const tctx *t, const struct op_run *r)
     term_put(t, r->status ? r->status : "unknown");
     if (r->set & MSET_DURATION_MS)
         fprintf(t->f, ", %.1f s", (double)r->duration_ms / 1000.0);
+    if (r->nhistory)
+        fprintf(t->f, " (newest of %zu runs in its history)", r->nhistory + 1);
     fputc('\n', t->f);
 }
 
@@ -208,7 +210,11 @@ int report_text(const report_ctx *ctx)
             ctx->an->ninputs, ctx->an->ninputs == 1 ? "" : "s", m->nruns,
             m->nruns == 1 ? "" : "s", total, total == 1 ? "" : "s", count[2],
             count[1], count[0]);
+    /* Runs superseded by a newer run of their history are only context:
+     * rules checked the newest, which names how many came before. */
     for (i = 0; i < m->nruns; i++) {
+        if (m->runs[i]->superseded)
+            continue;
         put_run_header(&t, m->runs[i]);
         put_group(ctx, &t, i);
     }

@@ -74,7 +74,7 @@ static cJSON *load_test_file(const char *path, op_error *err)
                                          "require", "collectgarbage", NULL};
     lua_State *L = luaL_newstate();
     cJSON *out = NULL;
-    char chunk[PATH_MAX + 2];
+    char chunk[PATH_MAX * 2 + 2];
     size_t len = 0, i;
     char *src;
 

@@ -211,6 +211,43 @@ static void test_json_view(void **state)
     model_free(m);
 }
 
+static void test_history(void **state)
+{
+    model *m = model_new();
+    op_builder *b = model_builder_new(m, "x");
+    op_run *r1 = op_run_get(b, "dbt", "inv-b");
+    op_run *r2 = op_run_get(b, "dbt", "inv-a");
+    op_run *r3 = op_run_get(b, "dbt", "inv-c");
+    op_run *other = op_run_get(b, "dbt", "inv-other");
+    op_run *alone = op_run_get(b, "dbt", "inv-alone");
+    void **slot;
+
+    (void)state;
+    op_run_history(b, r1, "jaffle", 200);
+    op_run_history(b, r2, "jaffle", 100);
+    op_run_history(b, r3, "jaffle", 300);
+    op_run_history(b, other, "other", 1);
+    model_builder_set_plugin(b, "dbt");
+    slot = op_plugin_slot(b);
+    assert_non_null(slot);
+    assert_null(*slot);
+    *slot = r1;
+    assert_ptr_equal(model_plugin_state(m, "dbt"), r1);
+    assert_ptr_equal(op_run_find(b, "dbt", "inv-c"), r3);
+    assert_null(op_run_find(b, "dbt", "nope"));
+    model_freeze(m);
+    assert_int_equal(r3->nhistory, 2);
+    assert_ptr_equal(r3->history[0], r2); /* oldest first */
+    assert_ptr_equal(r3->history[1], r1);
+    assert_true(r1->superseded && r2->superseded);
+    assert_false(r3->superseded);
+    assert_int_equal(other->nhistory, 0);
+    assert_false(other->superseded);
+    assert_null(alone->history_key);
+    model_builder_free(b);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_dist),
         cmocka_unit_test(test_series),
         cmocka_unit_test(test_json_view),
+        cmocka_unit_test(test_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,8 +103,23 @@ struct op_builder_api {
     /* Nonzero when an earlier call failed (out of memory); err is filled. */
     int (*failed)(op_builder *b, op_error *err);
 
-    /* Per-node string-valued list under attrs is not offered: join with
-     * ',' in node_attr instead. New entries are appended below. */
+    /* History: runs of one source that share a key (a dbt project, a
+     * scheduled Spark app) form a history ordered by `order` (e.g. epoch ms
+     * of generation). Rules check only the newest run of each history and
+     * see its predecessors as run.history (docs/model.md). */
+    void (*run_history)(op_builder *b, op_run *r, const char *key,
+                        int64_t order);
+
+    /* A slot private to the calling plugin for the whole analysis, NULL at
+     * first. A plugin that must join several inputs (a dbt manifest with
+     * its run_results) keeps its state here between parse() calls and frees
+     * it in finish(), which the host always calls when the slot is set. */
+    void **(*plugin_slot)(op_builder *b);
+
+    /* Finds an existing run; NULL when there is none. */
+    op_run *(*run_find)(op_builder *b, const char *source, const char *id);
+
+    /* New entries are appended below this line only. */
 };
 
 /* Every builder starts with its function table. */
@@ -215,6 +230,20 @@ static inline void op_record_bool(op_builder *b, op_record *rec,
                                   const char *key, int v)
 {
     b->api->record_bool(b, rec, key, v);
+}
+static inline void op_run_history(op_builder *b, op_run *r, const char *key,
+                                  int64_t order)
+{
+    b->api->run_history(b, r, key, order);
+}
+static inline void **op_plugin_slot(op_builder *b)
+{
+    return b->api->plugin_slot(b);
+}
+static inline op_run *op_run_find(op_builder *b, const char *source,
+                                  const char *id)
+{
+    return b->api->run_find(b, source, id);
 }
 static inline int op_builder_failed(op_builder *b, op_error *err)
 {

@@ -53,6 +53,12 @@ typedef struct op_plugin {
      * of its input before failing keeps what it built: the host reports
      * the error and analyzes the rest. */
     int (*parse)(op_stream *in, op_builder *b, op_error *err);
+
+    /* Optional (may be NULL). Called once per analysis after every input
+     * was parsed, with a builder tied to no input, so a plugin can join
+     * what it read from several files (kept in op_plugin_slot()). Must free
+     * whatever it stored in the slot, also when it returns an error. */
+    int (*finish)(op_builder *b, op_error *err);
 } op_plugin;
 
 #define OP_PLUGIN_HEADER                                                   \

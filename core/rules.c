@@ -1,0 +1,1098 @@
+/*
+ * rules.c - the rule engine (rules.h): finding rule files, keeping their
+ * metadata, and running them over a frozen model, either in-process (one
+ * sandboxed Lua state per pack) or, for untrusted packs, in a fork()ed
+ * worker that the parent can kill when a rule stalls inside a C function.
+ *
+ * Worker protocol (worker -> parent, one JSON object per line):
+ *   {"t":"load","i":n}            starts loading rule file / rule n
+ *   {"t":"meta","i":n,"meta":{}}  load phase: metadata of file n
+ *   {"t":"lerr","i":n,"rule":r,"error":e}  load phase: file n failed
+ *   {"t":"loaded","i":n} / {"t":"lfail","i":n,"error":e}  run phase reload
+ *   {"t":"call","s":k}            step k's rule is running now
+ *   {"t":"f","f":{finding}}       a finding of the running step
+ *   {"t":"ok","s":k} / {"t":"fail","s":k,"kind":n,"error":e}
+ *   {"t":"bye"}                   all done
+ * The parent gives each load and call timeout_ms (+ a grace period) and
+ * kills the worker with SIGKILL when it is exceeded; a new worker then
+ * continues after the step that stalled. See docs/sandbox.md.
+ */
+#include "rules.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lua_model.h"
+#include "lua_rule.h"
+#include "sbx.h"
+
+#define MAX_RULE_FILES 10000
+#define WORKER_GRACE_MS 250        /* after timeout_ms, before SIGKILL */
+#define WORKER_SETUP_MS 60000      /* worker start, model tables, between steps */
+#define WORKER_LINE_MAX (64u << 20)
+
+typedef struct pack {
+    char *name, *dir, *sdk_dir;
+    int trusted, isolated;
+    sbx *sb; /* in-process packs only */
+} pack;
+
+typedef struct rule {
+    rule_meta meta;
+    pack *p;
+    int fn_ref; /* in-process: the check function */
+    int dead;   /* stopped by a limit during this ruleset_run */
+    int ran;    /* executed during this ruleset_run */
+} rule;
+
+struct ruleset {
+    rule_limits lim;
+    pack **packs;
+    size_t npacks, packs_cap;
+    rule **rules;
+    size_t nrules, rules_cap;
+};
+
+typedef struct step {
+    rule *r;
+    size_t run; /* SIZE_MAX: the bundle */
+} step;
+
+void rule_limits_default(rule_limits *l)
+{
+    l->mem_bytes = (size_t)64 << 20;
+    l->instructions = 100000000u;
+    l->timeout_ms = 2000;
+    l->isolate = -1;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- the set --------------------------------------------------------------- */
+
+ruleset *ruleset_new(const rule_limits *limits)
+{
+    ruleset *rs = calloc(1, sizeof *rs);
+
+    if (!rs)
+        return NULL;
+    if (limits)
+        rs->lim = *limits;
+    else
+        rule_limits_default(&rs->lim);
+    return rs;
+}
+
+static void pack_free(const ruleset *rs, pack *p)
+{
+    if (!p)
+        return;
+    sbx_free(p->sb, rs->lim.instructions, rs->lim.timeout_ms);
+    free(p->name);
+    free(p->dir);
+    free(p->sdk_dir);
+    free(p);
+}
+
+void ruleset_free(ruleset *rs)
+{
+    size_t i;
+
+    if (!rs)
+        return;
+    for (i = 0; i < rs->nrules; i++) {
+        rule_meta_clear(&rs->rules[i]->meta);
+        free(rs->rules[i]);
+    }
+    for (i = 0; i < rs->npacks; i++)
+        pack_free(rs, rs->packs[i]);
+    free(rs->rules);
+    free(rs->packs);
+    free(rs);
+}
+
+size_t ruleset_count(const ruleset *rs)
+{
+    return rs->nrules;
+}
+
+rule_meta *ruleset_rule(ruleset *rs, size_t i)
+{
+    return i < rs->nrules ? &rs->rules[i]->meta : NULL;
+}
+
+static rule *find_rule(const ruleset *rs, const char *id)
+{
+    size_t i;
+
+    for (i = 0; i < rs->nrules; i++)
+        if (strcmp(rs->rules[i]->meta.id, id) == 0)
+            return rs->rules[i];
+    return NULL;
+}
+
+rule_meta *ruleset_find(ruleset *rs, const char *id)
+{
+    rule *r = find_rule(rs, id);
+    return r ? &r->meta : NULL;
+}
+
+/* Takes meta (moved) as a rule of p, unless its id is already taken, in
+ * which case the file is reported in errs. 0, or OP_ENOMEM. */
+static int add_rule(ruleset *rs, pack *p, rule_meta *meta, int fn_ref,
+                    results *errs)
+{
+    rule *dup = find_rule(rs, meta->id), *r;
+    char msg[1200];
+    int rc = 0;
+
+    if (dup) {
+        snprintf(msg, sizeof msg, "%s: duplicate rule id '%s' (already "
+                 "defined in %s)", meta->file, meta->id, dup->meta.file);
+        rc = results_add_error(errs, meta->id, msg);
+        goto drop;
+    }
+    if (rs->nrules == rs->rules_cap) {
+        size_t ncap = rs->rules_cap ? rs->rules_cap * 2 : 16;
+        rule **nr = realloc(rs->rules, ncap * sizeof *nr);
+        if (!nr)
+            goto oom;
+        rs->rules = nr;
+        rs->rules_cap = ncap;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r)
+        goto oom;
+    r->meta = *meta;
+    r->p = p;
+    r->fn_ref = fn_ref;
+    memset(meta, 0, sizeof *meta);
+    rs->rules[rs->nrules++] = r;
+    return 0;
+oom:
+    rc = OP_ENOMEM;
+drop:
+    lrule_unref(p->sb, fn_ref);
+    rule_meta_clear(meta);
+    return rc;
+}
+
+static int add_pack(ruleset *rs, pack *p)
+{
+    if (rs->npacks == rs->packs_cap) {
+        size_t ncap = rs->packs_cap ? rs->packs_cap * 2 : 4;
+        pack **np = realloc(rs->packs, ncap * sizeof *np);
+        if (!np)
+            return OP_ENOMEM;
+        rs->packs = np;
+        rs->packs_cap = ncap;
+    }
+    rs->packs[rs->npacks++] = p;
+    return 0;
+}
+
+/* ---- finding the files ------------------------------------------------------- */
+
+static int is_rule_file(const char *name)
+{
+    size_t n = strlen(name);
+
+    if (name[0] == '.' || n < 5 || strcmp(name + n - 4, ".lua") != 0)
+        return 0;
+    return !(n >= 9 && strcmp(name + n - 9, "_test.lua") == 0);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_list(char **v, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Collects dir/<name> for every rule file of dir, sorted by name. */
+static int list_rule_files(const char *dir, char ***out, size_t *n,
+                           op_error *err)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char **v = NULL;
+    size_t cap = 0;
+    size_t dlen = strlen(dir);
+    int slash = dlen > 0 && dir[dlen - 1] == '/';
+
+    *out = NULL;
+    *n = 0;
+    if (!d)
+        return op_error_set(err, errno == ENOENT ? OP_ENOTFOUND : OP_EIO,
+                            "cannot read rules folder '%s': %s", dir,
+                            strerror(errno));
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        char *path;
+
+        if (!is_rule_file(e->d_name))
+            continue;
+        if (*n >= MAX_RULE_FILES) {
+            op_error_set(err, OP_ELIMIT, "rules folder '%s' has more than %d "
+                         "rule files", dir, MAX_RULE_FILES);
+            goto fail;
+        }
+        path = malloc(dlen + strlen(e->d_name) + 2);
+        if (!path)
+            goto oom;
+        sprintf(path, "%s%s%s", dir, slash ? "" : "/", e->d_name);
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **nv = realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                free(path);
+                goto oom;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[(*n)++] = path;
+    }
+    closedir(d);
+    if (*n > 1)
+        qsort(v, *n, sizeof *v, str_cmp);
+    *out = v;
+    return 0;
+oom:
+    op_error_set(err, OP_ENOMEM, "out of memory listing '%s'", dir);
+fail:
+    closedir(d);
+    free_list(v, *n);
+    *n = 0;
+    return err ? err->code : OP_ENOMEM;
+}
+
+/* ---- workers ------------------------------------------------------------------- */
+
+typedef struct worker {
+    pid_t pid;
+    int fd;
+    char *buf;
+    size_t len, cap, used; /* used: bytes of buf already returned */
+    int eof;
+} worker;
+
+static void write_all(int fd, const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            _exit(5); /* the parent is gone or gave up on us */
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Worker side: sends msg (consumed) as one line. */
+static void emit(int fd, cJSON *msg)
+{
+    char *s = msg ? cJSON_PrintUnformatted(msg) : NULL;
+
+    cJSON_Delete(msg);
+    if (!s)
+        _exit(4);
+    write_all(fd, s, strlen(s));
+    write_all(fd, "\n", 1);
+    free(s);
+}
+
+static cJSON *msg_new(const char *type)
+{
+    cJSON *m = cJSON_CreateObject();
+    if (m && !cJSON_AddStringToObject(m, "t", type)) {
+        cJSON_Delete(m);
+        m = NULL;
+    }
+    return m;
+}
+
+static void emit_num(int fd, const char *type, const char *key, size_t v)
+{
+    cJSON *m = msg_new(type);
+    if (m)
+        cJSON_AddNumberToObject(m, key, (double)v);
+    emit(fd, m);
+}
+
+/* A worker's state dies with the process: closing it would only make the
+ * parent wait (for big models, longer than the rules took). No rule code
+ * can run at close anyway (no __gc), and the process exits right away. */
+static void worker_exit(sbx *s)
+{
+    (void)s;
+    _exit(0);
+}
+
+typedef void (*worker_fn)(void *ctx, int fd);
+
+static int worker_start(worker *w, worker_fn fn, void *ctx)
+{
+    int fds[2];
+
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(stdout);
+    fflush(stderr);
+    w->pid = fork();
+    if (w->pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (w->pid == 0) {
+        close(fds[0]);
+        signal(SIGPIPE, SIG_DFL);
+        fn(ctx, fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    w->fd = fds[0];
+    return 0;
+}
+
+/* Next line from the worker: 1 (*line set, valid until the next call),
+ * 0 at end of stream, -1 when deadline (ms, 0 = none) passed, -2 when the
+ * worker sent a line longer than WORKER_LINE_MAX or reading failed. */
+static int worker_line(worker *w, uint64_t deadline, char **line)
+{
+    for (;;) {
+        char *nl;
+        struct pollfd pfd;
+        ssize_t r;
+        int pr, wait_ms = -1;
+
+        if (w->used) {
+            memmove(w->buf, w->buf + w->used, w->len - w->used);
+            w->len -= w->used;
+            w->used = 0;
+        }
+        nl = w->len ? memchr(w->buf, '\n', w->len) : NULL;
+        if (nl) {
+            *nl = '\0';
+            *line = w->buf;
+            w->used = (size_t)(nl - w->buf) + 1;
+            return 1;
+        }
+        if (w->eof)
+            return 0;
+        if (w->len >= WORKER_LINE_MAX)
+            return -2;
+        if (deadline) {
+            uint64_t now = now_ms();
+            if (now >= deadline)
+                return -1;
+            wait_ms = (int)(deadline - now);
+        }
+        pfd.fd = w->fd;
+        pfd.events = POLLIN;
+        pr = poll(&pfd, 1, wait_ms);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr < 0)
+            return -2;
+        if (pr == 0)
+            return -1;
+        if (w->cap - w->len < 65536) {
+            size_t ncap = w->cap ? w->cap * 2 : 131072;
+            char *nb = realloc(w->buf, ncap);
+            if (!nb)
+                return -2;
+            w->buf = nb;
+            w->cap = ncap;
+        }
+        r = read(w->fd, w->buf + w->len, w->cap - w->len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -2;
+        if (r == 0)
+            w->eof = 1;
+        w->len += (size_t)r;
+    }
+}
+
+/* Ends the worker (killing it when kill_it) and describes how it ended. */
+static void worker_end(worker *w, int kill_it, char *why, size_t cap)
+{
+    int status = 0;
+    pid_t r;
+
+    if (kill_it)
+        kill(w->pid, SIGKILL);
+    do
+        r = waitpid(w->pid, &status, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        snprintf(why, cap, "worker lost");
+    else if (WIFSIGNALED(status))
+        snprintf(why, cap, "worker crashed (signal %d)", WTERMSIG(status));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        snprintf(why, cap, "worker failed (exit status %d)",
+                 WEXITSTATUS(status));
+    else
+        snprintf(why, cap, "worker exited unexpectedly");
+    close(w->fd);
+    free(w->buf);
+    w->buf = NULL;
+}
+
+static const char *jstr(const cJSON *j, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+static size_t jnum(const cJSON *j, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsNumber(it) && it->valuedouble >= 0 ? (size_t)it->valuedouble
+                                                      : SIZE_MAX;
+}
+
+static uint64_t call_deadline(const ruleset *rs)
+{
+    return rs->lim.timeout_ms
+               ? now_ms() + rs->lim.timeout_ms + WORKER_GRACE_MS
+               : 0;
+}
+
+static sbx *pack_sbx(const ruleset *rs, const pack *p, op_error *err)
+{
+    sbx_config cfg;
+
+    cfg.mem_bytes = rs->lim.mem_bytes;
+    cfg.sdk_lua_dir = p->sdk_dir;
+    cfg.pack_dir = p->dir;
+    return sbx_new(&cfg, err);
+}
+
+/* ---- loading ----------------------------------------------------------------------- */
+
+typedef struct load_job {
+    ruleset *rs;
+    pack *p;
+    char **paths;
+    size_t n, next;
+} load_job;
+
+/* Worker: loads paths[next..] and reports each file's metadata. */
+static void load_child(void *ctx, int fd)
+{
+    load_job *j = ctx;
+    op_error err;
+    sbx *s = pack_sbx(j->rs, j->p, &err);
+    size_t i;
+
+    if (!s)
+        _exit(3);
+    for (i = j->next; i < j->n; i++) {
+        rule_meta meta;
+        char *reason = NULL;
+        int ref;
+        cJSON *m;
+
+        emit_num(fd, "load", "i", i);
+        if (lrule_load(s, j->paths[i], j->p->name, j->p->trusted, &j->rs->lim,
+                       &meta, &ref, &reason) == 0) {
+            m = msg_new("meta");
+            if (m) {
+                cJSON_AddNumberToObject(m, "i", (double)i);
+                cJSON_AddItemToObject(m, "meta", rule_meta_to_json(&meta));
+            }
+        } else {
+            m = msg_new("lerr");
+            if (m) {
+                cJSON_AddNumberToObject(m, "i", (double)i);
+                cJSON_AddStringToObject(m, "rule",
+                                        meta.id ? meta.id : j->paths[i]);
+                cJSON_AddStringToObject(m, "error",
+                                        reason ? reason : "out of memory");
+            }
+        }
+        free(reason);
+        rule_meta_clear(&meta);
+        emit(fd, m);
+    }
+    emit(fd, msg_new("bye"));
+    worker_exit(s);
+}
+
+/* Parent side of a load message; returns 1 on "bye", -1 on nonsense. */
+static int load_msg(load_job *j, const cJSON *msg, size_t *cur,
+                    results *errs)
+{
+    const char *t = jstr(msg, "t");
+    size_t i = jnum(msg, "i");
+
+    if (t && strcmp(t, "bye") == 0)
+        return 1;
+    if (!t || i >= j->n)
+        return -1;
+    if (strcmp(t, "load") == 0) {
+        *cur = i;
+    } else if (strcmp(t, "meta") == 0) {
+        rule_meta meta;
+        if (rule_meta_from_json(cJSON_GetObjectItemCaseSensitive(msg, "meta"),
+                                &meta))
+            return -1;
+        meta.trusted = j->p->trusted;
+        add_rule(j->rs, j->p, &meta, LUA_NOREF, errs);
+        *cur = SIZE_MAX;
+        j->next = i + 1;
+    } else if (strcmp(t, "lerr") == 0) {
+        const char *who = jstr(msg, "rule");
+        results_add_error(errs, who ? who : j->paths[i], jstr(msg, "error"));
+        *cur = SIZE_MAX;
+        j->next = i + 1;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static void load_isolated(load_job *j, results *errs)
+{
+    char why[128];
+
+    while (j->next < j->n) {
+        worker w;
+        size_t cur = SIZE_MAX, victim;
+        int rc, done = 0, bad = 0;
+        char *line;
+
+        if (worker_start(&w, load_child, j) != 0) {
+            snprintf(why, sizeof why, "cannot start a worker: %s",
+                     strerror(errno));
+            for (; j->next < j->n; j->next++)
+                results_add_error(errs, j->paths[j->next], why);
+            return;
+        }
+        for (;;) {
+            uint64_t dl = cur != SIZE_MAX ? call_deadline(j->rs)
+                                          : now_ms() + WORKER_SETUP_MS;
+            cJSON *msg;
+
+            rc = worker_line(&w, dl, &line);
+            if (rc != 1)
+                break;
+            msg = cJSON_Parse(line);
+            rc = msg ? load_msg(j, msg, &cur, errs) : -1;
+            cJSON_Delete(msg);
+            if (rc == 1) {
+                done = 1;
+                break;
+            }
+            if (rc < 0) {
+                bad = 1;
+                break;
+            }
+        }
+        worker_end(&w, !done, why, sizeof why);
+        if (done)
+            break;
+        if (rc == -1 && !bad)
+            snprintf(why, sizeof why, "%s", SBX_REASON_TIME);
+        else if (bad || rc == -2)
+            snprintf(why, sizeof why, "worker protocol error");
+        victim = cur != SIZE_MAX ? cur : j->next;
+        if (victim < j->n)
+            results_add_error(errs, j->paths[victim], why);
+        j->next = victim + 1;
+    }
+}
+
+int ruleset_load_dir(ruleset *rs, const char *dir, const char *pack_name,
+                     const char *sdk_lua_dir, int trusted, results *errs,
+                     op_error *err)
+{
+    char **paths = NULL;
+    size_t n = 0, i;
+    pack *p;
+    int rc;
+
+    rc = list_rule_files(dir, &paths, &n, err);
+    if (rc)
+        return rc;
+    p = calloc(1, sizeof *p);
+    if (!p || !(p->name = strdup(pack_name ? pack_name : dir)) ||
+        !(p->dir = strdup(dir)) ||
+        (sdk_lua_dir && !(p->sdk_dir = strdup(sdk_lua_dir)))) {
+        pack_free(rs, p);
+        free_list(paths, n);
+        return op_error_set(err, OP_ENOMEM, "out of memory");
+    }
+    p->trusted = trusted;
+    p->isolated = rs->lim.isolate > 0 || (rs->lim.isolate < 0 && !trusted);
+    if (!p->isolated && !(p->sb = pack_sbx(rs, p, err))) {
+        pack_free(rs, p);
+        free_list(paths, n);
+        return err ? err->code : OP_ENOMEM;
+    }
+    if (add_pack(rs, p)) {
+        pack_free(rs, p);
+        free_list(paths, n);
+        return op_error_set(err, OP_ENOMEM, "out of memory");
+    }
+    if (p->isolated) {
+        load_job j = {rs, p, paths, n, 0};
+        load_isolated(&j, errs);
+    } else {
+        for (i = 0; i < n; i++) {
+            rule_meta meta;
+            char *reason = NULL;
+            int ref;
+            if (lrule_load(p->sb, paths[i], p->name, trusted, &rs->lim, &meta,
+                           &ref, &reason) == 0) {
+                add_rule(rs, p, &meta, ref, errs);
+            } else {
+                results_add_error(errs, meta.id ? meta.id : paths[i],
+                                  reason ? reason : "out of memory");
+                rule_meta_clear(&meta);
+            }
+            free(reason);
+        }
+    }
+    free_list(paths, n);
+    return 0;
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+static int wants_source(const rule_meta *m, const char *source, int *bundle)
+{
+    size_t i;
+    int hit = 0;
+
+    *bundle = 0;
+    for (i = 0; i < m->nsources; i++) {
+        if (strcmp(m->sources[i], "*") == 0)
+            *bundle = 1;
+        else if (source && strcmp(m->sources[i], source) == 0)
+            hit = 1;
+    }
+    return hit;
+}
+
+/* Steps of pack p in order: its rules as loaded, each over the runs of m
+ * in model order (or once over the bundle). */
+static int pack_steps(const ruleset *rs, const pack *p, const model *m,
+                      step **out, size_t *n)
+{
+    size_t i, k, cap = 0;
+    step *v = NULL;
+
+    *n = 0;
+    for (i = 0; i < rs->nrules; i++) {
+        rule *r = rs->rules[i];
+        int bundle;
+        if (r->p != p || !r->meta.enabled)
+            continue;
+        wants_source(&r->meta, NULL, &bundle);
+        for (k = 0; k < (bundle ? 1 : m->nruns); k++) {
+            if (!bundle && (m->runs[k]->superseded ||
+                            !wants_source(&r->meta, m->runs[k]->source,
+                                          &bundle)))
+                continue; /* a superseded run is seen in its successor's history */
+            if (*n == cap) {
+                size_t ncap = cap ? cap * 2 : 16;
+                step *nv = realloc(v, ncap * sizeof *nv);
+                if (!nv) {
+                    free(v);
+                    return OP_ENOMEM;
+                }
+                v = nv;
+                cap = ncap;
+            }
+            v[*n].r = r;
+            v[*n].run = bundle ? SIZE_MAX : k;
+            (*n)++;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+/* Runs one step in sandbox s. On success the findings go to *findings
+ * (caller frees); otherwise *reason. Returns an sbx_fail. */
+static int exec_step(const ruleset *rs, sbx *s, const step *st,
+                     const model *m, void (*started)(void *), void *ud,
+                     cJSON **findings, char **reason)
+{
+    lrule_call c;
+    cJSON *opts = rule_meta_merged_options(&st->r->meta);
+    int kind;
+
+    *findings = NULL;
+    if (!opts) {
+        *reason = strdup("out of memory");
+        return SBX_EHOST;
+    }
+    memset(&c, 0, sizeof c);
+    c.meta = &st->r->meta;
+    c.fn_ref = st->r->fn_ref;
+    c.m = m;
+    c.run_index = st->run;
+    c.options = opts;
+    kind = lrule_exec(s, &c, &rs->lim, started, ud, reason);
+    cJSON_Delete(opts);
+    if (kind == SBX_OK)
+        *findings = c.findings;
+    else
+        cJSON_Delete(c.findings);
+    return kind;
+}
+
+static void add_findings(results *out, const model *m, const rule *r,
+                         const cJSON *findings)
+{
+    const cJSON *f;
+    op_error e;
+
+    cJSON_ArrayForEach(f, findings) {
+        if (results_add_finding(out, m, f, &e))
+            results_add_error(out, r->meta.id, e.msg);
+    }
+}
+
+static void record_failure(results *out, rule *r, int kind,
+                           const char *reason)
+{
+    results_add_error(out, r->meta.id, reason ? reason : "out of memory");
+    if (kind != SBX_ELUA)
+        r->dead = 1; /* a limit: the rule does not run again this time */
+}
+
+static int reset_step(lua_State *L)
+{
+    lmodel_reset(L);
+    return 0;
+}
+
+static void run_inproc(const ruleset *rs, pack *p, const model *m,
+                       step *steps, size_t n, results *out)
+{
+    size_t k;
+    char *reason = NULL;
+
+    sbx_cpcall(p->sb, reset_step, NULL, 0, 0, &reason);
+    free(reason);
+    for (k = 0; k < n; k++) {
+        cJSON *findings;
+        int kind;
+
+        if (steps[k].r->dead)
+            continue;
+        steps[k].r->ran = 1;
+        kind = exec_step(rs, p->sb, &steps[k], m, NULL, NULL, &findings,
+                         &reason);
+        if (kind == SBX_OK)
+            add_findings(out, m, steps[k].r, findings);
+        else
+            record_failure(out, steps[k].r, kind, reason);
+        cJSON_Delete(findings);
+        free(reason);
+        reason = NULL;
+    }
+}
+
+typedef struct run_job {
+    ruleset *rs;
+    pack *p;
+    const model *m;
+    step *steps;
+    size_t n, next;
+    int fd; /* worker side */
+    size_t cur_step;
+} run_job;
+
+static void started_call(void *ud)
+{
+    run_job *j = ud;
+
+    emit_num(j->fd, "call", "s", j->cur_step);
+    if (sbx_worker_test_hook)
+        sbx_worker_test_hook(j->steps[j->cur_step].r->meta.id);
+}
+
+/* Worker: reloads the pack's live rules and runs steps[next..]. */
+static void reload_rules(run_job *j, sbx *s)
+{
+    size_t i;
+
+    for (i = 0; i < j->rs->nrules; i++) {
+        rule *r = j->rs->rules[i];
+        rule_meta meta;
+        char *reason = NULL;
+        int ref;
+
+        if (r->p != j->p || r->dead || !r->meta.enabled)
+            continue;
+        emit_num(j->fd, "load", "i", i);
+        if (lrule_load(s, r->meta.file, j->p->name, j->p->trusted, &j->rs->lim,
+                       &meta, &ref, &reason) == 0 &&
+            strcmp(meta.id, r->meta.id) != 0) {
+            lrule_unref(s, ref);
+            free(reason);
+            reason = strdup("the rule file changed since it was loaded");
+        }
+        if (reason) {
+            cJSON *m = msg_new("lfail");
+            if (m) {
+                cJSON_AddNumberToObject(m, "i", (double)i);
+                cJSON_AddStringToObject(m, "error", reason);
+            }
+            emit(j->fd, m);
+            r->dead = 1;
+        } else {
+            r->fn_ref = ref;
+            emit_num(j->fd, "loaded", "i", i);
+        }
+        free(reason);
+        rule_meta_clear(&meta);
+    }
+}
+
+static void run_child(void *ctx, int fd)
+{
+    run_job *j = ctx;
+    op_error err;
+    sbx *s = pack_sbx(j->rs, j->p, &err);
+    size_t k;
+
+    if (!s)
+        _exit(3);
+    j->fd = fd;
+    reload_rules(j, s);
+    for (k = j->next; k < j->n; k++) {
+        cJSON *findings, *f, *m;
+        char *reason = NULL;
+        int kind;
+
+        if (j->steps[k].r->dead)
+            continue;
+        j->cur_step = k;
+        kind = exec_step(j->rs, s, &j->steps[k], j->m, started_call, j,
+                         &findings, &reason);
+        if (kind == SBX_OK) {
+            cJSON_ArrayForEach(f, findings) {
+                m = msg_new("f");
+                if (m)
+                    cJSON_AddItemReferenceToObject(m, "f", f);
+                emit(fd, m);
+            }
+            emit_num(fd, "ok", "s", k);
+        } else {
+            m = msg_new("fail");
+            if (m) {
+                cJSON_AddNumberToObject(m, "s", (double)k);
+                cJSON_AddNumberToObject(m, "kind", kind);
+                cJSON_AddStringToObject(m, "error",
+                                        reason ? reason : "out of memory");
+            }
+            emit(fd, m);
+            if (kind != SBX_ELUA)
+                j->steps[k].r->dead = 1;
+        }
+        cJSON_Delete(findings);
+        free(reason);
+    }
+    emit(fd, msg_new("bye"));
+    worker_exit(s);
+}
+
+typedef struct run_state {
+    size_t load;   /* rule being reloaded, or SIZE_MAX */
+    size_t call;   /* step running, or SIZE_MAX */
+    cJSON *pending; /* findings of the running step */
+} run_state;
+
+/* Parent side of one run-phase message: 1 on "bye", -1 on nonsense. */
+static int run_msg(run_job *j, const cJSON *msg, run_state *st,
+                   results *out)
+{
+    const char *t = jstr(msg, "t");
+    size_t i = jnum(msg, "i"), s = jnum(msg, "s");
+    const ruleset *rs = j->rs;
+
+    if (!t)
+        return -1;
+    if (strcmp(t, "bye") == 0)
+        return 1;
+    if (strcmp(t, "load") == 0 || strcmp(t, "loaded") == 0 ||
+        strcmp(t, "lfail") == 0) {
+        if (i >= rs->nrules)
+            return -1;
+        st->load = strcmp(t, "load") == 0 ? i : SIZE_MAX;
+        if (strcmp(t, "lfail") == 0)
+            record_failure(out, rs->rules[i], SBX_EHOST, jstr(msg, "error"));
+        return 0;
+    }
+    if (strcmp(t, "f") == 0) {
+        cJSON *f = cJSON_GetObjectItemCaseSensitive(msg, "f");
+        if (st->call == SIZE_MAX || !f)
+            return -1;
+        cJSON_AddItemToArray(st->pending, cJSON_Duplicate(f, 1));
+        return 0;
+    }
+    if (s >= j->n)
+        return -1;
+    if (strcmp(t, "call") == 0) {
+        st->call = s;
+        j->steps[s].r->ran = 1;
+        cJSON_Delete(st->pending);
+        st->pending = cJSON_CreateArray();
+        return st->pending ? 0 : -1;
+    }
+    if (strcmp(t, "ok") == 0) {
+        if (st->pending)
+            add_findings(out, j->m, j->steps[s].r, st->pending);
+    } else if (strcmp(t, "fail") == 0) {
+        size_t kind = jnum(msg, "kind");
+        j->steps[s].r->ran = 1;
+        record_failure(out, j->steps[s].r,
+                       kind == SIZE_MAX ? SBX_EHOST : (int)kind,
+                       jstr(msg, "error"));
+    } else {
+        return -1;
+    }
+    cJSON_Delete(st->pending);
+    st->pending = NULL;
+    st->call = SIZE_MAX;
+    j->next = s + 1;
+    return 0;
+}
+
+static void run_isolated(run_job *j, results *out)
+{
+    char why[128];
+
+    for (;;) {
+        worker w;
+        run_state st = {SIZE_MAX, SIZE_MAX, NULL};
+        int rc, done = 0, bad = 0;
+        char *line;
+        rule *victim;
+
+        while (j->next < j->n && j->steps[j->next].r->dead)
+            j->next++;
+        if (j->next >= j->n)
+            return;
+        if (worker_start(&w, run_child, j) != 0) {
+            snprintf(why, sizeof why, "cannot start a worker: %s",
+                     strerror(errno));
+            for (; j->next < j->n; j->next++)
+                if (!j->steps[j->next].r->dead)
+                    record_failure(out, j->steps[j->next].r, SBX_EHOST, why);
+            return;
+        }
+        for (;;) {
+            uint64_t dl = st.call != SIZE_MAX || st.load != SIZE_MAX
+                              ? call_deadline(j->rs)
+                              : now_ms() + WORKER_SETUP_MS;
+            cJSON *msg;
+
+            rc = worker_line(&w, dl, &line);
+            if (rc != 1)
+                break;
+            msg = cJSON_Parse(line);
+            rc = msg ? run_msg(j, msg, &st, out) : -1;
+            cJSON_Delete(msg);
+            if (rc == 1) {
+                done = 1;
+                break;
+            }
+            if (rc < 0) {
+                bad = 1;
+                break;
+            }
+        }
+        cJSON_Delete(st.pending);
+        worker_end(&w, !done, why, sizeof why);
+        if (done)
+            return;
+        if (rc == -1 && !bad)
+            snprintf(why, sizeof why, "%s", SBX_REASON_TIME);
+        else if (bad || rc == -2)
+            snprintf(why, sizeof why, "worker protocol error");
+        if (st.call != SIZE_MAX) {
+            victim = j->steps[st.call].r;
+            j->next = st.call + 1;
+        } else if (st.load != SIZE_MAX) {
+            victim = j->rs->rules[st.load];
+        } else {
+            victim = j->steps[j->next].r; /* died between steps: blame next */
+        }
+        record_failure(out, victim, SBX_EHOST, why);
+        victim->dead = 1;
+    }
+}
+
+int ruleset_run(ruleset *rs, const model *m, results *out, op_error *err)
+{
+    size_t i, n;
+    step *steps;
+
+    for (i = 0; i < rs->nrules; i++)
+        rs->rules[i]->dead = rs->rules[i]->ran = 0;
+    for (i = 0; i < rs->npacks; i++) {
+        pack *p = rs->packs[i];
+        if (pack_steps(rs, p, m, &steps, &n))
+            return op_error_set(err, OP_ENOMEM, "out of memory");
+        if (n && p->isolated) {
+            run_job j;
+            memset(&j, 0, sizeof j);
+            j.rs = rs;
+            j.p = p;
+            j.m = m;
+            j.steps = steps;
+            j.n = n;
+            run_isolated(&j, out);
+        } else if (n) {
+            run_inproc(rs, p, m, steps, n, out);
+        }
+        free(steps);
+    }
+    for (i = 0; i < rs->nrules; i++)
+        out->rules_run += rs->rules[i]->ran ? 1u : 0u;
+    return 0;
+}

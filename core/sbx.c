@@ -1,0 +1,925 @@
+/*
+ * sbx.c - the Lua sandbox (see sbx.h and docs/sandbox.md).
+ *
+ * Defences, each for a known way out of a Lua sandbox:
+ *  - a limiting lua_Alloc (memory bombs), a count hook that checks the
+ *    instruction budget and the wall clock and re-arms itself at count 1
+ *    once tripped, so a pcall inside the rule cannot swallow the error;
+ *  - only base/string/table/math/utf8 and three os functions; no io,
+ *    debug, package, dofile, loadfile, string.dump; load is text-only with
+ *    a safe environment; setmetatable refuses __gc; the string metatable
+ *    is locked;
+ *  - every rule gets its own _ENV falling back to a base table that no
+ *    rule can reach, whose library tables are read-only proxies;
+ *  - require only reads "optipipe.<name>" from the SDK folder and "<name>"
+ *    from the pack's lib/ folder, text-only, cached per state.
+ */
+#include "sbx.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define SBX_QUANTUM 1000           /* VM instructions between hook calls */
+#define SBX_MODULE_MAX (4u << 20)  /* largest module file require reads */
+#define SBX_LOG_LINES 200          /* print/log lines per call */
+#define SBX_LOG_LINE_MAX 2000      /* bytes per printed line */
+#define SBX_NAME_MAX 64            /* module name length */
+
+void (*sbx_worker_test_hook)(const char *rule_id) = NULL;
+
+struct sbx {
+    lua_State *L;
+    size_t used;         /* bytes Lua holds */
+    size_t limit;        /* cap; 0 = none */
+    size_t exempt_bytes; /* allocated while exempt: added to the cap */
+    int exempt;
+    uint64_t steps, step_limit;
+    int quantum;
+    uint64_t deadline_ns; /* 0 = none */
+    int armed;            /* a rule call is running */
+    int tripped;          /* sticky enum sbx_fail of this call */
+    int rearmed;
+    int mem_hit;          /* the cap refused an allocation in this call */
+    int fail_pending;     /* last growth failed; Lua retries it once */
+    size_t fail_size;
+    unsigned log_lines;
+    const char *label;
+    void *user;
+    char *sdk_dir, *pack_dir;
+};
+
+/* Registry keys: addresses, so no Lua code can name them. */
+static const char k_base = 0, k_envmt = 0, k_loaded = 0, k_loading = 0,
+                  k_proxy = 0, k_trips = 0;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+sbx *sbx_of(lua_State *L)
+{
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+lua_State *sbx_lua(sbx *s) { return s->L; }
+void sbx_set_label(sbx *s, const char *label) { s->label = label; }
+const char *sbx_label(const sbx *s) { return s->label; }
+void sbx_set_user(sbx *s, void *user) { s->user = user; }
+void *sbx_user(const sbx *s) { return s->user; }
+size_t sbx_mem_used(const sbx *s) { return s->used; }
+
+/* ---- limits -------------------------------------------------------------- */
+
+static void sbx_hook(lua_State *L, lua_Debug *ar);
+
+static const char *trip_reason(int kind)
+{
+    switch (kind) {
+    case SBX_ESTEPS: return SBX_REASON_STEPS;
+    case SBX_EMEM: return SBX_REASON_MEM;
+    default: return SBX_REASON_TIME;
+    }
+}
+
+/* From here on every VM instruction of this call raises the error, so a
+ * pcall in the rule only delays the end by one instruction. */
+static void trip(sbx *s, int kind)
+{
+    if (!s->tripped)
+        s->tripped = kind;
+    if (!s->rearmed && s->L) {
+        s->rearmed = 1;
+        lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, 1);
+    }
+}
+
+static void sbx_hook(lua_State *L, lua_Debug *ar)
+{
+    sbx *s = sbx_of(L);
+
+    (void)ar;
+    if (!s->armed)
+        return;
+    if (!s->tripped) {
+        s->steps += (uint64_t)s->quantum;
+        if (s->step_limit && s->steps >= s->step_limit)
+            trip(s, SBX_ESTEPS);
+        else if (s->deadline_ns && now_ns() >= s->deadline_ns)
+            trip(s, SBX_ETIME);
+    }
+    if (s->tripped) {
+        /* The three reasons are anchored in the registry (interned short
+         * strings), so pushing one does not allocate. */
+        lua_pushstring(L, trip_reason(s->tripped));
+        lua_error(L);
+    }
+}
+
+/* A refusal trips the call at once: some paths (luaL_Buffer) raise "not
+ * enough memory" as an ordinary error that a pcall in the rule could catch.
+ * But lmem.c retries a refused growth once, with the same size, after a
+ * full collection; when that retry succeeds, nothing was exceeded after
+ * all, and the trip is undone (see mem_granted). */
+static void mem_refused(sbx *s, size_t nsz)
+{
+    s->mem_hit = 1;
+    if (s->armed && !s->tripped) {
+        trip(s, SBX_EMEM);
+        s->fail_pending = 1;
+        s->fail_size = nsz;
+    }
+}
+
+static void mem_granted(sbx *s, size_t nsz)
+{
+    if (s->fail_pending && s->fail_size == nsz && s->tripped == SBX_EMEM) {
+        s->tripped = 0;
+        s->rearmed = 0;
+        lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, s->quantum);
+    }
+    s->fail_pending = 0;
+}
+
+static void *sbx_alloc(void *ud, void *p, size_t osz, size_t nsz)
+{
+    sbx *s = ud;
+    void *q;
+
+    if (!p)
+        osz = 0; /* osz is a type tag for new objects */
+    if (nsz == 0) {
+        free(p);
+        s->used -= osz;
+        return NULL;
+    }
+    if (nsz > osz) {
+        size_t grow = nsz - osz;
+        if (s->exempt)
+            s->exempt_bytes += grow;
+        else if (s->limit && s->used + grow > s->limit + s->exempt_bytes) {
+            mem_refused(s, nsz);
+            return NULL;
+        }
+    }
+    q = realloc(p, nsz);
+    if (!q)
+        return NULL;
+    s->used = s->used - osz + nsz;
+    if (nsz > osz && s->fail_pending)
+        mem_granted(s, nsz);
+    return q;
+}
+
+void sbx_arm(sbx *s, uint64_t instructions, unsigned timeout_ms)
+{
+    s->steps = 0;
+    s->step_limit = instructions;
+    s->quantum = instructions && instructions < SBX_QUANTUM ? (int)instructions
+                                                            : SBX_QUANTUM;
+    s->deadline_ns =
+        timeout_ms ? now_ns() + (uint64_t)timeout_ms * 1000000u : 0;
+    s->tripped = 0;
+    s->rearmed = 0;
+    s->mem_hit = 0;
+    s->fail_pending = 0;
+    s->log_lines = 0;
+    s->armed = 1;
+    lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, s->quantum);
+}
+
+void sbx_disarm(sbx *s)
+{
+    s->armed = 0;
+    s->tripped = 0;
+    lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, SBX_QUANTUM);
+}
+
+void sbx_exempt(sbx *s, int on) { s->exempt = on; }
+void sbx_reset_exempt(sbx *s) { s->exempt_bytes = 0; }
+
+/* ---- protected calls ------------------------------------------------------ */
+
+static int sbx_msgh(lua_State *L)
+{
+    sbx *s = sbx_of(L);
+    const char *msg;
+
+    if (s->tripped)
+        return 1; /* the reason is all that matters; allocate nothing */
+    if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
+        msg = lua_tostring(L, 1);
+    else /* never call a __tostring of a hostile error object here */
+        msg = lua_pushfstring(L, "(error object is a %s value)",
+                              luaL_typename(L, 1));
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+static char *dup_reason(const char *msg, size_t len)
+{
+    char *r;
+
+    if (len > SBX_REASON_MAX)
+        len = SBX_REASON_MAX;
+    r = malloc(len + 1);
+    if (r) {
+        memcpy(r, msg, len);
+        r[len] = '\0';
+    }
+    return r;
+}
+
+/* Turns a failed lua_pcall (error object on top) into a kind and reason. */
+static int classify(sbx *s, int st, char **reason)
+{
+    lua_State *L = s->L;
+    size_t len = 0;
+    const char *msg;
+    int kind;
+
+    if (s->tripped)
+        kind = s->tripped;
+    else if (st == LUA_ERRMEM)
+        kind = s->mem_hit ? SBX_EMEM : SBX_EHOST;
+    else
+        kind = SBX_ELUA;
+    if (kind == SBX_ELUA) {
+        msg = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len)
+                                             : NULL;
+        if (!msg) {
+            msg = "(error object is not a string)";
+            len = strlen(msg);
+        }
+    } else if (kind == SBX_EHOST) {
+        msg = "not enough memory";
+        len = strlen(msg);
+    } else {
+        msg = trip_reason(kind);
+        len = strlen(msg);
+    }
+    if (reason)
+        *reason = dup_reason(msg, len);
+    lua_pop(L, 1);
+    return kind;
+}
+
+int sbx_pcall(sbx *s, int nargs, int nresults, char **reason)
+{
+    lua_State *L = s->L;
+    int base = lua_gettop(L) - nargs; /* the function */
+    int st;
+
+    if (reason)
+        *reason = NULL;
+    lua_pushcfunction(L, sbx_msgh); /* light C function: no allocation */
+    lua_insert(L, base);
+    st = lua_pcall(L, nargs, nresults, base);
+    lua_remove(L, base);
+    if (st == LUA_OK)
+        return SBX_OK;
+    return classify(s, st, reason);
+}
+
+int sbx_cpcall(sbx *s, lua_CFunction fn, void *ud, int nargs, int nresults,
+               char **reason)
+{
+    lua_State *L = s->L;
+    int st;
+
+    if (reason)
+        *reason = NULL;
+    if (!lua_checkstack(L, 3 + (nresults > 0 ? nresults : 0))) {
+        lua_pop(L, nargs);
+        if (reason)
+            *reason = dup_reason("Lua stack overflow", 18);
+        return SBX_EHOST;
+    }
+    lua_pushcfunction(L, fn);
+    lua_insert(L, -(nargs + 1));
+    lua_pushlightuserdata(L, ud);
+    lua_insert(L, -(nargs + 1));
+    st = lua_pcall(L, nargs + 1, nresults, 0);
+    if (st == LUA_OK)
+        return SBX_OK;
+    return classify(s, st, reason);
+}
+
+/* ---- read-only proxies ---------------------------------------------------- */
+
+/* Pushes the table behind proxy idx and returns 1, or pushes nothing and
+ * returns 0. Raw accesses with a light-userdata key: never raises. */
+static int proxy_real(lua_State *L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) != LUA_TTABLE || !lua_checkstack(L, 2) ||
+        !lua_getmetatable(L, idx))
+        return 0;
+    if (lua_rawgetp(L, -1, &k_proxy) != LUA_TTABLE) {
+        lua_pop(L, 2);
+        return 0;
+    }
+    lua_remove(L, -2);
+    return 1;
+}
+
+int sbx_is_proxy(lua_State *L, int idx)
+{
+    if (!proxy_real(L, idx))
+        return 0;
+    lua_pop(L, 1);
+    return 1;
+}
+
+void sbx_unproxy(lua_State *L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    if (!proxy_real(L, idx))
+        lua_pushvalue(L, idx);
+}
+
+static int ro_newindex(lua_State *L)
+{
+    if (lua_type(L, 2) == LUA_TSTRING)
+        return luaL_error(L, "attempt to modify read-only field '%s'",
+                          lua_tostring(L, 2));
+    return luaL_error(L, "attempt to modify a read-only table");
+}
+
+static int ro_len(lua_State *L)
+{
+    if (!proxy_real(L, 1))
+        return luaL_error(L, "not a read-only table");
+    lua_pushinteger(L, (lua_Integer)lua_rawlen(L, -1));
+    return 1;
+}
+
+/* The iterator pairs() gets: the real table is its upvalue, which no rule
+ * can read (no debug library), so it stays unreachable and unwritable. */
+static int ro_next(lua_State *L)
+{
+    lua_settop(L, 2);
+    if (lua_next(L, lua_upvalueindex(1)))
+        return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+static int ro_pairs(lua_State *L)
+{
+    if (!proxy_real(L, 1))
+        return luaL_error(L, "not a read-only table");
+    lua_pushcclosure(L, ro_next, 1);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+void sbx_readonly(lua_State *L)
+{
+    if (sbx_is_proxy(L, -1))
+        return;
+    luaL_checkstack(L, 4, "read-only proxy");
+    lua_createtable(L, 0, 0);
+    lua_createtable(L, 0, 6);
+    lua_pushvalue(L, -3);
+    lua_setfield(L, -2, "__index");
+    lua_pushvalue(L, -3);
+    lua_rawsetp(L, -2, &k_proxy);
+    lua_pushcfunction(L, ro_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushcfunction(L, ro_len);
+    lua_setfield(L, -2, "__len");
+    lua_pushcfunction(L, ro_pairs);
+    lua_setfield(L, -2, "__pairs");
+    lua_pushliteral(L, "read-only");
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+    lua_remove(L, -2);
+}
+
+/* ---- the replaced base functions ------------------------------------------ */
+
+static int sb_next(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    if (proxy_real(L, 1))
+        lua_replace(L, 1);
+    if (lua_next(L, 1))
+        return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+static int sb_rawget(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    if (proxy_real(L, 1))
+        lua_replace(L, 1);
+    lua_rawget(L, 1);
+    return 1;
+}
+
+static int sb_rawlen(lua_State *L)
+{
+    int t = lua_type(L, 1);
+
+    luaL_argexpected(L, t == LUA_TTABLE || t == LUA_TSTRING, 1,
+                     "table or string");
+    lua_settop(L, 1);
+    if (proxy_real(L, 1))
+        lua_replace(L, 1);
+    lua_pushinteger(L, (lua_Integer)lua_rawlen(L, 1));
+    return 1;
+}
+
+static int sb_rawset(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkany(L, 2);
+    luaL_checkany(L, 3);
+    if (sbx_is_proxy(L, 1))
+        return luaL_error(L, "rawset: the table is read-only");
+    lua_settop(L, 3);
+    lua_rawset(L, 1);
+    return 1;
+}
+
+/* A __gc metamethod would run later, outside the budget of the rule that
+ * set it (inside another rule or lua_close), so it is refused. */
+static int sb_setmetatable(lua_State *L)
+{
+    int t = lua_type(L, 2);
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+    lua_settop(L, 2);
+    if (t == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return luaL_error(L, "setmetatable: __gc metamethods are not "
+                                 "allowed in rules");
+        lua_pop(L, 1);
+    }
+    if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
+        return luaL_error(L, "cannot change a protected metatable");
+    lua_setmetatable(L, 1);
+    return 1;
+}
+
+/* xpcall(f, handler, ...) without installing handler as a message
+ * handler: Lua calls message handlers with hooks disabled when the error
+ * came from a hook (our budget error), so a looping handler would run
+ * unbounded. The handler is called afterwards instead, as ordinary code
+ * under the budget; rules lose only the error-point stack, which they
+ * could not inspect anyway (no debug library). */
+static int sb_xpcall(lua_State *L)
+{
+    int n = lua_gettop(L) - 2, i;
+
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    luaL_checkstack(L, n + 3, "xpcall");
+    lua_pushvalue(L, 1);
+    for (i = 3; i < n + 3; i++)
+        lua_pushvalue(L, i);
+    if (lua_pcall(L, n, LUA_MULTRET, 0) == LUA_OK) {
+        lua_pushboolean(L, 1);
+        lua_insert(L, n + 3);
+        return lua_gettop(L) - (n + 2);
+    }
+    lua_pushvalue(L, 2);
+    lua_insert(L, -2);
+    lua_pcall(L, 1, 1, 0); /* the handler's result, or its own error */
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+}
+
+static int sb_collectgarbage(lua_State *L)
+{
+    const char *opt = luaL_optstring(L, 1, "collect");
+
+    if (strcmp(opt, "count") == 0) {
+        lua_pushnumber(L, (lua_Number)sbx_of(L)->used / 1024.0);
+        return 1;
+    }
+    lua_pushinteger(L, 0); /* a harmless no-op: rules cannot steer the GC */
+    return 1;
+}
+
+/* load(chunk [, chunkname [, mode [, env]]]): strings only, always text
+ * mode, and without env a fresh sandbox environment (never the globals). */
+static int sb_load(lua_State *L)
+{
+    size_t n;
+    const char *src, *name;
+    int st;
+
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return luaL_argerror(L, 1, "string expected (rules may only load "
+                                   "source text)");
+    src = lua_tolstring(L, 1, &n);
+    name = luaL_optstring(L, 2, src);
+    if (lua_istable(L, 4))
+        lua_pushvalue(L, 4);
+    else
+        sbx_push_env(L);
+    st = luaL_loadbufferx(L, src, n, name, "t");
+    if (st != LUA_OK) {
+        luaL_pushfail(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_insert(L, -2);
+    lua_setupvalue(L, -2, 1);
+    return 1;
+}
+
+void sbx_log(sbx *s, const char *msg, size_t len)
+{
+    char line[SBX_LOG_LINE_MAX + 8];
+    size_t i, n = 0;
+
+    if (s->log_lines > SBX_LOG_LINES)
+        return;
+    if (s->log_lines++ == SBX_LOG_LINES) {
+        fprintf(stderr, "[%s] (further output suppressed)\n",
+                s->label ? s->label : "lua");
+        return;
+    }
+    for (i = 0; i < len && n < SBX_LOG_LINE_MAX; i++) {
+        unsigned char c = (unsigned char)msg[i];
+        line[n++] = (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f
+                        ? '?'
+                        : (char)c;
+    }
+    if (i < len) {
+        memcpy(line + n, "...", 3);
+        n += 3;
+    }
+    fprintf(stderr, "[%s] %.*s\n", s->label ? s->label : "lua", (int)n, line);
+}
+
+static int sb_print(lua_State *L)
+{
+    int i, n = lua_gettop(L);
+    luaL_Buffer b;
+    size_t len;
+    const char *msg;
+
+    luaL_buffinit(L, &b);
+    for (i = 1; i <= n; i++) {
+        if (i > 1)
+            luaL_addchar(&b, '\t');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    msg = lua_tolstring(L, -1, &len);
+    sbx_log(sbx_of(L), msg, len);
+    return 0;
+}
+
+/* ---- require ----------------------------------------------------------------- */
+
+static int valid_module_name(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s; s++, n++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return n > 0 && n <= SBX_NAME_MAX;
+}
+
+/* Fills path for name; returns 0 when name may not be required. */
+static int module_path(const sbx *s, const char *name, char *path,
+                       size_t cap)
+{
+    int n;
+
+    if (strncmp(name, "optipipe.", 9) == 0) {
+        if (!s->sdk_dir || !valid_module_name(name + 9))
+            return 0;
+        n = snprintf(path, cap, "%s/optipipe/%s.lua", s->sdk_dir, name + 9);
+    } else {
+        if (!s->pack_dir || !valid_module_name(name))
+            return 0;
+        n = snprintf(path, cap, "%s/lib/%s.lua", s->pack_dir, name);
+    }
+    return n > 0 && (size_t)n < cap;
+}
+
+/* Reads path into a new full userdata (pushed); the size goes to *n. */
+static void push_file(lua_State *L, const char *name, const char *path,
+                      size_t *n)
+{
+    struct stat st;
+    FILE *f;
+    char *buf;
+    size_t got;
+
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        luaL_error(L, "module '%s' not found: no file '%s'", name, path);
+    if ((uintmax_t)st.st_size > SBX_MODULE_MAX)
+        luaL_error(L, "module '%s': file '%s' is larger than %d bytes", name,
+                   path, (int)SBX_MODULE_MAX);
+    *n = (size_t)st.st_size;
+    buf = lua_newuserdatauv(L, *n + 1, 0);
+    f = fopen(path, "rb");
+    if (!f)
+        luaL_error(L, "module '%s': cannot open '%s': %s", name, path,
+                   strerror(errno));
+    got = fread(buf, 1, *n, f);
+    fclose(f);
+    if (got != *n)
+        luaL_error(L, "module '%s': cannot read '%s'", name, path);
+    buf[*n] = '\0';
+}
+
+static int sb_require(lua_State *L)
+{
+    sbx *s = sbx_of(L);
+    const char *name = luaL_checkstring(L, 1);
+    char path[PATH_MAX];
+    size_t n;
+    int st;
+
+    lua_settop(L, 1);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &k_loaded); /* 2: cache */
+    lua_pushvalue(L, 1);
+    if (lua_rawget(L, 2) != LUA_TNIL) {
+        if (lua_touserdata(L, -1) == (void *)&k_loading)
+            return luaL_error(L, "module '%s': require loop", name);
+        return 1;
+    }
+    lua_pop(L, 1);
+    if (!module_path(s, name, path, sizeof path))
+        return luaL_error(L, "module '%s' not found: rules may require "
+                             "\"optipipe.<name>\" (SDK) and \"<name>\" (the "
+                             "pack's lib/ folder) only", name);
+    push_file(L, name, path, &n); /* 3 */
+    lua_pushfstring(L, "@%s", path); /* 4 */
+    sbx_push_env(L);
+    if (sbx_load_text(L, lua_touserdata(L, 3), n, lua_tostring(L, 4)))
+        return lua_error(L);
+    lua_pushvalue(L, 1);
+    lua_pushlightuserdata(L, (void *)&k_loading);
+    lua_rawset(L, 2);
+    lua_pushvalue(L, 1);
+    lua_pushstring(L, path);
+    st = lua_pcall(L, 2, 1, 0);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    lua_rawset(L, 2); /* clear the loading mark either way */
+    if (st != LUA_OK)
+        return lua_error(L);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 1);
+    }
+    if (lua_istable(L, -1)) /* the rules of a pack share it: read-only */
+        sbx_readonly(L);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, 2);
+    return 1;
+}
+
+/* ---- environments and setup ------------------------------------------------- */
+
+void sbx_push_env(lua_State *L)
+{
+    luaL_checkstack(L, 3, "environment");
+    lua_createtable(L, 0, 4);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "_G");
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &k_envmt);
+    lua_setmetatable(L, -2);
+}
+
+int sbx_load_text(lua_State *L, char *buf, size_t n, const char *chunkname)
+{
+    int st;
+
+    if (n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+        buf += 3;
+        n -= 3;
+    }
+    if (n >= 1 && buf[0] == '#') /* "#!" line: a comment, same line count */
+        memcpy(buf, n >= 2 ? "--" : "-", n >= 2 ? 2 : 1);
+    st = luaL_loadbufferx(L, buf, n, chunkname, "t");
+    if (st != LUA_OK) {
+        lua_remove(L, -2); /* the env */
+        return st;
+    }
+    lua_insert(L, -2);
+    lua_setupvalue(L, -2, 1);
+    return 0;
+}
+
+/* Copies the named fields of table src (at -1 when called) into dst. */
+static void copy_fields(lua_State *L, int dst, int src,
+                        const char *const *names)
+{
+    for (; *names; names++) {
+        lua_getfield(L, src, *names);
+        lua_setfield(L, dst, *names);
+    }
+}
+
+static void set_fn(lua_State *L, int t, const char *name, lua_CFunction f)
+{
+    lua_pushcfunction(L, f);
+    lua_setfield(L, t, name);
+}
+
+static void open_lib(lua_State *L, const char *name, lua_CFunction open)
+{
+    luaL_requiref(L, name, open, 0);
+}
+
+static int setup(lua_State *L)
+{
+    static const char *const base_names[] = {
+        "assert", "error", "getmetatable", "ipairs", "pairs", "pcall",
+        "rawequal", "select", "tonumber", "tostring", "type", "_VERSION",
+        NULL};
+    static const char *const os_names[] = {"time", "clock", "date", NULL};
+    static const char *const libs[] = {LUA_STRLIBNAME, LUA_TABLIBNAME,
+                                       LUA_MATHLIBNAME, LUA_UTF8LIBNAME,
+                                       NULL};
+    const char *const *lib;
+    int G, base, i;
+
+    open_lib(L, LUA_GNAME, luaopen_base);
+    G = lua_gettop(L);
+    open_lib(L, LUA_STRLIBNAME, luaopen_string);
+    lua_pushnil(L);
+    lua_setfield(L, -2, "dump"); /* also gone from ("").dump */
+    lua_pop(L, 1);
+    open_lib(L, LUA_TABLIBNAME, luaopen_table);
+    open_lib(L, LUA_MATHLIBNAME, luaopen_math);
+    lua_getfield(L, -1, "randomseed"); /* deterministic unless a rule seeds */
+    lua_pushinteger(L, 0);
+    lua_call(L, 1, 0);
+    open_lib(L, LUA_UTF8LIBNAME, luaopen_utf8);
+    open_lib(L, LUA_OSLIBNAME, luaopen_os);
+    lua_settop(L, G);
+
+    /* Lock the string metatable: getmetatable("") now returns false. */
+    lua_pushliteral(L, "");
+    lua_getmetatable(L, -1);
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 2);
+
+    lua_createtable(L, 0, 40);
+    base = lua_gettop(L);
+    copy_fields(L, base, G, base_names);
+    set_fn(L, base, "print", sb_print);
+    set_fn(L, base, "next", sb_next);
+    set_fn(L, base, "rawget", sb_rawget);
+    set_fn(L, base, "rawlen", sb_rawlen);
+    set_fn(L, base, "rawset", sb_rawset);
+    set_fn(L, base, "setmetatable", sb_setmetatable);
+    set_fn(L, base, "collectgarbage", sb_collectgarbage);
+    set_fn(L, base, "load", sb_load);
+    set_fn(L, base, "xpcall", sb_xpcall);
+    set_fn(L, base, "require", sb_require);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    for (lib = libs; *lib; lib++) {
+        lua_getfield(L, -1, *lib);
+        sbx_readonly(L);
+        lua_setfield(L, base, *lib);
+    }
+    lua_getfield(L, -1, LUA_OSLIBNAME);
+    lua_createtable(L, 0, 3);
+    copy_fields(L, lua_gettop(L), lua_gettop(L) - 1, os_names);
+    sbx_readonly(L);
+    lua_setfield(L, base, LUA_OSLIBNAME);
+    lua_pop(L, 2);
+    lua_pushvalue(L, base);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &k_base);
+
+    lua_createtable(L, 0, 2); /* shared metatable of every environment */
+    lua_pushvalue(L, base);
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "sandbox");
+    lua_setfield(L, -2, "__metatable");
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &k_envmt);
+
+    lua_newtable(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &k_loaded);
+
+    lua_createtable(L, 3, 0); /* keeps the trip reasons interned */
+    for (i = SBX_ESTEPS; i <= SBX_ETIME; i++) {
+        lua_pushstring(L, trip_reason(i));
+        lua_rawseti(L, -2, i);
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &k_trips);
+
+    /* Defence in depth: whatever still reaches the registry globals (a C
+     * function loading a chunk without env) gets a sandbox env too. */
+    sbx_push_env(L);
+    lua_rawseti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_pushnil(L);
+    lua_setfield(L, -2, LUA_GNAME); /* _LOADED._G was the real globals */
+    lua_settop(L, 0);
+    return 0;
+}
+
+static int sbx_panic(lua_State *L)
+{
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "optipipe: unprotected Lua error: %s\n",
+            msg ? msg : "(not a string)");
+    abort();
+    return 0;
+}
+
+static void sbx_warnf(void *ud, const char *msg, int tocont)
+{
+    static int cont = 0;
+    sbx *s = ud;
+
+    if (!cont && *msg == '@')
+        return; /* control message ("@on"/"@off") */
+    if (!cont)
+        fprintf(stderr, "[%s] warning: ", s->label ? s->label : "lua");
+    fputs(msg, stderr);
+    if (!tocont)
+        fputc('\n', stderr);
+    cont = tocont;
+}
+
+static char *xstrdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+sbx *sbx_new(const sbx_config *cfg, op_error *err)
+{
+    sbx *s = calloc(1, sizeof *s);
+    char *reason = NULL;
+
+    if (!s)
+        goto oom;
+    s->limit = cfg->mem_bytes;
+    s->sdk_dir = xstrdup(cfg->sdk_lua_dir);
+    s->pack_dir = xstrdup(cfg->pack_dir);
+    if ((cfg->sdk_lua_dir && !s->sdk_dir) || (cfg->pack_dir && !s->pack_dir))
+        goto oom;
+    s->exempt = 1; /* the state and library are not the rules' to pay for */
+    s->L = lua_newstate(sbx_alloc, s);
+    if (!s->L)
+        goto oom;
+    lua_atpanic(s->L, sbx_panic);
+    lua_setwarnf(s->L, sbx_warnf, s);
+    lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, SBX_QUANTUM);
+    if (sbx_cpcall(s, setup, s, 0, 0, &reason) != SBX_OK) {
+        op_error_set(err, OP_ENOMEM, "cannot set up the Lua sandbox: %s",
+                     reason ? reason : "out of memory");
+        free(reason);
+        sbx_free(s, 0, 0);
+        return NULL;
+    }
+    s->exempt = 0;
+    return s;
+oom:
+    sbx_free(s, 0, 0);
+    op_error_set(err, OP_ENOMEM, "out of memory creating a Lua state");
+    return NULL;
+}
+
+void sbx_free(sbx *s, uint64_t instructions, unsigned timeout_ms)
+{
+    if (!s)
+        return;
+    if (s->L) {
+        /* Nothing should run here (no __gc), but if a finalizer did, it
+         * would do so under a budget: its errors become warnings. */
+        sbx_arm(s, instructions, timeout_ms);
+        lua_close(s->L);
+    }
+    free(s->sdk_dir);
+    free(s->pack_dir);
+    free(s);
+}

@@ -1,0 +1,170 @@
+/*
+ * dbt_internal.h - what the files of the dbt input plugin share: caps,
+ * JSON and time helpers, the compact records kept across inputs in the
+ * plugin slot (parsed manifests, the timeline of each run) and the entry
+ * points of each artifact reader. Private to plugins/dbt/ (never installed).
+ *
+ * Flow: parse() reads one artifact. run_results.json and sources.json
+ * become runs right away (dbt_results.c); a manifest.json is reduced to
+ * what the joins need (dbt_manifest.c). Both leave a record in the slot;
+ * finish() (dbt_join.c) joins each run to its manifest, adds parents,
+ * materializations and the critical path, sets the history keys and frees
+ * the slot. See docs/dbt.md and docs/model-dbt.md.
+ */
+#ifndef DBT_INTERNAL_H
+#define DBT_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <optipipe/plugin.h>
+
+#define DBT_MAX_DOC ((size_t)512 << 20) /* largest artifact parsed */
+#define DBT_MAX_RESULTS 500000          /* results[] entries read */
+#define DBT_MAX_MNODES 1000000          /* manifest entries kept */
+#define DBT_MAX_DEPS 100000             /* depends_on.nodes of one node */
+#define DBT_MAX_RUNS 100000             /* runs kept for joining */
+#define DBT_MAX_MANIFESTS 256           /* manifests kept for joining */
+#define DBT_MAX_EPHEMERAL_DEPTH 64      /* ephemeral chains walked */
+#define DBT_MSG_MAX 480                 /* longest message attr kept */
+#define DBT_CONFIG_MAX 1024             /* longest args value kept */
+#define DBT_ID_MAX 1024                 /* longest unique_id accepted */
+
+/* --- small helpers (dbt_util.c) ---------------------------------------- */
+
+/* The string at key of obj, or NULL when absent or not a string. */
+const char *dbt_jstr(const cJSON *obj, const char *key);
+
+/* Stores the number at key of obj in *out; returns 1 when it is a finite
+ * number, 0 otherwise (absent, null, string, NaN). */
+int dbt_jnum(const cJSON *obj, const char *key, double *out);
+
+/* The object / array at key, or NULL when absent or of another type. */
+const cJSON *dbt_jobj(const cJSON *obj, const char *key);
+const cJSON *dbt_jarr(const cJSON *obj, const char *key);
+
+/* Parses an ISO-8601 UTC timestamp as dbt writes it
+ * ("2021-08-12T09:11:56.136770Z", 0-9 fractional digits, 'T' or ' ',
+ * an optional 'Z' or +HH:MM / -HH:MM offset) into microseconds since the
+ * epoch, without locale or timezone state. Returns 1 on success. */
+int dbt_parse_time(const char *s, int64_t *us);
+
+/* Floor division of microseconds to milliseconds. */
+int64_t dbt_us_to_ms(int64_t us);
+
+/* strdup that accepts NULL (returns NULL) and sets *oom on failure. */
+char *dbt_strdup(const char *s, int *oom);
+
+/* An open-addressing map from string keys (borrowed) to size_t values. */
+typedef struct dbt_map {
+    const char **keys;
+    size_t *vals;
+    size_t cap, n;
+} dbt_map;
+
+/* Inserts or replaces; returns 0 or OP_ENOMEM. */
+int dbt_map_put(dbt_map *m, const char *key, size_t val);
+/* Returns 1 and sets *val when key is present. */
+int dbt_map_get(const dbt_map *m, const char *key, size_t *val);
+void dbt_map_free(dbt_map *m);
+
+/* The resource type of a unique_id ("model" of "model.pkg.name"), copied
+ * into buf (cap bytes); "" when the id has no dot. */
+void dbt_id_type(const char *id, char *buf, size_t cap);
+/* The package segment ("pkg"); "" when absent. */
+void dbt_id_package(const char *id, char *buf, size_t cap);
+/* A readable name: the part after "<type>.<package>.", without the hash
+ * suffix dbt appends to tests. */
+void dbt_id_name(const char *id, char *buf, size_t cap);
+
+/* --- state kept across inputs (the plugin slot) ------------------------ */
+
+/* One node of a run as the joins need it. */
+typedef struct dbt_rnode {
+    char *id;
+    int64_t start_us, end_us; /* valid when timed */
+    int timed;       /* has a usable place on the run's timeline */
+    int main_thread; /* ran on thread "main" (hooks) */
+    size_t thread;   /* index of its worker thread (parse time only) */
+} dbt_rnode;
+
+enum dbt_run_kind { DBT_RUN_RESULTS = 1, DBT_RUN_FRESHNESS };
+
+/* A run built from a run_results.json or a sources.json. */
+typedef struct dbt_rrun {
+    int kind;
+    char *run_id;     /* = invocation_id (the model's run id) */
+    char *which;      /* args.which; NULL when unknown */
+    char *origin;     /* the input's display name */
+    char *packages;   /* sorted distinct packages joined by '+' */
+    char *project_dir; /* basename of args.project_dir when a package */
+    int64_t generated_us;
+    int has_generated;
+    int64_t t0_us;    /* earliest timed start; valid when ntimed > 0 */
+    int64_t span_us;  /* latest end - earliest start */
+    int64_t busy_us;  /* sum of worker-thread busy time */
+    int threads;      /* args, invocation_command or inferred */
+    size_t ntimed;
+    dbt_rnode *nodes;
+    size_t n, cap;
+    dbt_map index; /* node id -> position in nodes */
+} dbt_rrun;
+
+/* One manifest entry (nodes, sources, exposures, unit_tests). */
+typedef struct dbt_mnode {
+    char *id;
+    char *resource_type, *name, *package, *materialized, *file, *tags;
+    char *unique_key, *incremental_strategy, *full_refresh, *attached_node;
+    char *test_name, *severity, *on_schema_change;
+    char **deps;
+    size_t ndeps;
+} dbt_mnode;
+
+typedef struct dbt_manifest {
+    char *project;    /* metadata.project_name, else the main package */
+    char *invocation; /* metadata.invocation_id */
+    char *origin;
+    int64_t generated_us;
+    int has_generated;
+    int used;
+    dbt_mnode *nodes;
+    size_t n, cap;
+    dbt_map index; /* id -> position in nodes */
+} dbt_manifest;
+
+typedef struct dbt_state {
+    dbt_rrun **runs;
+    size_t nruns, runs_cap;
+    dbt_manifest **manifests;
+    size_t nmanifests, manifests_cap;
+    int dropped_manifests; /* beyond DBT_MAX_MANIFESTS */
+} dbt_state;
+
+/* The state in b's slot, created on first use; NULL on out of memory. */
+dbt_state *dbt_state_get(op_builder *b);
+void dbt_state_free(dbt_state *st);
+void dbt_rrun_free(dbt_rrun *r);
+void dbt_manifest_free(dbt_manifest *m);
+
+/* --- readers ---------------------------------------------------------- */
+
+/* Schema version number of metadata.dbt_schema_version ("…/v6.json" → 6),
+ * 0 when unknown. */
+int dbt_schema_number(const char *url);
+
+/* run_results.json: builds the run and its nodes and keeps the timeline in
+ * the slot. `name` is the input's display name (for messages). */
+int dbt_read_results(const cJSON *root, const char *name, op_builder *b,
+                     op_error *err);
+
+/* sources.json: one run of kind "source-freshness" with a node per source. */
+int dbt_read_sources(const cJSON *root, const char *name, op_builder *b,
+                     op_error *err);
+
+/* manifest.json: keeps what the joins need in the slot. */
+int dbt_read_manifest(const cJSON *root, const char *name, op_builder *b,
+                      op_error *err);
+
+/* The plugin's finish(): joins, critical path, history keys; frees the
+ * slot whatever happens. */
+int dbt_finish(op_builder *b, op_error *err);
+
+#endif

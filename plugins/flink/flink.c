@@ -1,0 +1,838 @@
+/*
+ * flink.c - the Flink input plugin: detection, the three container shapes
+ * it reads (the `flink_rest_export` of DESIGN §9, a HistoryServer archive
+ * `{"archive":[{"path","json"}]}`, one raw REST response) and the REST path
+ * classification. The per-job model is built in flink_job.c and
+ * flink_checkpoints.c. See docs/flink.md and docs/model-flink.md.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flink_internal.h"
+
+#define FL_MAX_GLOBAL_WARNINGS 20
+
+/* --- detection --------------------------------------------------------- */
+
+static int head_has(const op_probe *p, const char *needle)
+{
+    size_t n = strlen(needle), i;
+
+    if (n > p->head_len)
+        return 0;
+    for (i = 0; i + n <= p->head_len; i++)
+        if (p->head[i] == (unsigned char)needle[0] &&
+            !memcmp(p->head + i, needle, n))
+            return 1;
+    return 0;
+}
+
+static int head_first(const op_probe *p)
+{
+    size_t i = 0;
+
+    /* UTF-8 byte order mark */
+    if (p->head_len >= 3 && p->head[0] == 0xEF && p->head[1] == 0xBB &&
+        p->head[2] == 0xBF)
+        i = 3;
+    for (; i < p->head_len; i++)
+        if (!isspace(p->head[i]))
+            return p->head[i];
+    return 0;
+}
+
+/* Scores only what the first 4 KiB show; raw responses of other endpoints
+ * get a middling score so that a dedicated plugin would still win. */
+static int flink_detect(const op_probe *p)
+{
+    int first = head_first(p);
+
+    if (first != '{' && first != '[')
+        return 0;
+    if (first == '{' && head_has(p, "\"flink_rest_export\""))
+        return 95;
+    if (first == '{' && head_has(p, "\"archive\"") && head_has(p, "\"path\"") &&
+        head_has(p, "/jobs"))
+        return 90;
+    if (first == '{' && head_has(p, "\"jid\"") && head_has(p, "\"vertices\""))
+        return 80;
+    if (first == '[')
+        return (head_has(p, ".currentInputWatermark\"") ||
+                head_has(p, "\"busyTimeMsPerSecond\"") ||
+                head_has(p, "\"Shuffle.Netty."))
+                   ? 50
+                   : 0;
+    if (head_has(p, "\"flink-version\"") ||
+        (head_has(p, "\"state_backend\"") && head_has(p, "\"interval\"")) ||
+        (head_has(p, "\"counts\"") && head_has(p, "\"summary\"") &&
+         head_has(p, "\"latest\"")) ||
+        head_has(p, "\"backpressure-level\"") ||
+        head_has(p, "\"backpressureLevel\"") ||
+        head_has(p, "\"root-exception\"") ||
+        head_has(p, "\"exceptionHistory\"") ||
+        head_has(p, "\"execution-config\"") ||
+        (head_has(p, "\"plan\"") && head_has(p, "\"nodes\"")) ||
+        (head_has(p, "\"jobs\"") && head_has(p, "\"last-modification\"")) ||
+        (head_has(p, "\"subtasks\"") && head_has(p, "\"maxParallelism\"") &&
+         head_has(p, "\"read-records\"")))
+        return 60;
+    return 0;
+}
+
+/* --- REST paths -------------------------------------------------------- */
+
+static int copy_id(const char *s, size_t n, char *dst)
+{
+    size_t i;
+
+    if (n == 0 || n > FL_ID_MAX)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+            return 0;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+    return 1;
+}
+
+static int parse_index(const char *s, size_t n, int64_t *out)
+{
+    int64_t v = 0;
+    size_t i;
+
+    if (n == 0 || n > 18)
+        return 0;
+    for (i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+#define FL_MAX_SEGS 10
+
+typedef struct seg {
+    const char *s;
+    size_t n;
+} seg;
+
+static int seg_is(const seg *g, const char *lit)
+{
+    return g->n == strlen(lit) && !memcmp(g->s, lit, g->n);
+}
+
+/* After "/jobs/<jid>/vertices/<vid>". */
+static enum fl_ep vertex_ep(const seg *g, size_t ns, fl_path *out)
+{
+    if (ns == 4)
+        return EP_VERTEX;
+    if (ns == 5 && seg_is(&g[4], "backpressure"))
+        return EP_BACKPRESSURE;
+    if (ns == 5 && seg_is(&g[4], "watermarks"))
+        return EP_WATERMARKS;
+    if (ns == 5 && seg_is(&g[4], "metrics"))
+        return EP_VERTEX_METRICS;
+    if (ns == 6 && seg_is(&g[4], "subtasks") && seg_is(&g[5], "metrics"))
+        return EP_SUBTASKS_METRICS;
+    if (ns == 7 && seg_is(&g[4], "subtasks") && seg_is(&g[6], "metrics") &&
+        parse_index(g[5].s, g[5].n, &out->num))
+        return EP_SUBTASK_METRICS;
+    return EP_OTHER_JOB;
+}
+
+/* After "/jobs/<jid>". */
+static enum fl_ep job_ep(const seg *g, size_t ns, fl_path *out)
+{
+    if (ns == 2)
+        return EP_JOB;
+    if (ns == 3 && seg_is(&g[2], "plan"))
+        return EP_PLAN;
+    if (ns == 3 && seg_is(&g[2], "config"))
+        return EP_JOB_CONFIG;
+    if (ns == 3 && seg_is(&g[2], "exceptions"))
+        return EP_EXCEPTIONS;
+    if (ns == 3 && seg_is(&g[2], "metrics"))
+        return EP_JOB_METRICS;
+    if (ns == 3 && seg_is(&g[2], "checkpoints"))
+        return EP_CKPTS;
+    if (ns == 4 && seg_is(&g[2], "jobmanager") && seg_is(&g[3], "config"))
+        return EP_JOB_JM_CONFIG;
+    if (ns == 4 && seg_is(&g[2], "checkpoints") && seg_is(&g[3], "config"))
+        return EP_CKPT_CONFIG;
+    if (ns == 5 && seg_is(&g[2], "checkpoints") && seg_is(&g[3], "details") &&
+        parse_index(g[4].s, g[4].n, &out->num))
+        return EP_CKPT_DETAIL;
+    if (ns >= 4 && seg_is(&g[2], "vertices") &&
+        copy_id(g[3].s, g[3].n, out->vid))
+        return vertex_ep(g, ns, out);
+    return EP_OTHER_JOB;
+}
+
+void fl_path_parse(const char *raw, fl_path *out)
+{
+    const char *p = raw, *end;
+    seg g[FL_MAX_SEGS];
+    size_t ns = 0;
+
+    memset(out, 0, sizeof *out);
+    out->num = -1;
+    if (!raw)
+        return;
+    if (!strncmp(p, "http://", 7) || !strncmp(p, "https://", 8)) {
+        p = strstr(p, "://") + 3;
+        p = strchr(p, '/');
+        if (!p)
+            return;
+    }
+    end = p + strcspn(p, "?#");
+    while (p < end && ns < FL_MAX_SEGS) {
+        const char *s;
+        while (p < end && *p == '/')
+            p++;
+        s = p;
+        while (p < end && *p != '/')
+            p++;
+        if (p > s) {
+            g[ns].s = s;
+            g[ns].n = (size_t)(p - s);
+            ns++;
+        }
+    }
+    if (p < end)
+        return; /* too many segments: not an endpoint we read */
+    if (ns > 0 && seg_is(&g[0], "v1")) {
+        memmove(g, g + 1, (ns - 1) * sizeof g[0]);
+        ns--;
+    }
+    if (ns == 1 && seg_is(&g[0], "config"))
+        out->ep = EP_DASH_CONFIG;
+    else if (ns == 2 && seg_is(&g[0], "jobmanager") && seg_is(&g[1], "config"))
+        out->ep = EP_JM_CONFIG;
+    else if (ns == 2 && seg_is(&g[0], "jobs") && seg_is(&g[1], "overview"))
+        out->ep = EP_JOBS_OVERVIEW;
+    else if (ns >= 2 && seg_is(&g[0], "jobs") &&
+             copy_id(g[1].s, g[1].n, out->jid))
+        out->ep = job_ep(g, ns, out);
+}
+
+/* --- polls --------------------------------------------------------------- */
+
+typedef struct fl_entry {
+    fl_path path;
+    const cJSON *resp;
+} fl_entry;
+
+/* Every poll keeps its classified entries; fl_find scans them. */
+typedef struct fl_pollx {
+    fl_entry *e;
+    size_t n;
+} fl_pollx;
+
+typedef struct fl_state {
+    fl_ctx c;
+    fl_pollx *px; /* = c.px, writable */
+    cJSON *root;  /* the parsed document */
+    cJSON *owned; /* objects the plugin created (archive payloads) */
+    const char *warn[FL_MAX_GLOBAL_WARNINGS];
+    char warnbuf[FL_MAX_GLOBAL_WARNINGS][256];
+    size_t nwarn;
+} fl_state;
+
+static const fl_pollx *pollx_of(const fl_ctx *c, size_t p)
+{
+    return &c->px[p];
+}
+
+static int entry_matches(const fl_entry *e, enum fl_ep ep, const char *jid,
+                         const char *vid, int64_t num)
+{
+    if (e->path.ep != ep)
+        return 0;
+    if (jid && strcmp(e->path.jid, jid))
+        return 0;
+    if (vid && strcmp(e->path.vid, vid))
+        return 0;
+    if (num >= 0 && e->path.num != num)
+        return 0;
+    return !fl_error_body(e->resp);
+}
+
+const cJSON *fl_find(const fl_ctx *c, size_t p, enum fl_ep ep,
+                     const char *jid, const char *vid, int64_t num)
+{
+    const fl_pollx *x;
+    size_t i;
+
+    if (p >= c->npolls)
+        return NULL;
+    x = pollx_of(c, p);
+    for (i = 0; i < x->n; i++)
+        if (entry_matches(&x->e[i], ep, jid, vid, num))
+            return x->e[i].resp;
+    return NULL;
+}
+
+const cJSON *fl_find_newest(const fl_ctx *c, enum fl_ep ep, const char *jid,
+                            const char *vid, size_t *poll)
+{
+    size_t p = c->npolls;
+
+    while (p-- > 0) {
+        const cJSON *r = fl_find(c, p, ep, jid, vid, -1);
+        if (r) {
+            if (poll)
+                *poll = p;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+const cJSON *fl_find_oldest(const fl_ctx *c, enum fl_ep ep, const char *jid,
+                            const char *vid, size_t *poll)
+{
+    size_t p;
+
+    for (p = 0; p < c->npolls; p++) {
+        const cJSON *r = fl_find(c, p, ep, jid, vid, -1);
+        if (r) {
+            if (poll)
+                *poll = p;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+int fl_entry_at(const fl_ctx *c, size_t p, size_t i, const fl_path **path,
+                const cJSON **resp)
+{
+    const fl_pollx *x;
+
+    if (p >= c->npolls)
+        return 0;
+    x = pollx_of(c, p);
+    if (i >= x->n)
+        return 0;
+    *path = &x->e[i].path;
+    *resp = x->e[i].resp;
+    return 1;
+}
+
+static void global_warning(fl_state *st, const char *msg)
+{
+    if (st->nwarn >= FL_MAX_GLOBAL_WARNINGS)
+        return;
+    snprintf(st->warnbuf[st->nwarn], sizeof st->warnbuf[0], "%s", msg);
+    st->warn[st->nwarn] = st->warnbuf[st->nwarn];
+    st->nwarn++;
+}
+
+static int classify_poll(fl_state *st, size_t p, op_error *err)
+{
+    const cJSON *resps = st->c.polls[p].responses, *it;
+    size_t n = (size_t)cJSON_GetArraySize(resps), i = 0;
+    fl_pollx *x = &st->px[p];
+
+    x->e = n ? calloc(n, sizeof *x->e) : NULL;
+    if (n && !x->e)
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
+    cJSON_ArrayForEach(it, resps)
+    {
+        if (i >= n || !it->string)
+            break;
+        fl_path_parse(it->string, &x->e[i].path);
+        x->e[i].resp = it;
+        if (fl_error_body(it) && p == 0) {
+            char msg[256];
+            char first[120];
+            fl_first_line(fl_error_body(it), first, sizeof first);
+            snprintf(msg, sizeof msg, "%.100s: Flink returned an error: %s",
+                     it->string, first);
+            global_warning(st, msg);
+        }
+        i++;
+    }
+    x->n = i;
+    return OP_OK;
+}
+
+/* --- containers ---------------------------------------------------------- */
+
+static int set_polls(fl_state *st, size_t n, op_error *err)
+{
+    st->c.polls = calloc(n, sizeof *st->c.polls);
+    st->px = calloc(n, sizeof *st->px);
+    st->c.px = st->px;
+    if (!st->c.polls || !st->px)
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
+    st->c.npolls = n;
+    return OP_OK;
+}
+
+static int read_export(fl_state *st, op_error *err)
+{
+    const cJSON *root = st->root, *resps, *samples, *s, *ver;
+    size_t n = 1, k = 1;
+    int64_t v = 0;
+    int rc;
+
+    ver = fl_get(root, "flink_rest_export");
+    if (!fl_i64(ver, &v) || v < 1)
+        return op_error_set(err, OP_EPARSE,
+                            "%s: $.flink_rest_export: expected the format "
+                            "version 1",
+                            st->c.input);
+    if (v > 1) {
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 "export format version %lld is newer than 1: read as 1",
+                 (long long)v);
+        global_warning(st, msg);
+    }
+    resps = fl_get(root, "responses");
+    if (!cJSON_IsObject(resps))
+        return op_error_set(err, OP_EPARSE,
+                            "%s: $.responses: expected an object mapping "
+                            "REST paths to responses",
+                            st->c.input);
+    samples = fl_get(root, "samples");
+    if (samples && !cJSON_IsArray(samples))
+        global_warning(st, "$.samples is not an array: ignored");
+    else if (samples)
+        n += (size_t)cJSON_GetArraySize(samples);
+    if (n > FL_MAX_POLLS) {
+        global_warning(st, "more samples than 100000: the rest ignored");
+        n = FL_MAX_POLLS;
+    }
+    if ((rc = set_polls(st, n, err)))
+        return rc;
+    st->c.polls[0].responses = resps;
+    fl_geti64(root, "captured_at_ms", &st->c.polls[0].captured_at);
+    if (cJSON_IsArray(samples)) {
+        int idx = 0;
+        cJSON_ArrayForEach(s, samples)
+        {
+            const cJSON *sr = fl_get(s, "responses");
+            if (k >= n)
+                break;
+            if (!cJSON_IsObject(sr)) {
+                char msg[96];
+                snprintf(msg, sizeof msg,
+                         "$.samples[%d] has no responses object: ignored",
+                         idx);
+                global_warning(st, msg);
+                idx++;
+                continue;
+            }
+            st->c.polls[k].responses = sr;
+            fl_geti64(s, "captured_at_ms", &st->c.polls[k].captured_at);
+            k++;
+            idx++;
+        }
+    }
+    st->c.npolls = k;
+    return OP_OK;
+}
+
+/* A HistoryServer archive: every entry's "json" is a JSON text. */
+static int read_archive(fl_state *st, op_error *err)
+{
+    const cJSON *arch = fl_get(st->root, "archive"), *it;
+    cJSON *resps;
+    int rc, idx = 0;
+
+    if (!cJSON_IsArray(arch))
+        return op_error_set(err, OP_EPARSE,
+                            "%s: $.archive: expected an array of "
+                            "{\"path\", \"json\"} entries",
+                            st->c.input);
+    st->owned = cJSON_CreateObject();
+    if (!st->owned)
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
+    resps = st->owned;
+    cJSON_ArrayForEach(it, arch)
+    {
+        const char *path = fl_str(it, "path"), *json = fl_str(it, "json");
+        cJSON *doc;
+
+        idx++;
+        if (!path || !json) {
+            char msg[96];
+            snprintf(msg, sizeof msg,
+                     "$.archive[%d]: no path or json string: ignored",
+                     idx - 1);
+            global_warning(st, msg);
+            continue;
+        }
+        doc = cJSON_ParseWithLength(json, strlen(json));
+        if (!doc) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "$.archive[%d] (%.100s): payload is not valid JSON: "
+                     "ignored",
+                     idx - 1, path);
+            global_warning(st, msg);
+            continue;
+        }
+        cJSON_AddItemToObject(resps, path, doc);
+    }
+    if ((rc = set_polls(st, 1, err)))
+        return rc;
+    st->c.polls[0].responses = resps;
+    return OP_OK;
+}
+
+/* What a lone response is, by its members (the path is not known). */
+static enum fl_ep lone_kind(const cJSON *root)
+{
+    if (cJSON_IsArray(root)) {
+        const cJSON *first = cJSON_GetArrayItem(root, 0);
+        const char *id = fl_str(first, "id");
+        if (fl_get(first, "key"))
+            return EP_JM_CONFIG;
+        if (id && strstr(id, "currentInputWatermark") &&
+            fl_get(first, "value") && cJSON_GetArraySize(root) > 0 &&
+            id[0] >= '0' && id[0] <= '9')
+            return EP_WATERMARKS;
+        if (id)
+            return EP_SUBTASKS_METRICS;
+        return EP_UNKNOWN;
+    }
+    if (!cJSON_IsObject(root))
+        return EP_UNKNOWN;
+    if (fl_get(root, "jid") && fl_get(root, "vertices"))
+        return EP_JOB;
+    if (fl_get(root, "flink-version"))
+        return EP_DASH_CONFIG;
+    if (fl_get(root, "counts") && fl_get(root, "latest"))
+        return EP_CKPTS;
+    if (fl_get(root, "interval") &&
+        (fl_get(root, "state_backend") || fl_get(root, "timeout")))
+        return EP_CKPT_CONFIG;
+    if (fl_get2(root, "backpressureLevel", "backpressure-level") ||
+        (fl_get(root, "status") && fl_get(root, "subtasks") &&
+         !fl_get(root, "id")))
+        return EP_BACKPRESSURE;
+    if (cJSON_HasObjectItem(root, "root-exception") ||
+        fl_get(root, "exceptionHistory") || fl_get(root, "all-exceptions"))
+        return EP_EXCEPTIONS;
+    if (fl_get(root, "execution-config") ||
+        (fl_get(root, "jid") && fl_get(root, "name") &&
+         cJSON_GetArraySize(root) <= 3))
+        return EP_JOB_CONFIG;
+    if (cJSON_IsObject(fl_get(root, "plan")))
+        return EP_PLAN;
+    if (cJSON_IsArray(fl_get(root, "jobs")))
+        return EP_JOBS_OVERVIEW;
+    if (fl_get(root, "id") && cJSON_IsArray(fl_get(root, "subtasks")) &&
+        fl_get(root, "parallelism"))
+        return EP_VERTEX;
+    return EP_OTHER_JOB;
+}
+
+/* The run id of a lone response without a job id: the input's base name
+ * without its extensions (.json, .gz ...), reduced to id characters. */
+static void id_from_name(const char *name, char *dst)
+{
+    static const char *exts[] = {".json", ".gz", ".zst", ".lz4", ".snappy",
+                                 ".txt"};
+    const char *base = name ? strrchr(name, '/') : NULL;
+    size_t len, o, i, k;
+
+    base = base ? base + 1 : (name ? name : "");
+    len = strlen(base);
+    for (k = 0; k < 3; k++)
+        for (i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+            size_t el = strlen(exts[i]);
+            if (len > el && !strcmp(base + len - el, exts[i]))
+                len -= el;
+        }
+    for (o = 0; o < len && o < FL_ID_MAX; o++)
+        dst[o] = (isalnum((unsigned char)base[o]) || base[o] == '-' ||
+                  base[o] == '.')
+                     ? base[o]
+                     : '_';
+    if (o == 0) {
+        memcpy(dst, "flink-job", 9);
+        o = 9;
+    }
+    dst[o] = '\0';
+}
+
+static const char *lone_jid(const cJSON *root, enum fl_ep ep)
+{
+    const char *j = fl_str(root, "jid");
+    char tmp[FL_ID_MAX + 1];
+
+    if (!j && ep == EP_PLAN)
+        j = fl_str(fl_get(root, "plan"), "jid");
+    if (j && copy_id(j, strlen(j), tmp))
+        return j;
+    return NULL;
+}
+
+static int read_lone(fl_state *st, op_error *err)
+{
+    enum fl_ep ep = lone_kind(st->root);
+    fl_entry *e;
+    const char *jid;
+    int rc;
+
+    if (ep == EP_UNKNOWN)
+        return op_error_set(err, OP_EPARSE,
+                            "%s: $: not a Flink REST export, HistoryServer "
+                            "archive or JobManager REST response",
+                            st->c.input);
+    if ((rc = set_polls(st, 1, err)))
+        return rc;
+    st->c.lone = 1;
+    st->c.polls[0].responses = st->root;
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
+    st->px[0].e = e;
+    st->px[0].n = 1;
+    e->resp = st->root;
+    e->path.ep = ep;
+    e->path.num = -1;
+    jid = lone_jid(st->root, ep);
+    if (ep == EP_JOBS_OVERVIEW &&
+        cJSON_GetArraySize(fl_get(st->root, "jobs")) > 0)
+        return OP_OK; /* the runs come from the listed job ids */
+    if (jid)
+        snprintf(e->path.jid, sizeof e->path.jid, "%s", jid);
+    else
+        id_from_name(st->c.input, e->path.jid);
+    if (ep == EP_VERTEX) {
+        const char *vid = fl_str(st->root, "id");
+        if (!vid || !copy_id(vid, strlen(vid), e->path.vid))
+            snprintf(e->path.vid, sizeof e->path.vid, "unknown-vertex");
+    } else if (ep == EP_BACKPRESSURE || ep == EP_WATERMARKS ||
+               ep == EP_SUBTASKS_METRICS) {
+        snprintf(e->path.vid, sizeof e->path.vid, "unknown-vertex");
+    }
+    return OP_OK;
+}
+
+/* --- jobs ---------------------------------------------------------------- */
+
+typedef struct jid_list {
+    char (*v)[FL_ID_MAX + 1];
+    size_t n, cap;
+} jid_list;
+
+/* Adds j unless present. Returns 0 or OP_ENOMEM. */
+static int jid_add(jid_list *l, const char *j)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], j))
+            return OP_OK;
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 8;
+        void *nv = realloc(l->v, ncap * sizeof *l->v);
+        if (!nv)
+            return OP_ENOMEM;
+        l->v = nv;
+        l->cap = ncap;
+    }
+    snprintf(l->v[l->n++], FL_ID_MAX + 1, "%s", j);
+    return OP_OK;
+}
+
+/* Every job id named by a path or listed in /jobs/overview, in order of
+ * first appearance. */
+static int collect_jids(const fl_state *st, jid_list *l)
+{
+    size_t p, i;
+
+    for (p = 0; p < st->c.npolls; p++) {
+        for (i = 0; i < st->px[p].n; i++) {
+            const fl_entry *e = &st->px[p].e[i];
+            const cJSON *j;
+
+            if (e->path.jid[0] && jid_add(l, e->path.jid))
+                return OP_ENOMEM;
+            if (e->path.ep != EP_JOBS_OVERVIEW || e->path.jid[0])
+                continue;
+            cJSON_ArrayForEach(j, fl_get(e->resp, "jobs"))
+            {
+                const char *jid = fl_str(j, "jid");
+                char tmp[FL_ID_MAX + 1];
+                if (jid && copy_id(jid, strlen(jid), tmp) && jid_add(l, tmp))
+                    return OP_ENOMEM;
+            }
+        }
+    }
+    return OP_OK;
+}
+
+static const char *lone_what(enum fl_ep ep)
+{
+    switch (ep) {
+    case EP_JOB: return "/jobs/<jid>";
+    case EP_DASH_CONFIG: return "/config";
+    case EP_JM_CONFIG: return "/jobmanager/config";
+    case EP_JOBS_OVERVIEW: return "/jobs/overview";
+    case EP_PLAN: return "/jobs/<jid>/plan";
+    case EP_JOB_CONFIG: return "/jobs/<jid>/config";
+    case EP_CKPTS: return "/jobs/<jid>/checkpoints";
+    case EP_CKPT_CONFIG: return "/jobs/<jid>/checkpoints/config";
+    case EP_EXCEPTIONS: return "/jobs/<jid>/exceptions";
+    case EP_VERTEX: return "/jobs/<jid>/vertices/<vid>";
+    case EP_BACKPRESSURE: return "/jobs/<jid>/vertices/<vid>/backpressure";
+    case EP_WATERMARKS: return "/jobs/<jid>/vertices/<vid>/watermarks";
+    case EP_SUBTASKS_METRICS:
+        return "/jobs/<jid>/vertices/<vid>/subtasks/metrics";
+    default: return "Flink REST";
+    }
+}
+
+static void lone_warnings(fl_state *st, op_run *r)
+{
+    enum fl_ep ep = st->px[0].e[0].path.ep;
+    char msg[512];
+
+    if (ep == EP_JOB) {
+        op_run_warning(st->c.b, r,
+                       "a lone /jobs/<jid> response: no checkpoint "
+                       "statistics or config, backpressure, watermarks or "
+                       "cluster config; make a full export (docs/flink.md) "
+                       "for the checkpoint, watermark and bottleneck rules");
+        return;
+    }
+    snprintf(msg, sizeof msg,
+             "a lone %s response%s: the rest of the job is unknown; make a "
+             "full export (docs/flink.md)",
+             lone_what(ep),
+             (st->px[0].e[0].path.jid[0] && !lone_jid(st->root, ep))
+                 ? " without a job id (run named after the file)"
+                 : "");
+    op_run_warning(st->c.b, r, msg);
+    if (ep == EP_OTHER_JOB)
+        op_run_warning(st->c.b, r,
+                       "the response is not one the model uses");
+}
+
+static int build_jobs(fl_state *st, op_error *err)
+{
+    jid_list l = {0};
+    size_t i, w;
+    int rc = OP_OK;
+
+    if (collect_jids(st, &l)) {
+        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", st->c.input);
+        goto out;
+    }
+    if (l.n == 0) {
+        rc = op_error_set(err, OP_EPARSE,
+                          "%s: $.responses: no /jobs/<jid> path: the export "
+                          "holds no job",
+                          st->c.input);
+        goto out;
+    }
+    for (i = 0; i < l.n; i++) {
+        op_run *r;
+        if ((rc = fl_job(&st->c, l.v[i], err)))
+            goto out;
+        r = op_run_get(st->c.b, "flink", l.v[i]);
+        for (w = 0; w < st->nwarn; w++)
+            op_run_warning(st->c.b, r, st->warn[w]);
+        if (st->c.lone)
+            lone_warnings(st, r);
+    }
+out:
+    free(l.v);
+    return rc;
+}
+
+/* --- entry ---------------------------------------------------------------- */
+
+static void json_error(const char *buf, size_t len, const char *input,
+                       op_error *err)
+{
+    const char *at = cJSON_GetErrorPtr();
+    size_t off = 0, line = 1, i;
+
+    if (at && at >= buf && at <= buf + len)
+        off = (size_t)(at - buf);
+    for (i = 0; i < off; i++)
+        if (buf[i] == '\n')
+            line++;
+    op_error_set(err, OP_EPARSE,
+                 "%s: line %zu (byte %zu): invalid JSON (a Flink REST "
+                 "export, archive or response was expected)",
+                 input, line, off);
+}
+
+static void state_free(fl_state *st)
+{
+    size_t p;
+
+    if (st->px)
+        for (p = 0; p < st->c.npolls; p++)
+            free(st->px[p].e);
+    free(st->px);
+    free(st->c.polls);
+    cJSON_Delete(st->owned);
+    cJSON_Delete(st->root);
+}
+
+static int flink_parse(op_stream *in, op_builder *b, op_error *err)
+{
+    fl_state st;
+    const char *buf = NULL;
+    size_t len = 0, p;
+    int rc;
+
+    memset(&st, 0, sizeof st);
+    st.c.b = b;
+    st.c.input = op_stream_name(in);
+    if ((rc = op_stream_read_all(in, &buf, &len, err)))
+        return rc;
+    st.root = cJSON_ParseWithLength(buf, len);
+    if (!st.root) {
+        json_error(buf, len, st.c.input, err);
+        return OP_EPARSE;
+    }
+    if (cJSON_IsObject(st.root) && fl_get(st.root, "flink_rest_export"))
+        rc = read_export(&st, err);
+    else if (cJSON_IsObject(st.root) &&
+             cJSON_IsArray(fl_get(st.root, "archive")))
+        rc = read_archive(&st, err);
+    else
+        rc = read_lone(&st, err);
+    if (rc)
+        goto out;
+    if (!st.c.lone)
+        for (p = 0; p < st.c.npolls; p++)
+            if ((rc = classify_poll(&st, p, err)))
+                goto out;
+    if ((rc = build_jobs(&st, err)))
+        goto out;
+    if (op_builder_failed(b, err))
+        rc = err ? err->code : OP_ENOMEM;
+out:
+    state_free(&st);
+    return rc;
+}
+
+/* The built-in Flink plugin (DESIGN §6, §9). */
+const op_plugin op_plugin_flink = {
+    OP_PLUGIN_HEADER,
+    .name = "flink",
+    .version = "0.1.0",
+    .description = "Flink JobManager REST export (flink_rest_export 1), "
+                   "HistoryServer archive or one raw REST response",
+    .detect = flink_detect,
+    .parse = flink_parse,
+};

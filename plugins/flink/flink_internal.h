@@ -1,0 +1,169 @@
+/*
+ * flink_internal.h - what the files of the Flink input plugin share: the
+ * parse context, REST path classification, version-tolerant JSON readers
+ * and the config merger. Private to plugins/flink/ (never installed).
+ *
+ * The plugin reads one JSON document (a `flink_rest_export`, a HistoryServer
+ * archive or one raw REST response) into "polls": poll 0 holds the main
+ * responses, polls 1..n the export's later `samples`. Each poll is a JSON
+ * object mapping a REST path to the response Flink returned for it.
+ */
+#ifndef FLINK_INTERNAL_H
+#define FLINK_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <optipipe/plugin.h>
+
+#define FL_ID_MAX 64           /* ids are 32 hex digits; a little slack */
+#define FL_MAX_SUBTASKS 32768  /* Flink's upper bound for max parallelism */
+#define FL_MAX_POLLS 100000    /* samples kept from one export */
+#define FL_TEXT_MAX 4096       /* longest description / message kept */
+#define FL_MSG_MAX 300         /* longest failure message kept in a record */
+
+/* The endpoints the plugin understands (research/flink.md §1.1). */
+enum fl_ep {
+    EP_UNKNOWN = 0,
+    EP_DASH_CONFIG,       /* /config */
+    EP_JM_CONFIG,         /* /jobmanager/config */
+    EP_JOBS_OVERVIEW,     /* /jobs/overview */
+    EP_JOB,               /* /jobs/<jid> */
+    EP_PLAN,              /* /jobs/<jid>/plan */
+    EP_JOB_CONFIG,        /* /jobs/<jid>/config */
+    EP_JOB_JM_CONFIG,     /* /jobs/<jid>/jobmanager/config */
+    EP_CKPTS,             /* /jobs/<jid>/checkpoints */
+    EP_CKPT_CONFIG,       /* /jobs/<jid>/checkpoints/config */
+    EP_CKPT_DETAIL,       /* /jobs/<jid>/checkpoints/details/<id> */
+    EP_EXCEPTIONS,        /* /jobs/<jid>/exceptions */
+    EP_JOB_METRICS,       /* /jobs/<jid>/metrics?get= */
+    EP_VERTEX,            /* /jobs/<jid>/vertices/<vid> */
+    EP_BACKPRESSURE,      /* /jobs/<jid>/vertices/<vid>/backpressure */
+    EP_WATERMARKS,        /* /jobs/<jid>/vertices/<vid>/watermarks */
+    EP_SUBTASKS_METRICS,  /* /jobs/<jid>/vertices/<vid>/subtasks/metrics */
+    EP_SUBTASK_METRICS,   /* /jobs/<jid>/vertices/<vid>/subtasks/<n>/metrics */
+    EP_VERTEX_METRICS,    /* /jobs/<jid>/vertices/<vid>/metrics */
+    EP_OTHER_JOB          /* another /jobs/<jid>/... path: not used */
+};
+
+typedef struct fl_path {
+    enum fl_ep ep;
+    char jid[FL_ID_MAX + 1];
+    char vid[FL_ID_MAX + 1];
+    int64_t num; /* checkpoint id or subtask index; -1 when none */
+} fl_path;
+
+/* Classifies a REST path ("http://jm:8081/v1/jobs/<jid>/plan?x" works too).
+ * Never fails: unknown paths get EP_UNKNOWN. */
+void fl_path_parse(const char *raw, fl_path *out);
+
+typedef struct fl_poll {
+    const cJSON *responses; /* object: path -> response */
+    int64_t captured_at;    /* epoch ms; 0 when unknown */
+} fl_poll;
+
+/* A string -> string list kept by the plugin before emitting run config
+ * (later sets win; keys are canonical Flink keys). */
+typedef struct fl_kv {
+    char *key, *value;
+} fl_kv;
+
+typedef struct fl_config {
+    fl_kv *items;
+    size_t n, cap;
+    int oom;
+} fl_config;
+
+struct fl_pollx; /* a poll's classified entries (flink.c) */
+
+typedef struct fl_ctx {
+    op_builder *b;
+    const char *input; /* display name of the input, for messages */
+    fl_poll *polls;
+    size_t npolls;
+    const struct fl_pollx *px; /* one per poll */
+    int lone;                  /* the input was one raw response */
+} fl_ctx;
+
+/* --- JSON readers (flink_json.c) --------------------------------------- */
+
+/* Reads a number, a numeric string or "NaN"/"Infinity" (Jackson writes
+ * non-finite doubles as strings). Returns 1 and sets *out (possibly NaN),
+ * 0 when absent, null or not numeric. */
+int fl_num(const cJSON *it, double *out);
+
+/* Reads a 64-bit integer exactly: strings through strtoll, numbers through
+ * the double with Long.MIN/MAX_VALUE recognized as sentinels (a double
+ * cannot hold them, and only they reach that magnitude). Returns 1 and sets
+ * *out, 0 when absent, non-numeric or NaN. */
+int fl_i64(const cJSON *it, int64_t *out);
+
+/* Member lookups that treat JSON null as absent. fl_get2 returns the first
+ * of two spellings that is present (camelCase vs hyphenated fields). */
+const cJSON *fl_get(const cJSON *obj, const char *key);
+const cJSON *fl_get2(const cJSON *obj, const char *a, const char *b);
+const char *fl_str(const cJSON *obj, const char *key);
+int fl_getnum(const cJSON *obj, const char *key, double *out);
+int fl_geti64(const cJSON *obj, const char *key, int64_t *out);
+/* Returns 1 and sets *out for true/false (or "true"/"false"), else 0. */
+int fl_getbool(const cJSON *obj, const char *key, int *out);
+
+/* A Flink error body ({"errors": [...]}): returns its first message or
+ * "error" when it is one, NULL otherwise. */
+const char *fl_error_body(const cJSON *resp);
+
+/* Copies src into dst (size n), replacing HTML entities of plan
+ * descriptions (&gt; &lt; &amp; &quot; &#39;) and "<br/>" with "\n", and
+ * dropping control characters other than '\n'. Always terminates. */
+void fl_unescape_html(const char *src, char *dst, size_t n);
+
+/* Copies at most n-1 bytes of the first line of src into dst. */
+void fl_first_line(const char *src, char *dst, size_t n);
+
+/* --- config (flink_json.c) --------------------------------------------- */
+
+void fl_config_init(fl_config *c);
+void fl_config_free(fl_config *c);
+/* Sets key (mapped to its canonical name, flink.md §1.5) to value. */
+void fl_config_set(fl_config *c, const char *key, const char *value);
+/* Removes key (canonical). */
+void fl_config_unset(fl_config *c, const char *key);
+const char *fl_config_get(const fl_config *c, const char *key);
+/* Maps an old (<= 1.19) key to its 1.20/2.x name; returns key itself when
+ * it has no other name. */
+const char *fl_canonical_key(const char *key);
+/* Merges a [{"key","value"}] list (/jobmanager/config) into c: old keys
+ * first, then canonical ones, so a new key beats its deprecated alias.
+ * Returns the number of keys read. */
+size_t fl_config_merge_list(fl_config *c, const cJSON *list);
+
+/* --- responses (flink.c) ----------------------------------------------- */
+
+/* The response for endpoint ep of job jid (and vertex vid / number num when
+ * not NULL / >= 0) in poll p, or NULL. Error bodies count as absent. */
+const cJSON *fl_find(const fl_ctx *c, size_t p, enum fl_ep ep,
+                     const char *jid, const char *vid, int64_t num);
+/* The same in the newest poll that has it; *poll receives its index. */
+const cJSON *fl_find_newest(const fl_ctx *c, enum fl_ep ep, const char *jid,
+                            const char *vid, size_t *poll);
+/* The same in the oldest poll that has it. */
+const cJSON *fl_find_oldest(const fl_ctx *c, enum fl_ep ep, const char *jid,
+                            const char *vid, size_t *poll);
+/* The i-th entry of poll p (for endpoints that may appear more than once:
+ * metrics queried with different names, checkpoint details). Returns 0
+ * past the end. */
+int fl_entry_at(const fl_ctx *c, size_t p, size_t i, const fl_path **path,
+                const cJSON **resp);
+
+/* --- per job (flink_job.c, flink_checkpoints.c) ------------------------ */
+
+/* Builds the run of job jid from every poll. Returns 0 or OP_ENOMEM. */
+int fl_job(fl_ctx *c, const char *jid, op_error *err);
+
+/* Checkpoint statistics, checkpoint config, details and exceptions of job
+ * jid into run r; cfg collects the config keys they imply. */
+void fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg);
+void fl_exceptions(fl_ctx *c, op_run *r, const char *jid);
+
+/* Flink job state -> model status (DESIGN §4). */
+const char *fl_status(const char *state);
+
+#endif

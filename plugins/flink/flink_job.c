@@ -1,0 +1,1128 @@
+/*
+ * flink_job.c - one Flink job into one run: job details, plan (the DAG),
+ * vertices with IO metrics, per-subtask busy / backpressure / idle ratios
+ * (from /backpressure or subtask metrics), input watermarks, rates, job
+ * metrics, and the merged config. Names: docs/model-flink.md.
+ *
+ * Snapshot values come from the newest poll that has the path; series are
+ * merged over every poll; rates compare the oldest and newest poll.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flink_internal.h"
+
+const char *fl_status(const char *state)
+{
+    if (!state)
+        return "unknown";
+    if (!strcmp(state, "RUNNING"))
+        return "running";
+    if (!strcmp(state, "FINISHED"))
+        return "succeeded";
+    if (!strcmp(state, "FAILED"))
+        return "failed";
+    if (!strcmp(state, "CANCELED"))
+        return "cancelled";
+    return "unknown";
+}
+
+/* --- per-subtask values and accumulators ------------------------------ */
+
+typedef struct fl_arr {
+    double *v;
+    size_t n;
+    int oom;
+} fl_arr;
+
+static void arr_set(fl_arr *a, int64_t idx, double x)
+{
+    size_t i;
+
+    if (idx < 0 || idx >= FL_MAX_SUBTASKS || a->oom)
+        return;
+    if ((size_t)idx >= a->n) {
+        size_t nn = (size_t)idx + 1;
+        double *nv = realloc(a->v, nn * sizeof *nv);
+        if (!nv) {
+            a->oom = 1;
+            return;
+        }
+        for (i = a->n; i < nn; i++)
+            nv[i] = NAN;
+        a->v = nv;
+        a->n = nn;
+    }
+    a->v[idx] = x;
+}
+
+static size_t arr_finite(const fl_arr *a, double *mean, double *max,
+                         double *sum)
+{
+    size_t i, k = 0;
+    double s = 0, m = -INFINITY;
+
+    for (i = 0; i < a->n; i++) {
+        if (!isfinite(a->v[i]))
+            continue;
+        s += a->v[i];
+        if (a->v[i] > m)
+            m = a->v[i];
+        k++;
+    }
+    if (k) {
+        *mean = s / (double)k;
+        *max = m;
+        *sum = s;
+    }
+    return k;
+}
+
+typedef struct fl_acc {
+    size_t n;
+    double min, max, sum, avg_sum; /* avg_sum: sum of reported averages */
+} fl_acc;
+
+static void acc_add(fl_acc *a, double mn, double mx, double sum, double avg)
+{
+    if (!isfinite(mn) || !isfinite(mx))
+        return;
+    if (!a->n || mn < a->min)
+        a->min = mn;
+    if (!a->n || mx > a->max)
+        a->max = mx;
+    a->sum += isfinite(sum) ? sum : 0;
+    a->avg_sum += isfinite(avg) ? avg : 0;
+    a->n++;
+}
+
+/* The metrics the model reads from Flink's metric system. */
+enum {
+    M_BUSY, M_BP, M_IDLE, M_RIN, M_ROUT, M_BIN, M_BOUT, M_START_DELAY,
+    M_WM_OUT, M_PENDING, M_LATE, M_WM_LAG, M_SRC_IDLE, M_SRC_RIN, M_COUNT
+};
+
+static const struct {
+    const char *name;
+    int op_level; /* reported per operator: "<operator>.<name>" */
+    int m;
+    double scale;
+} metric_map[] = {
+    {"busyTimeMsPerSecond", 0, M_BUSY, 0.001},
+    {"backPressuredTimeMsPerSecond", 0, M_BP, 0.001},
+    {"idleTimeMsPerSecond", 0, M_IDLE, 0.001},
+    {"numRecordsInPerSecond", 0, M_RIN, 1},
+    {"numRecordsOutPerSecond", 0, M_ROUT, 1},
+    {"numBytesInPerSecond", 0, M_BIN, 1},
+    {"numBytesOutPerSecond", 0, M_BOUT, 1},
+    {"checkpointStartDelayNanos", 0, M_START_DELAY, 1e-6},
+    {"currentOutputWatermark", 1, M_WM_OUT, 1},
+    {"pendingRecords", 1, M_PENDING, 1},
+    {"numLateRecordsDropped", 1, M_LATE, 1},
+    {"watermarkLag", 1, M_WM_LAG, 1},
+    {"sourceIdleTime", 1, M_SRC_IDLE, 1},
+};
+
+/* Watermarks per subtask, kept as exact 64-bit values. */
+typedef struct fl_wm {
+    int64_t *v;
+    unsigned char *set;
+    size_t n;
+    int oom;
+} fl_wm;
+
+typedef struct fl_vx {
+    char id[FL_ID_MAX + 1];
+    op_node *node;
+    const cJSON *vjson;  /* entry of /jobs/<jid> vertices[] or NULL */
+    const cJSON *pnode;  /* entry of plan.nodes[] or NULL */
+    int is_source;
+    fl_arr bp_src[3];    /* busy, backpressure, idle from /backpressure */
+    fl_arr sub[M_COUNT]; /* per subtask from metrics, scaled */
+    fl_acc agg[M_COUNT]; /* aggregates (subtasks/metrics, operators) */
+    fl_wm in_wm;         /* task input watermark per subtask */
+    fl_wm out_wm;        /* highest operator output watermark per subtask */
+    int have_ratios;
+} fl_vx;
+
+static void wm_free(fl_wm *w)
+{
+    free(w->v);
+    free(w->set);
+}
+
+static void vx_free(fl_vx *v)
+{
+    int i;
+
+    for (i = 0; i < 3; i++)
+        free(v->bp_src[i].v);
+    for (i = 0; i < M_COUNT; i++)
+        free(v->sub[i].v);
+    wm_free(&v->in_wm);
+    wm_free(&v->out_wm);
+}
+
+/* Sets subtask idx to wm; with keep_max an existing higher value stays
+ * (a chain's operators each report an output watermark: the one leaving
+ * the task is the highest). */
+static void wm_put(fl_wm *w, int64_t idx, int64_t wm, int keep_max)
+{
+    if (idx < 0 || idx >= FL_MAX_SUBTASKS || w->oom)
+        return;
+    if ((size_t)idx >= w->n) {
+        size_t nn = (size_t)idx + 1;
+        int64_t *nv = realloc(w->v, nn * sizeof *nv);
+        unsigned char *ns;
+        if (!nv) {
+            w->oom = 1;
+            return;
+        }
+        w->v = nv;
+        ns = realloc(w->set, nn);
+        if (!ns) {
+            w->oom = 1;
+            return;
+        }
+        memset(ns + w->n, 0, nn - w->n);
+        w->set = ns;
+        w->n = nn;
+    }
+    if (keep_max && w->set[idx] && w->v[idx] >= wm)
+        return;
+    w->v[idx] = wm;
+    w->set[idx] = 1;
+}
+
+/* --- metric responses -------------------------------------------------- */
+
+static int lookup_metric(const char *name, int *op_level)
+{
+    const char *dot = strrchr(name, '.');
+    const char *leaf = dot ? dot + 1 : name;
+    size_t i;
+
+    for (i = 0; i < sizeof metric_map / sizeof metric_map[0]; i++) {
+        if (strcmp(leaf, metric_map[i].name))
+            continue;
+        if (dot && !metric_map[i].op_level)
+            break;
+        *op_level = metric_map[i].op_level;
+        return (int)i;
+    }
+    /* A source operator's own input rate (the task-level one is 0). */
+    if (dot && !strcmp(leaf, "numRecordsInPerSecond") &&
+        !strncmp(name, "Source", 6)) {
+        *op_level = 1;
+        return -2;
+    }
+    return -1;
+}
+
+/* One metric entry ({id, value} of subtask idx, or {id, min, max, avg,
+ * sum}) into the vertex. idx < 0 for aggregates. */
+static void vx_metric(fl_vx *v, const char *name, const cJSON *e,
+                      int64_t idx)
+{
+    int op = 0, k = lookup_metric(name, &op), m;
+    double scale, x, mn, mx, avg, sum;
+    const char *leaf = strrchr(name, '.');
+
+    leaf = leaf ? leaf + 1 : name;
+    if (!strcmp(leaf, "currentInputWatermark") && leaf == name) {
+        int64_t w;
+        if (idx >= 0 && fl_geti64(e, "value", &w))
+            wm_put(&v->in_wm, idx, w, 0);
+        return;
+    }
+    if (k == -1)
+        return;
+    m = k == -2 ? M_SRC_RIN : metric_map[k].m;
+    scale = k == -2 ? 1 : metric_map[k].scale;
+    if (m == M_WM_OUT && idx >= 0) {
+        int64_t w;
+        if (fl_geti64(e, "value", &w))
+            wm_put(&v->out_wm, idx, w, 1);
+        return;
+    }
+    if (fl_getnum(e, "value", &x)) {
+        if (!op && idx >= 0)
+            arr_set(&v->sub[m], idx, x * scale);
+        else
+            acc_add(&v->agg[m], x * scale, x * scale, x * scale, x * scale);
+        return;
+    }
+    if (fl_getnum(e, "min", &mn) && fl_getnum(e, "max", &mx)) {
+        if (!fl_getnum(e, "avg", &avg))
+            avg = NAN;
+        if (!fl_getnum(e, "sum", &sum))
+            sum = NAN;
+        if (m == M_WM_OUT && mn <= -9.2e18)
+            return;
+        acc_add(&v->agg[m], mn * scale, mx * scale, sum * scale,
+                avg * scale);
+    }
+}
+
+/* "3.busyTimeMsPerSecond" -> 3 and "busyTimeMsPerSecond". */
+static int64_t split_subtask(const char *id, const char **rest)
+{
+    int64_t idx = 0;
+    const char *p = id;
+
+    if (*p < '0' || *p > '9')
+        return -1;
+    while (*p >= '0' && *p <= '9' && idx < FL_MAX_SUBTASKS)
+        idx = idx * 10 + (*p++ - '0');
+    if (*p != '.')
+        return -1;
+    *rest = p + 1;
+    return idx;
+}
+
+static void vx_metrics_response(fl_vx *v, const fl_path *path,
+                                const cJSON *resp)
+{
+    const cJSON *e;
+
+    cJSON_ArrayForEach(e, resp)
+    {
+        const char *id = fl_str(e, "id"), *rest = NULL;
+        int64_t idx = -1;
+
+        if (!id)
+            continue;
+        if (path->ep == EP_SUBTASK_METRICS)
+            idx = path->num;
+        else if (path->ep == EP_VERTEX_METRICS) {
+            idx = split_subtask(id, &rest);
+            if (idx < 0)
+                continue; /* vertex metrics are named "<subtask>.<m>" */
+            id = rest;
+        }
+        vx_metric(v, id, e, idx);
+    }
+}
+
+static void vx_backpressure(fl_vx *v, const cJSON *bp, op_builder *b)
+{
+    const cJSON *subs = fl_get(bp, "subtasks"), *s, *lvl;
+    const char *status = fl_str(bp, "status");
+    int pos = 0;
+
+    if (status)
+        op_node_attr(b, v->node, "backpressure_status", status);
+    lvl = fl_get2(bp, "backpressureLevel", "backpressure-level");
+    if (cJSON_IsString(lvl))
+        op_node_attr(b, v->node, "backpressure_level", lvl->valuestring);
+    cJSON_ArrayForEach(s, subs)
+    {
+        int64_t idx = pos++;
+        double x;
+
+        fl_geti64(s, "subtask", &idx);
+        if (fl_getnum(s, "busyRatio", &x))
+            arr_set(&v->bp_src[0], idx, x);
+        if (fl_getnum(s, "ratio", &x))
+            arr_set(&v->bp_src[1], idx, x);
+        if (fl_getnum(s, "idleRatio", &x))
+            arr_set(&v->bp_src[2], idx, x);
+    }
+}
+
+static void vx_watermarks(fl_vx *v, const cJSON *resp)
+{
+    const cJSON *e;
+
+    cJSON_ArrayForEach(e, resp)
+    {
+        const char *id = fl_str(e, "id"), *rest = NULL;
+        int64_t idx = id ? split_subtask(id, &rest) : -1, w;
+
+        if (idx < 0 || strcmp(rest, "currentInputWatermark"))
+            continue;
+        if (fl_geti64(e, "value", &w))
+            wm_put(&v->in_wm, idx, w, 0);
+    }
+}
+
+/* --- emission ------------------------------------------------------------ */
+
+static const char *ratio_names[3] = {"busy_ratio", "backpressure_ratio",
+                                     "idle_ratio"};
+static const int ratio_metrics[3] = {M_BUSY, M_BP, M_IDLE};
+
+static void emit_arr(op_builder *b, op_node *n, const char *name,
+                     const fl_arr *a)
+{
+    double mean = 0, max = 0, sum = 0;
+    char key[64];
+
+    if (!arr_finite(a, &mean, &max, &sum))
+        return;
+    op_node_dist_values(b, n, name, a->v, a->n);
+    op_node_metric(b, n, name, mean);
+    snprintf(key, sizeof key, "%s_max", name);
+    op_node_metric(b, n, key, max);
+}
+
+static void emit_ratios(op_builder *b, fl_vx *v)
+{
+    int i, have_bp = 0, have_sub = 0;
+    double mean, max, sum;
+    const char *src = NULL;
+    char key[64];
+
+    for (i = 0; i < 3; i++) {
+        have_bp |= arr_finite(&v->bp_src[i], &mean, &max, &sum) > 0;
+        have_sub |= arr_finite(&v->sub[ratio_metrics[i]], &mean, &max,
+                               &sum) > 0;
+    }
+    for (i = 0; i < 3; i++) {
+        const fl_acc *a = &v->agg[ratio_metrics[i]];
+        if (have_bp) {
+            emit_arr(b, v->node, ratio_names[i], &v->bp_src[i]);
+            src = "backpressure";
+        } else if (have_sub) {
+            emit_arr(b, v->node, ratio_names[i], &v->sub[ratio_metrics[i]]);
+            src = "subtask_metrics";
+        } else if (a->n) {
+            op_node_metric(b, v->node, ratio_names[i],
+                           a->avg_sum / (double)a->n);
+            snprintf(key, sizeof key, "%s_max", ratio_names[i]);
+            op_node_metric(b, v->node, key, a->max);
+            src = "aggregated_metrics";
+        }
+    }
+    if (src) {
+        op_node_attr(b, v->node, "ratio_source", src);
+        v->have_ratios = 1;
+    }
+}
+
+/* Sum of a per-subtask rate, or of its aggregate; NAN when unknown. */
+static double rate_of(const fl_vx *v, int m)
+{
+    double mean, max, sum;
+
+    if (arr_finite(&v->sub[m], &mean, &max, &sum))
+        return sum;
+    if (v->agg[m].n)
+        return v->agg[m].sum;
+    return NAN;
+}
+
+static void emit_simple_metrics(op_builder *b, const fl_vx *v)
+{
+    static const struct {
+        int m;
+        const char *name;
+        int how; /* 0 sum, 1 max, 2 min */
+    } simple[] = {
+        {M_BIN, "bytes_in_per_s", 0},
+        {M_BOUT, "bytes_out_per_s", 0},
+        {M_START_DELAY, "checkpoint_start_delay_max_ms", 1},
+        {M_PENDING, "pending_records", 0},
+        {M_LATE, "late_records_dropped", 0},
+        {M_WM_LAG, "watermark_lag_max_ms", 1},
+        {M_SRC_IDLE, "source_idle_time_max_ms", 1},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof simple / sizeof simple[0]; i++) {
+        const fl_acc *a = &v->agg[simple[i].m];
+        double mean, max, sum, x = NAN;
+        if (arr_finite(&v->sub[simple[i].m], &mean, &max, &sum))
+            x = simple[i].how == 0 ? sum : max;
+        else if (a->n)
+            x = simple[i].how == 0 ? a->sum
+                                   : (simple[i].how == 1 ? a->max : a->min);
+        if (isfinite(x))
+            op_node_metric(b, v->node, simple[i].name, x);
+    }
+    /* Aggregated output watermarks (no per-subtask values to list). */
+    if (!v->out_wm.n && v->agg[M_WM_OUT].n) {
+        op_node_metric(b, v->node, "output_watermark_min_ms",
+                       v->agg[M_WM_OUT].min);
+        op_node_metric(b, v->node, "output_watermark_max_ms",
+                       v->agg[M_WM_OUT].max);
+    }
+}
+
+/* a - b into *out unless it overflows (watermarks near the Long sentinels
+ * are real input: a spread or lag that does not fit is left out). */
+static int sub_i64(int64_t a, int64_t b, int64_t *out)
+{
+    if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b))
+        return 0;
+    *out = a - b;
+    return 1;
+}
+
+/* One direction of watermarks: series records and node metrics named
+ * <prefix>watermark_min_ms ... ("" for input, "output_" for output). */
+static void emit_wm(fl_ctx *c, op_run *r, fl_vx *v, const fl_wm *w,
+                    const char *kind, const char *prefix, int64_t now)
+{
+    size_t i, with = 0, without = 0;
+    int64_t mn = INT64_MAX, mx = INT64_MIN, d;
+    char key[64];
+
+    for (i = 0; i < w->n; i++) {
+        op_record *rec;
+        if (!w->set[i])
+            continue;
+        rec = op_series_append(c->b, r, "watermarks");
+        op_record_str(c->b, rec, "vertex", v->id);
+        op_record_int(c->b, rec, "subtask", (int64_t)i);
+        op_record_str(c->b, rec, "kind", kind);
+        if (w->v[i] == INT64_MIN) {
+            op_record_bool(c->b, rec, "has_watermark", 0);
+            without++;
+            continue;
+        }
+        op_record_bool(c->b, rec, "has_watermark", 1);
+        op_record_int(c->b, rec, "watermark_ms", w->v[i]);
+        with++;
+        if (w->v[i] < mn)
+            mn = w->v[i];
+        if (w->v[i] > mx)
+            mx = w->v[i];
+    }
+    if (!with && !without)
+        return;
+    snprintf(key, sizeof key, "%swatermark_subtasks", prefix);
+    op_node_metric_int(c->b, v->node, key, (int64_t)(with + without));
+    snprintf(key, sizeof key, "subtasks_without_%swatermark", prefix);
+    op_node_metric_int(c->b, v->node, key, (int64_t)without);
+    if (!with)
+        return;
+    snprintf(key, sizeof key, "%swatermark_min_ms", prefix);
+    op_node_metric_int(c->b, v->node, key, mn);
+    snprintf(key, sizeof key, "%swatermark_max_ms", prefix);
+    op_node_metric_int(c->b, v->node, key, mx);
+    snprintf(key, sizeof key, "%swatermark_spread_ms", prefix);
+    if (mx != INT64_MAX && sub_i64(mx, mn, &d))
+        op_node_metric_int(c->b, v->node, key, d);
+    snprintf(key, sizeof key, "%swatermark_lag_ms", prefix);
+    if (now > 0 && mn <= now && sub_i64(now, mn, &d))
+        op_node_metric_int(c->b, v->node, key, d);
+}
+
+static void emit_watermarks(fl_ctx *c, op_run *r, fl_vx *v, int64_t now)
+{
+    emit_wm(c, r, v, &v->in_wm, "input", "", now);
+    emit_wm(c, r, v, &v->out_wm, "output", "output_", now);
+}
+
+/* --- job details --------------------------------------------------------- */
+
+/* One IO counter of vertices[].metrics; skipped (and listed) when Flink
+ * marks it incomplete, since its zeros are then not trustworthy. */
+static void io_counter(op_builder *b, op_node *n, const cJSON *m,
+                       const char *field, const char *name, char *incomplete,
+                       size_t isz)
+{
+    char flag[64];
+    int complete = 1;
+    double x;
+
+    snprintf(flag, sizeof flag, "%s-complete", field);
+    fl_getbool(m, flag, &complete);
+    if (!fl_getnum(m, field, &x) || !isfinite(x))
+        return;
+    if (!complete) {
+        size_t l = strlen(incomplete);
+        snprintf(incomplete + l, isz - l, "%s%s", l ? "," : "", name);
+        return;
+    }
+    op_node_metric(b, n, name, x);
+}
+
+static void vx_io(op_builder *b, const fl_vx *v)
+{
+    const cJSON *m = fl_get(v->vjson, "metrics");
+    char incomplete[128] = "";
+    double x;
+
+    if (!m)
+        return;
+    io_counter(b, v->node, m, "read-records", "records_in", incomplete,
+               sizeof incomplete);
+    io_counter(b, v->node, m, "write-records", "records_out", incomplete,
+               sizeof incomplete);
+    io_counter(b, v->node, m, "read-bytes", "bytes_in", incomplete,
+               sizeof incomplete);
+    io_counter(b, v->node, m, "write-bytes", "bytes_out", incomplete,
+               sizeof incomplete);
+    if (incomplete[0])
+        op_node_attr(b, v->node, "metrics_incomplete", incomplete);
+    if (fl_getnum(m, "accumulated-busy-time", &x) && isfinite(x))
+        op_node_metric(b, v->node, "accumulated_busy_ms", x);
+    if (fl_getnum(m, "accumulated-idle-time", &x) && isfinite(x))
+        op_node_metric(b, v->node, "accumulated_idle_ms", x);
+    if (fl_getnum(m, "accumulated-backpressured-time", &x) && isfinite(x))
+        op_node_metric(b, v->node, "accumulated_backpressured_ms", x);
+}
+
+static void vx_basics(op_builder *b, const fl_vx *v)
+{
+    const cJSON *vj = v->vjson;
+    const char *name = fl_str(vj, "name"), *st = fl_str(vj, "status");
+    int64_t x;
+
+    op_node_str(b, v->node, OP_F_KIND, "vertex");
+    if (!name && v->pnode) {
+        char buf[512];
+        fl_unescape_html(fl_str(v->pnode, "description"), buf, sizeof buf);
+        fl_first_line(buf, buf, sizeof buf);
+        if (buf[0])
+            op_node_str(b, v->node, OP_F_NAME, buf);
+    } else if (name)
+        op_node_str(b, v->node, OP_F_NAME, name);
+    if (st) {
+        op_node_str(b, v->node, OP_F_STATUS, fl_status(st));
+        op_node_str(b, v->node, OP_F_RAW_STATUS, st);
+    }
+    if (fl_geti64(vj, "parallelism", &x) ||
+        fl_geti64(v->pnode, "parallelism", &x))
+        if (x > 0)
+            op_node_int(b, v->node, OP_I_PARALLELISM, x);
+    if (fl_geti64(vj, "maxParallelism", &x) && x > 0)
+        op_node_int(b, v->node, OP_I_MAX_PARALLELISM, x);
+    if (fl_geti64(vj, "start-time", &x) && x > 0)
+        op_node_int(b, v->node, OP_I_STARTED_AT, x);
+    if (fl_geti64(vj, "end-time", &x) && x > 0)
+        op_node_int(b, v->node, OP_I_ENDED_AT, x);
+    if (fl_geti64(vj, "duration", &x) && x >= 0)
+        op_node_int(b, v->node, OP_I_DURATION_MS, x);
+    if (fl_str(vj, "slotSharingGroupId"))
+        op_node_attr(b, v->node, "slot_sharing_group",
+                     fl_str(vj, "slotSharingGroupId"));
+}
+
+/* Parents, ship strategies and the description from the plan node. */
+static void vx_plan(op_builder *b, fl_vx *v)
+{
+    const cJSON *inputs = fl_get(v->pnode, "inputs"), *in;
+    char ship[256] = "", exch[256] = "";
+    char *desc;
+    size_t ls, le;
+
+    v->is_source = !cJSON_IsArray(inputs) || cJSON_GetArraySize(inputs) == 0;
+    cJSON_ArrayForEach(in, inputs)
+    {
+        const char *pid = fl_str(in, "id");
+        const char *ss = fl_str(in, "ship_strategy");
+        const char *ex = fl_str(in, "exchange");
+        if (pid)
+            op_node_parent(b, v->node, pid);
+        ls = strlen(ship);
+        snprintf(ship + ls, sizeof ship - ls, "%s%s", ls ? "," : "",
+                 ss ? ss : "?");
+        le = strlen(exch);
+        snprintf(exch + le, sizeof exch - le, "%s%s", le ? "," : "",
+                 ex ? ex : "?");
+    }
+    if (ship[0])
+        op_node_attr(b, v->node, "ship_strategy", ship);
+    if (exch[0])
+        op_node_attr(b, v->node, "exchange", exch);
+    if (!v->pnode || !fl_str(v->pnode, "description"))
+        return;
+    desc = malloc(FL_TEXT_MAX);
+    if (!desc)
+        return;
+    fl_unescape_html(fl_str(v->pnode, "description"), desc, FL_TEXT_MAX);
+    op_node_attr(b, v->node, "description", desc);
+    free(desc);
+}
+
+/* Per-subtask IO and attempts from /jobs/<jid>/vertices/<vid>. */
+static void vx_details(op_builder *b, const fl_vx *v, const cJSON *vd)
+{
+    static const struct {
+        const char *field, *name;
+    } io[] = {{"read-records", "records_in"},
+              {"write-records", "records_out"},
+              {"read-bytes", "bytes_in"},
+              {"write-bytes", "bytes_out"}};
+    const cJSON *subs = fl_get(vd, "subtasks"), *s;
+    size_t n = (size_t)cJSON_GetArraySize(subs), i, k;
+    int64_t max_attempt = -1;
+    double *vals;
+
+    if (!n || n > FL_MAX_SUBTASKS)
+        return;
+    vals = malloc(n * sizeof *vals);
+    if (!vals)
+        return;
+    for (i = 0; i < sizeof io / sizeof io[0]; i++) {
+        char flag[64];
+        k = 0;
+        snprintf(flag, sizeof flag, "%s-complete", io[i].field);
+        cJSON_ArrayForEach(s, subs)
+        {
+            const cJSON *m = fl_get(s, "metrics");
+            int complete = 1;
+            double x;
+            fl_getbool(m, flag, &complete);
+            if (k < n && complete && fl_getnum(m, io[i].field, &x))
+                vals[k++] = x;
+        }
+        if (k)
+            op_node_dist_values(b, v->node, io[i].name, vals, k);
+    }
+    free(vals);
+    cJSON_ArrayForEach(s, subs)
+    {
+        int64_t a;
+        if (fl_geti64(s, "attempt", &a) && a > max_attempt)
+            max_attempt = a;
+    }
+    if (max_attempt >= 0)
+        op_node_metric_int(b, v->node, "max_attempt", max_attempt);
+}
+
+/* records_in_per_s / records_out_per_s: current metrics, else the delta
+ * between the oldest and newest /jobs/<jid> poll, else the lifetime mean. */
+static void vx_rates(fl_ctx *c, const fl_vx *v, const char *jid)
+{
+    static const struct {
+        const char *field, *name;
+        int m;
+    } rates[] = {{"read-records", "records_in_per_s", M_RIN},
+                 {"write-records", "records_out_per_s", M_ROUT}};
+    size_t p0 = 0, p1 = 0, i;
+    const cJSON *j0 = fl_find_oldest(c, EP_JOB, jid, NULL, &p0);
+    const cJSON *j1 = fl_find_newest(c, EP_JOB, jid, NULL, &p1);
+    const char *src = NULL;
+
+    for (i = 0; i < 2; i++) {
+        double x = rate_of(v, rates[i].m), a, bb, d;
+        int64_t t0 = 0, t1 = 0;
+        const cJSON *m0 = NULL, *m1 = NULL, *vv;
+        if (i == 0 && v->is_source && isfinite(rate_of(v, M_SRC_RIN)) &&
+            !(isfinite(x) && x > 0))
+            x = rate_of(v, M_SRC_RIN);
+        if (isfinite(x)) {
+            op_node_metric(c->b, v->node, rates[i].name, x);
+            src = "metrics";
+            continue;
+        }
+        cJSON_ArrayForEach(vv, fl_get(j0, "vertices"))
+            if (!strcmp(fl_str(vv, "id") ? fl_str(vv, "id") : "", v->id))
+                m0 = fl_get(vv, "metrics");
+        cJSON_ArrayForEach(vv, fl_get(j1, "vertices"))
+            if (!strcmp(fl_str(vv, "id") ? fl_str(vv, "id") : "", v->id))
+                m1 = fl_get(vv, "metrics");
+        if (!fl_geti64(j0, "now", &t0))
+            t0 = c->polls[p0].captured_at;
+        if (!fl_geti64(j1, "now", &t1))
+            t1 = c->polls[p1].captured_at;
+        if (p1 > p0 && t1 > t0 && fl_getnum(m0, rates[i].field, &a) &&
+            fl_getnum(m1, rates[i].field, &bb) && bb >= a) {
+            op_node_metric(c->b, v->node, rates[i].name,
+                           (bb - a) / (((double)t1 - (double)t0) / 1000.0));
+            src = src ? src : "samples";
+            continue;
+        }
+        if (fl_getnum(m1, rates[i].field, &a) &&
+            fl_getnum(v->vjson, "duration", &d) && d > 0) {
+            op_node_metric(c->b, v->node, rates[i].name, a / (d / 1000.0));
+            src = src ? src : "lifetime";
+        }
+    }
+    if (src)
+        op_node_attr(c->b, v->node, "rate_source", src);
+}
+
+/* Everything the polls say about vertex v's subtasks. */
+static void vx_collect(fl_ctx *c, fl_vx *v, const char *jid)
+{
+    const cJSON *bp = fl_find_newest(c, EP_BACKPRESSURE, jid, v->id, NULL);
+    const cJSON *wm = fl_find_newest(c, EP_WATERMARKS, jid, v->id, NULL);
+    const fl_path *path;
+    const cJSON *resp;
+    size_t p = c->npolls, i;
+
+    if (bp)
+        vx_backpressure(v, bp, c->b);
+    if (wm)
+        vx_watermarks(v, wm);
+    /* Metrics: the newest poll with any metrics response for v. */
+    while (p-- > 0) {
+        int found = 0;
+        for (i = 0; fl_entry_at(c, p, i, &path, &resp); i++) {
+            if ((path->ep != EP_SUBTASKS_METRICS &&
+                 path->ep != EP_SUBTASK_METRICS &&
+                 path->ep != EP_VERTEX_METRICS) ||
+                strcmp(path->jid, jid) || strcmp(path->vid, v->id) ||
+                !cJSON_IsArray(resp) || fl_error_body(resp))
+                continue;
+            vx_metrics_response(v, path, resp);
+            found = 1;
+        }
+        if (found)
+            break;
+    }
+}
+
+static int64_t job_now(fl_ctx *c, const char *jid)
+{
+    size_t p = 0;
+    const cJSON *job = fl_find_newest(c, EP_JOB, jid, NULL, &p);
+    int64_t now = 0;
+
+    if (job && fl_geti64(job, "now", &now) && now > 0)
+        return now;
+    if (job && c->polls[p].captured_at > 0)
+        return c->polls[p].captured_at;
+    for (p = c->npolls; p-- > 0;)
+        if (c->polls[p].captured_at > 0)
+            return c->polls[p].captured_at;
+    return 0;
+}
+
+static const cJSON *plan_node(const cJSON *plan, const char *id)
+{
+    const cJSON *n;
+
+    cJSON_ArrayForEach(n, fl_get(plan, "nodes"))
+    {
+        const char *nid = fl_str(n, "id");
+        if (nid && !strcmp(nid, id))
+            return n;
+    }
+    return NULL;
+}
+
+/* Builds the vertex list: vertices[] order, else plan order. *oom is set
+ * when the list could not be allocated. */
+static size_t vx_list(const cJSON *job, const cJSON *plan, const fl_ctx *c,
+                      fl_vx **out, int *oom)
+{
+    const cJSON *arr = fl_get(job, "vertices"), *it;
+    size_t n = 0, cap;
+    fl_vx *v;
+
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+        arr = fl_get(plan, "nodes");
+    cap = (size_t)cJSON_GetArraySize(arr);
+    if (c->lone && !cap) {
+        /* A lone vertex-scoped response: one vertex from its path. */
+        const fl_path *path;
+        const cJSON *resp;
+        if (fl_entry_at(c, 0, 0, &path, &resp) && path->vid[0]) {
+            v = calloc(1, sizeof *v);
+            if (!v) {
+                *oom = 1;
+                return 0;
+            }
+            snprintf(v->id, sizeof v->id, "%s", path->vid);
+            if (path->ep == EP_VERTEX)
+                v->vjson = resp;
+            *out = v;
+            return 1;
+        }
+    }
+    if (!cap)
+        return 0;
+    v = calloc(cap, sizeof *v);
+    if (!v) {
+        *oom = 1;
+        return 0;
+    }
+    cJSON_ArrayForEach(it, arr)
+    {
+        const char *id = fl_str(it, "id");
+        if (!id || n >= cap || strlen(id) > FL_ID_MAX)
+            continue;
+        snprintf(v[n].id, sizeof v[n].id, "%s", id);
+        v[n].vjson = arr == fl_get(job, "vertices") ? it : NULL;
+        v[n].pnode = plan_node(plan, id);
+        n++;
+    }
+    *out = v;
+    return n;
+}
+
+static void vertex_warnings(fl_ctx *c, op_run *r, const fl_vx *v, size_t n)
+{
+    size_t i, missing = 0, wm = 0;
+    char names[200] = "", msg[400];
+
+    for (i = 0; i < n; i++) {
+        if (v[i].in_wm.n || v[i].out_wm.n)
+            wm++;
+        if (v[i].have_ratios)
+            continue;
+        if (missing < 3) {
+            size_t l = strlen(names);
+            snprintf(names + l, sizeof names - l, "%s%.40s", l ? ", " : "",
+                     v[i].id);
+        }
+        missing++;
+    }
+    if (missing) {
+        snprintf(msg, sizeof msg,
+                 "no /backpressure or subtask metrics for %zu of %zu "
+                 "vertices (%s%s): their busy and backpressure ratios are "
+                 "unknown",
+                 missing, n, names, missing > 3 ? ", ..." : "");
+        op_run_warning(c->b, r, msg);
+    }
+    if (n && !wm)
+        op_run_warning(c->b, r,
+                       "no /watermarks responses: watermark checks have "
+                       "nothing to read");
+}
+
+static int vertices(fl_ctx *c, op_run *r, const char *jid, const cJSON *job,
+                    const cJSON *plan)
+{
+    fl_vx *v = NULL;
+    int oom = 0;
+    size_t n = vx_list(job, plan, c, &v, &oom), i;
+    int64_t now = job_now(c, jid);
+    const cJSON *vd;
+
+    if (oom)
+        return OP_ENOMEM;
+    for (i = 0; i < n; i++) {
+        v[i].node = op_node_get(c->b, r, v[i].id);
+        if (!v[i].node)
+            continue;
+        vx_basics(c->b, &v[i]);
+        vx_plan(c->b, &v[i]);
+        vx_io(c->b, &v[i]);
+        vd = fl_find_newest(c, EP_VERTEX, jid, v[i].id, NULL);
+        if (vd)
+            vx_details(c->b, &v[i], vd);
+        vx_collect(c, &v[i], jid);
+        emit_ratios(c->b, &v[i]);
+        emit_simple_metrics(c->b, &v[i]);
+        vx_rates(c, &v[i], jid);
+        emit_watermarks(c, r, &v[i], now);
+    }
+    if (!c->lone)
+        vertex_warnings(c, r, v, n);
+    op_run_metric_int(c->b, r, "vertices", (int64_t)n);
+    for (i = 0; i < n; i++)
+        vx_free(&v[i]);
+    free(v);
+    return OP_OK;
+}
+
+/* --- run level ------------------------------------------------------------ */
+
+static const cJSON *overview_entry(fl_ctx *c, const char *jid)
+{
+    const cJSON *ov = fl_find_newest(c, EP_JOBS_OVERVIEW, NULL, NULL, NULL);
+    const cJSON *j;
+
+    cJSON_ArrayForEach(j, fl_get(ov, "jobs"))
+    {
+        const char *id = fl_str(j, "jid");
+        if (id && !strcmp(id, jid))
+            return j;
+    }
+    return NULL;
+}
+
+static void run_state_timestamps(op_builder *b, op_run *r, const cJSON *job)
+{
+    const cJSON *ts = fl_get(job, "timestamps"), *t;
+
+    cJSON_ArrayForEach(t, ts)
+    {
+        int64_t x;
+        char key[64];
+        size_t i;
+        if (!t->string || !fl_i64(t, &x) || x <= 0 || strlen(t->string) > 40)
+            continue;
+        for (i = 0; t->string[i]; i++)
+            key[i] = (char)((t->string[i] >= 'A' && t->string[i] <= 'Z')
+                                ? t->string[i] - 'A' + 'a'
+                                : t->string[i]);
+        snprintf(key + i, sizeof key - i, "_at");
+        op_run_metric_int(b, r, key, x);
+    }
+}
+
+static void run_basics(fl_ctx *c, op_run *r, const char *jid,
+                       const cJSON *job, const cJSON *plan)
+{
+    const cJSON *ov = overview_entry(c, jid);
+    const cJSON *src = job ? job : ov;
+    const cJSON *jc = fl_find_newest(c, EP_JOB_CONFIG, jid, NULL, NULL);
+    const cJSON *dash = fl_find_newest(c, EP_DASH_CONFIG, NULL, NULL, NULL);
+    const char *name = fl_str(src, "name"), *state = fl_str(src, "state");
+    int64_t x;
+
+    if (!name)
+        name = fl_str(plan, "name");
+    if (!name)
+        name = fl_str(jc, "name");
+    if (name)
+        op_run_str(c->b, r, OP_F_NAME, name);
+    op_run_str(c->b, r, OP_F_STATUS, fl_status(state));
+    if (state)
+        op_run_str(c->b, r, OP_F_RAW_STATUS, state);
+    if (fl_geti64(src, "start-time", &x) && x > 0)
+        op_run_int(c->b, r, OP_I_STARTED_AT, x);
+    if (fl_geti64(src, "end-time", &x) && x > 0)
+        op_run_int(c->b, r, OP_I_ENDED_AT, x);
+    if (fl_geti64(src, "duration", &x) && x >= 0)
+        op_run_int(c->b, r, OP_I_DURATION_MS, x);
+    if (fl_geti64(job, "maxParallelism", &x) && x > 0)
+        op_run_metric_int(c->b, r, "max_parallelism", x);
+    if (fl_str(dash, "flink-version"))
+        op_run_str(c->b, r, OP_F_ENGINE_VERSION, fl_str(dash, "flink-version"));
+    x = job_now(c, jid);
+    if (x > 0)
+        op_run_metric_int(c->b, r, "captured_at", x);
+    if (c->npolls > 1)
+        op_run_metric_int(c->b, r, "samples", (int64_t)(c->npolls - 1));
+    run_state_timestamps(c->b, r, job);
+}
+
+static void job_metrics(fl_ctx *c, op_run *r, const char *jid)
+{
+    static const struct {
+        const char *flink, *name;
+    } map[] = {
+        {"numRestarts", "restarts"},
+        {"fullRestarts", "full_restarts"},
+        {"lastCheckpointDuration", "last_checkpoint_duration_ms"},
+        {"lastCheckpointSize", "last_checkpoint_size_bytes"},
+        {"lastCheckpointFullSize", "last_checkpoint_full_size_bytes"},
+        {"uptime", "uptime_ms"},
+        {"downtime", "downtime_ms"},
+        {"restartingTime", "restarting_time_ms"},
+    };
+    const cJSON *jm = fl_find_newest(c, EP_JOB_METRICS, jid, NULL, NULL), *e;
+
+    cJSON_ArrayForEach(e, jm)
+    {
+        const char *id = fl_str(e, "id");
+        double x;
+        size_t i;
+        if (!id || !(fl_getnum(e, "value", &x) || fl_getnum(e, "max", &x)) ||
+            !isfinite(x))
+            continue;
+        for (i = 0; i < sizeof map / sizeof map[0]; i++)
+            if (!strcmp(id, map[i].flink) && x >= 0)
+                op_run_metric(c->b, r, map[i].name, x);
+    }
+}
+
+static void job_config(fl_ctx *c, op_run *r, const char *jid,
+                       const cJSON *job, const cJSON *plan, fl_config *cfg)
+{
+    const cJSON *jc = fl_find_newest(c, EP_JOB_CONFIG, jid, NULL, NULL);
+    const cJSON *ec = fl_get(jc, "execution-config");
+    const char *type;
+    int64_t x;
+    int bv;
+    char num[32];
+    size_t keys;
+
+    keys = fl_config_merge_list(
+        cfg, fl_find_newest(c, EP_JM_CONFIG, NULL, NULL, NULL));
+    keys += fl_config_merge_list(
+        cfg, fl_find_newest(c, EP_JOB_JM_CONFIG, jid, NULL, NULL));
+    /* Lets rules tell "not set" from "cluster config not exported". */
+    if (keys)
+        op_run_metric_int(c->b, r, "cluster_config_keys", (int64_t)keys);
+    if (fl_geti64(ec, "job-parallelism", &x) && x > 0) {
+        snprintf(num, sizeof num, "%lld", (long long)x);
+        fl_config_set(cfg, "parallelism.default", num);
+    }
+    if (fl_getbool(ec, "object-reuse-mode", &bv))
+        fl_config_set(cfg, "pipeline.object-reuse", bv ? "true" : "false");
+    type = fl_str(job, "job-type");
+    if (!type)
+        type = fl_str(plan, "type");
+    if (type && (!strcmp(type, "STREAMING") || !strcmp(type, "BATCH")))
+        fl_config_set(cfg, "execution.runtime-mode", type);
+}
+
+static void missing_warnings(fl_ctx *c, op_run *r, const char *jid,
+                             const cJSON *job)
+{
+    static const struct {
+        enum fl_ep ep;
+        int per_job;
+        const char *msg;
+    } need[] = {
+        {EP_CKPTS, 1,
+         "no /jobs/<jid>/checkpoints: checkpoint history unknown"},
+        {EP_CKPT_CONFIG, 1,
+         "no /jobs/<jid>/checkpoints/config: checkpoint interval, timeout "
+         "and state backend unknown"},
+        {EP_DASH_CONFIG, 0, "no /config: Flink version unknown"},
+    };
+    size_t i;
+
+    if (c->lone)
+        return;
+    if (!job)
+        op_run_warning(c->b, r,
+                       "no /jobs/<jid> response: job state, vertices and IO "
+                       "metrics unknown");
+    for (i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (!fl_find_newest(c, need[i].ep, need[i].per_job ? jid : NULL,
+                            NULL, NULL))
+            op_run_warning(c->b, r, need[i].msg);
+    if (!fl_find_newest(c, EP_JM_CONFIG, NULL, NULL, NULL) &&
+        !fl_find_newest(c, EP_JOB_JM_CONFIG, jid, NULL, NULL))
+        op_run_warning(c->b, r,
+                       "no /jobmanager/config: checkpoint directory, "
+                       "incremental checkpoints and retained checkpoints "
+                       "cannot be checked");
+}
+
+static void emit_config(fl_ctx *c, op_run *r, const fl_config *cfg)
+{
+    size_t i;
+
+    for (i = 0; i < cfg->n; i++)
+        op_run_config(c->b, r, cfg->items[i].key, cfg->items[i].value);
+}
+
+int fl_job(fl_ctx *c, const char *jid, op_error *err)
+{
+    const cJSON *job = fl_find_newest(c, EP_JOB, jid, NULL, NULL);
+    const cJSON *pr = fl_find_newest(c, EP_PLAN, jid, NULL, NULL);
+    const cJSON *plan = fl_get(job, "plan");
+    fl_config cfg;
+    op_run *r;
+    int rc = OP_OK;
+
+    if (!plan)
+        plan = fl_get(pr, "plan");
+    r = op_run_get(c->b, "flink", jid);
+    if (!r)
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory", c->input);
+    fl_config_init(&cfg);
+    run_basics(c, r, jid, job, plan);
+    if ((rc = vertices(c, r, jid, job, plan))) {
+        op_error_set(err, rc, "%s: out of memory", c->input);
+        goto out;
+    }
+    job_config(c, r, jid, job, plan, &cfg);
+    fl_checkpoints(c, r, jid, &cfg);
+    fl_exceptions(c, r, jid);
+    job_metrics(c, r, jid);
+    missing_warnings(c, r, jid, job);
+    if (cfg.oom) {
+        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", c->input);
+        goto out;
+    }
+    emit_config(c, r, &cfg);
+out:
+    fl_config_free(&cfg);
+    return rc;
+}

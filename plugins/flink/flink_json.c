@@ -1,0 +1,405 @@
+/*
+ * flink_json.c - version-tolerant readers for Flink's REST JSON and the
+ * small config map the plugin merges before emitting run config.
+ *
+ * Flink's Jackson writes NaN as the string "NaN", metric values and
+ * watermarks as strings, and uses Long.MIN/MAX_VALUE as sentinels; these
+ * helpers hide all of that (research/flink.md §1.2).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flink_internal.h"
+
+/* Doubles at or beyond this magnitude can only be the Long sentinels:
+ * no timestamp, size or count Flink reports gets near 9.2e18. */
+#define FL_SENTINEL_MAG 9.2e18
+
+static int parse_num_text(const char *s, double *out)
+{
+    char *end = NULL;
+    double v;
+
+    if (!s)
+        return 0;
+    while (*s == ' ')
+        s++;
+    if (!strcmp(s, "NaN") || !strcmp(s, "-NaN")) {
+        *out = NAN;
+        return 1;
+    }
+    if (!strcmp(s, "Infinity")) {
+        *out = INFINITY;
+        return 1;
+    }
+    if (!strcmp(s, "-Infinity")) {
+        *out = -INFINITY;
+        return 1;
+    }
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s)
+        return 0;
+    while (*end == ' ')
+        end++;
+    if (*end)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int fl_num(const cJSON *it, double *out)
+{
+    if (!it)
+        return 0;
+    if (cJSON_IsNumber(it)) {
+        *out = it->valuedouble;
+        return 1;
+    }
+    if (cJSON_IsString(it))
+        return parse_num_text(it->valuestring, out);
+    return 0;
+}
+
+static int parse_i64_text(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    long long v;
+    double d;
+
+    if (!s)
+        return 0;
+    while (*s == ' ')
+        s++;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end != s && errno == 0) {
+        while (*end == ' ')
+            end++;
+        if (!*end) {
+            *out = (int64_t)v;
+            return 1;
+        }
+    }
+    /* "1.5E12" or "123.0": go through the double (not a sentinel). */
+    if (!parse_num_text(s, &d) || !isfinite(d) || fabs(d) >= FL_SENTINEL_MAG)
+        return 0;
+    *out = (int64_t)llround(d);
+    return 1;
+}
+
+int fl_i64(const cJSON *it, int64_t *out)
+{
+    double d;
+
+    if (!it)
+        return 0;
+    if (cJSON_IsString(it))
+        return parse_i64_text(it->valuestring, out);
+    if (!cJSON_IsNumber(it))
+        return 0;
+    d = it->valuedouble;
+    if (isnan(d))
+        return 0;
+    if (d >= FL_SENTINEL_MAG)
+        *out = INT64_MAX;
+    else if (d <= -FL_SENTINEL_MAG)
+        *out = INT64_MIN;
+    else
+        *out = (int64_t)llround(d);
+    return 1;
+}
+
+const cJSON *fl_get(const cJSON *obj, const char *key)
+{
+    const cJSON *it;
+
+    if (!cJSON_IsObject(obj))
+        return NULL;
+    it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return (it && !cJSON_IsNull(it)) ? it : NULL;
+}
+
+const cJSON *fl_get2(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *it = fl_get(obj, a);
+    return it ? it : fl_get(obj, b);
+}
+
+const char *fl_str(const cJSON *obj, const char *key)
+{
+    const cJSON *it = fl_get(obj, key);
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+int fl_getnum(const cJSON *obj, const char *key, double *out)
+{
+    return fl_num(fl_get(obj, key), out);
+}
+
+int fl_geti64(const cJSON *obj, const char *key, int64_t *out)
+{
+    return fl_i64(fl_get(obj, key), out);
+}
+
+int fl_getbool(const cJSON *obj, const char *key, int *out)
+{
+    const cJSON *it = fl_get(obj, key);
+
+    if (cJSON_IsBool(it)) {
+        *out = cJSON_IsTrue(it) ? 1 : 0;
+        return 1;
+    }
+    if (cJSON_IsString(it)) {
+        if (!strcmp(it->valuestring, "true")) {
+            *out = 1;
+            return 1;
+        }
+        if (!strcmp(it->valuestring, "false")) {
+            *out = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *fl_error_body(const cJSON *resp)
+{
+    const cJSON *errs, *first;
+
+    if (!cJSON_IsObject(resp))
+        return NULL;
+    errs = fl_get(resp, "errors");
+    if (!cJSON_IsArray(errs))
+        return NULL;
+    /* A real response never has "errors" next to other members. */
+    if (cJSON_GetArraySize(resp) != 1)
+        return NULL;
+    first = cJSON_GetArrayItem(errs, 0);
+    return cJSON_IsString(first) ? first->valuestring : "error";
+}
+
+static const struct {
+    const char *ent;
+    size_t len;
+    char c;
+} entities[] = {
+    {"&gt;", 4, '>'},   {"&lt;", 4, '<'},    {"&amp;", 5, '&'},
+    {"&quot;", 6, '"'}, {"&#39;", 5, '\''},  {"&#x27;", 6, '\''},
+    {"<br/>", 5, '\n'}, {"<br>", 4, '\n'},   {"<br />", 6, '\n'},
+};
+
+void fl_unescape_html(const char *src, char *dst, size_t n)
+{
+    size_t o = 0;
+
+    if (!n)
+        return;
+    while (src && *src && o + 1 < n) {
+        size_t i, hit = 0;
+        for (i = 0; i < sizeof entities / sizeof entities[0]; i++) {
+            if (!strncmp(src, entities[i].ent, entities[i].len)) {
+                dst[o++] = entities[i].c;
+                src += entities[i].len;
+                hit = 1;
+                break;
+            }
+        }
+        if (hit)
+            continue;
+        if ((unsigned char)*src >= 0x20 || *src == '\n')
+            dst[o++] = *src;
+        else if (*src == '\t')
+            dst[o++] = ' ';
+        src++;
+    }
+    /* Descriptions end with "<br/>": drop trailing newlines. */
+    while (o > 0 && dst[o - 1] == '\n')
+        o--;
+    dst[o] = '\0';
+}
+
+void fl_first_line(const char *src, char *dst, size_t n)
+{
+    size_t o = 0;
+
+    if (!n)
+        return;
+    while (src && *src && *src != '\n' && *src != '\r' && o + 1 < n) {
+        dst[o++] = ((unsigned char)*src < 0x20) ? ' ' : *src;
+        src++;
+    }
+    dst[o] = '\0';
+}
+
+/* --- config ----------------------------------------------------------- */
+
+/* Old (<= 1.19) key -> 1.20/2.x key (research/flink.md §1.5). */
+static const struct {
+    const char *old_key, *new_key;
+} key_aliases[] = {
+    {"state.backend", "state.backend.type"},
+    {"state.checkpoint-storage", "execution.checkpointing.storage"},
+    {"state.checkpoints.dir", "execution.checkpointing.dir"},
+    {"state.backend.fs.checkpointdir", "execution.checkpointing.dir"},
+    {"state.savepoints.dir", "execution.checkpointing.savepoint-dir"},
+    {"state.backend.incremental", "execution.checkpointing.incremental"},
+    {"state.checkpoints.num-retained", "execution.checkpointing.num-retained"},
+    {"state.checkpoints.create-subdir",
+     "execution.checkpointing.create-subdir"},
+    {"state.backend.local-recovery", "execution.state-recovery.from-local"},
+    {"taskmanager.state.local.root-dirs",
+     "execution.checkpointing.local-backup.dirs"},
+    {"execution.checkpointing.unaligned",
+     "execution.checkpointing.unaligned.enabled"},
+    {"execution.checkpointing.alignment-timeout",
+     "execution.checkpointing.aligned-checkpoint-timeout"},
+    {"execution.checkpointing.checkpoints-after-tasks-finish.enabled",
+     "execution.checkpointing.checkpoints-after-tasks-finish"},
+    {"restart-strategy", "restart-strategy.type"},
+};
+
+const char *fl_canonical_key(const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof key_aliases / sizeof key_aliases[0]; i++)
+        if (!strcmp(key, key_aliases[i].old_key))
+            return key_aliases[i].new_key;
+    return key;
+}
+
+static int is_alias(const char *key)
+{
+    return fl_canonical_key(key) != key;
+}
+
+void fl_config_init(fl_config *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+void fl_config_free(fl_config *c)
+{
+    size_t i;
+
+    for (i = 0; i < c->n; i++) {
+        free(c->items[i].key);
+        free(c->items[i].value);
+    }
+    free(c->items);
+    memset(c, 0, sizeof *c);
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static fl_kv *config_find(const fl_config *c, const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < c->n; i++)
+        if (!strcmp(c->items[i].key, key))
+            return &c->items[i];
+    return NULL;
+}
+
+void fl_config_set(fl_config *c, const char *key, const char *value)
+{
+    const char *k;
+    fl_kv *kv;
+    char *v;
+
+    if (!key || !value || c->oom)
+        return;
+    k = fl_canonical_key(key);
+    v = dup_str(value);
+    if (!v) {
+        c->oom = 1;
+        return;
+    }
+    kv = config_find(c, k);
+    if (kv) {
+        free(kv->value);
+        kv->value = v;
+        return;
+    }
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 32;
+        fl_kv *ni = realloc(c->items, ncap * sizeof *ni);
+        if (!ni) {
+            free(v);
+            c->oom = 1;
+            return;
+        }
+        c->items = ni;
+        c->cap = ncap;
+    }
+    c->items[c->n].key = dup_str(k);
+    if (!c->items[c->n].key) {
+        free(v);
+        c->oom = 1;
+        return;
+    }
+    c->items[c->n].value = v;
+    c->n++;
+}
+
+void fl_config_unset(fl_config *c, const char *key)
+{
+    fl_kv *kv = config_find(c, fl_canonical_key(key));
+
+    if (!kv)
+        return;
+    free(kv->key);
+    free(kv->value);
+    *kv = c->items[--c->n];
+}
+
+const char *fl_config_get(const fl_config *c, const char *key)
+{
+    const fl_kv *kv = config_find(c, fl_canonical_key(key));
+    return kv ? kv->value : NULL;
+}
+
+size_t fl_config_merge_list(fl_config *c, const cJSON *list)
+{
+    const cJSON *it;
+    size_t n = 0;
+    int pass;
+
+    if (!cJSON_IsArray(list))
+        return 0;
+    for (pass = 0; pass < 2; pass++) {
+        cJSON_ArrayForEach(it, list)
+        {
+            const char *k = fl_str(it, "key");
+            const cJSON *v = fl_get(it, "value");
+            char num[64];
+            const char *vs = NULL;
+
+            if (!k || !*k || is_alias(k) != (pass == 0))
+                continue;
+            if (cJSON_IsString(v))
+                vs = v->valuestring;
+            else if (cJSON_IsNumber(v)) {
+                snprintf(num, sizeof num, "%.17g", v->valuedouble);
+                vs = num;
+            } else if (cJSON_IsBool(v))
+                vs = cJSON_IsTrue(v) ? "true" : "false";
+            if (vs) {
+                fl_config_set(c, k, vs);
+                n++;
+            }
+        }
+    }
+    return n;
+}

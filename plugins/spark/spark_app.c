@@ -1,0 +1,544 @@
+/*
+ * spark_app.c - the application state of one event log and the task
+ * handlers, which follow Spark's AppStatusListener so that stage numbers
+ * equal the History Server's to the unit:
+ *   - a stage attempt exists from JobStart/StageSubmitted ("live") until it
+ *     completed and has no running task left; task events for a stage that
+ *     is not live are ignored, as Spark ignores them;
+ *   - a TaskEnd adds its metrics only when its TaskStart was seen (Spark's
+ *     liveTasks), whatever its outcome: failed and killed attempts count;
+ *   - Success -> completed, TaskKilled/TaskCommitDenied -> killed, any other
+ *     reason (Resubmitted included) -> failed.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spark_internal.h"
+
+/* --- small helpers ------------------------------------------------------ */
+
+char *sp_strdup_max(const char *s, size_t max)
+{
+    size_t n;
+    char *d;
+
+    if (!s)
+        return NULL;
+    n = strnlen(s, max);
+    d = malloc(n + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+int64_t sp_jint(const cJSON *o, const char *key, int64_t def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (!cJSON_IsNumber(v))
+        return def;
+    if (v->valuedouble >= 9.2e18)
+        return INT64_MAX;
+    if (v->valuedouble <= -9.2e18)
+        return INT64_MIN;
+    return (int64_t)v->valuedouble;
+}
+
+const char *sp_jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+void sp_warn(sp_app *a, const char *fmt, ...)
+{
+    char msg[SP_TEXT_MAX];
+    va_list ap;
+    char *copy;
+
+    if (a->nwarnings >= SP_MAX_WARNINGS) {
+        a->warnings_dropped++;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    copy = sp_strdup_max(msg, sizeof msg);
+    if (!copy) {
+        a->oom = 1;
+        return;
+    }
+    a->warnings[a->nwarnings++] = copy;
+}
+
+/* --- the set of running task ids ---------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static int idset_grow(sp_idset *s)
+{
+    size_t ncap = s->cap ? s->cap * 2 : 1024, i;
+    int64_t *nk = malloc(ncap * sizeof *nk);
+
+    if (!nk)
+        return -1;
+    for (i = 0; i < ncap; i++)
+        nk[i] = INT64_MIN;
+    for (i = 0; i < s->cap; i++) {
+        size_t j;
+        if (s->keys[i] == INT64_MIN)
+            continue;
+        j = mix((uint64_t)s->keys[i]) & (ncap - 1);
+        while (nk[j] != INT64_MIN)
+            j = (j + 1) & (ncap - 1);
+        nk[j] = s->keys[i];
+    }
+    free(s->keys);
+    s->keys = nk;
+    s->cap = ncap;
+    return 0;
+}
+
+/* Returns 0, 1 when the set is full (not added), -1 on no memory. */
+static int idset_add(sp_idset *s, int64_t k)
+{
+    size_t j;
+
+    if (k == INT64_MIN)
+        return 0;
+    if (s->n >= SP_LIVE_TASKS_MAX)
+        return 1;
+    if ((s->n + 1) * 2 > s->cap && idset_grow(s))
+        return -1;
+    j = mix((uint64_t)k) & (s->cap - 1);
+    while (s->keys[j] != INT64_MIN) {
+        if (s->keys[j] == k)
+            return 0;
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->keys[j] = k;
+    s->n++;
+    return 0;
+}
+
+/* Removes k (backward-shift deletion); returns whether it was there. */
+static int idset_remove(sp_idset *s, int64_t k)
+{
+    size_t j, i;
+
+    if (!s->cap || k == INT64_MIN)
+        return 0;
+    j = mix((uint64_t)k) & (s->cap - 1);
+    while (s->keys[j] != k) {
+        if (s->keys[j] == INT64_MIN)
+            return 0;
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->keys[j] = INT64_MIN;
+    s->n--;
+    i = j;
+    for (;;) {
+        size_t home;
+        i = (i + 1) & (s->cap - 1);
+        if (s->keys[i] == INT64_MIN)
+            return 1;
+        home = mix((uint64_t)s->keys[i]) & (s->cap - 1);
+        /* move keys[i] to the hole j unless its home lies in (j, i] */
+        if ((i > j && (home <= j || home > i)) ||
+            (i < j && home <= j && home > i)) {
+            s->keys[j] = s->keys[i];
+            s->keys[i] = INT64_MIN;
+            j = i;
+        }
+    }
+}
+
+/* --- stages ------------------------------------------------------------- */
+
+static size_t stage_hash(int64_t id, int64_t attempt)
+{
+    return (size_t)mix((uint64_t)id * 1000003u + (uint64_t)attempt);
+}
+
+sp_stage *sp_stage_find(sp_app *a, int64_t id, int64_t attempt)
+{
+    size_t j;
+
+    if (!a->stage_tab_cap)
+        return NULL;
+    j = stage_hash(id, attempt) & (a->stage_tab_cap - 1);
+    while (a->stage_tab[j]) {
+        sp_stage *s = a->stages[a->stage_tab[j] - 1];
+        if (s->id == id && s->attempt == attempt)
+            return s;
+        j = (j + 1) & (a->stage_tab_cap - 1);
+    }
+    return NULL;
+}
+
+static int stage_tab_grow(sp_app *a)
+{
+    size_t ncap = a->stage_tab_cap ? a->stage_tab_cap * 2 : 64, i;
+    size_t *nt = calloc(ncap, sizeof *nt);
+
+    if (!nt)
+        return -1;
+    for (i = 0; i < a->nstages; i++) {
+        size_t j = stage_hash(a->stages[i]->id, a->stages[i]->attempt) &
+                   (ncap - 1);
+        while (nt[j])
+            j = (j + 1) & (ncap - 1);
+        nt[j] = i + 1;
+    }
+    free(a->stage_tab);
+    a->stage_tab = nt;
+    a->stage_tab_cap = ncap;
+    return 0;
+}
+
+sp_stage *sp_stage_get(sp_app *a, int64_t id, int64_t attempt)
+{
+    sp_stage *s = sp_stage_find(a, id, attempt);
+    size_t j;
+
+    if (s)
+        return s;
+    if ((a->nstages + 1) * 2 > a->stage_tab_cap && stage_tab_grow(a))
+        goto oom;
+    if (a->nstages == a->cap_stages) {
+        size_t ncap = a->cap_stages ? a->cap_stages * 2 : 16;
+        sp_stage **ns = realloc(a->stages, ncap * sizeof *ns);
+        if (!ns)
+            goto oom;
+        a->stages = ns;
+        a->cap_stages = ncap;
+    }
+    s = calloc(1, sizeof *s);
+    if (!s)
+        goto oom;
+    s->id = id;
+    s->attempt = attempt;
+    s->job_id = -1;
+    s->submitted_at = s->completed_at = s->first_launch = -1;
+    a->stages[a->nstages++] = s;
+    j = stage_hash(id, attempt) & (a->stage_tab_cap - 1);
+    while (a->stage_tab[j])
+        j = (j + 1) & (a->stage_tab_cap - 1);
+    a->stage_tab[j] = a->nstages;
+    return s;
+oom:
+    a->oom = 1;
+    return NULL;
+}
+
+/* Summarizes a stage's distributions once no task can change them. */
+static void stage_close_dists(sp_stage *s)
+{
+    int i;
+
+    if (s->dists_done)
+        return;
+    for (i = 0; i < SP_D_COUNT; i++)
+        s->has_summary[i] = sp_dist_finish(&s->dist[i], &s->summary[i]) == 0;
+    s->dists_done = 1;
+}
+
+/* Spark drops a stage from liveStages once it completed or failed and no
+ * task of it is running. */
+static void stage_maybe_retire(sp_stage *s)
+{
+    if (s->live && s->active == 0 &&
+        (s->status == SP_ST_COMPLETE || s->status == SP_ST_FAILED)) {
+        s->live = 0;
+        stage_close_dists(s);
+    }
+}
+
+void sp_stage_completed(sp_stage *s)
+{
+    stage_maybe_retire(s);
+}
+
+/* --- tasks -------------------------------------------------------------- */
+
+void sp_on_task_start(sp_app *a, const sp_task *t)
+{
+    sp_stage *s;
+    int rc = idset_add(&a->live, t->task_id);
+
+    if (rc < 0) {
+        a->oom = 1;
+    } else if (rc > 0 && !a->live.full_warned) {
+        a->live.full_warned = 1;
+        sp_warn(a, "more than %u tasks were running at once; the metrics of "
+                   "later tasks are not summed (a dropped TaskEnd stream?)",
+                (unsigned)SP_LIVE_TASKS_MAX);
+    }
+    if (t->launch > a->last_time)
+        a->last_time = t->launch;
+    s = sp_stage_find(a, t->stage_id, t->stage_attempt);
+    if (s && s->live) {
+        s->active++;
+        if (s->first_launch < 0 || t->launch < s->first_launch)
+            s->first_launch = t->launch;
+    }
+}
+
+static void add_metrics(sp_metrics *d, const sp_metrics *m)
+{
+    d->run_ms += m->run_ms;
+    d->cpu_ns += m->cpu_ns;
+    d->deser_ms += m->deser_ms;
+    d->deser_cpu_ns += m->deser_cpu_ns;
+    d->gc_ms += m->gc_ms;
+    d->result_size += m->result_size;
+    d->ser_ms += m->ser_ms;
+    d->mem_spill += m->mem_spill;
+    d->disk_spill += m->disk_spill;
+    if (m->peak_mem > d->peak_mem) /* Spark sums it; the max is more use */
+        d->peak_mem = m->peak_mem;
+    d->sr_remote_blocks += m->sr_remote_blocks;
+    d->sr_local_blocks += m->sr_local_blocks;
+    d->sr_fetch_wait_ms += m->sr_fetch_wait_ms;
+    d->sr_remote_bytes += m->sr_remote_bytes;
+    d->sr_remote_disk_bytes += m->sr_remote_disk_bytes;
+    d->sr_local_bytes += m->sr_local_bytes;
+    d->sr_records += m->sr_records;
+    d->sw_bytes += m->sw_bytes;
+    d->sw_time_ns += m->sw_time_ns;
+    d->sw_records += m->sw_records;
+    d->in_bytes += m->in_bytes;
+    d->in_records += m->in_records;
+    d->out_bytes += m->out_bytes;
+    d->out_records += m->out_records;
+}
+
+static void add_dists(sp_stage *s, const sp_task *t)
+{
+    const sp_metrics *m = &t->m;
+    int64_t dur = t->finish > 0 && t->launch > 0 && t->finish >= t->launch
+                      ? t->finish - t->launch
+                      : 0;
+
+    if (s->dists_done)
+        return;
+    sp_dist_add(&s->dist[SP_D_RUN], (double)m->run_ms);
+    sp_dist_add(&s->dist[SP_D_DURATION], (double)dur);
+    sp_dist_add(&s->dist[SP_D_GC], (double)m->gc_ms);
+    sp_dist_add(&s->dist[SP_D_MEM_SPILL], (double)m->mem_spill);
+    sp_dist_add(&s->dist[SP_D_DISK_SPILL], (double)m->disk_spill);
+    sp_dist_add(&s->dist[SP_D_SR_BYTES],
+                (double)(m->sr_remote_bytes + m->sr_local_bytes));
+    sp_dist_add(&s->dist[SP_D_SW_BYTES], (double)m->sw_bytes);
+    sp_dist_add(&s->dist[SP_D_IN_BYTES], (double)m->in_bytes);
+    if (!s->has_slow || m->run_ms > s->slow_run) {
+        s->has_slow = 1;
+        s->slow_run = m->run_ms;
+        s->slow_index = t->index;
+        s->slow_partition = t->partition;
+        s->slow_in = m->in_bytes;
+        s->slow_sr = m->sr_remote_bytes + m->sr_local_bytes;
+        s->slow_duration = dur;
+        sp_unescape(t->executor, s->slow_exec, sizeof s->slow_exec);
+        sp_unescape(t->host, s->slow_host, sizeof s->slow_host);
+    }
+}
+
+/* Reads "Task End Reason" details for a failed or killed task. */
+static void reason_text(const sp_task *t, char *reason, size_t rcap,
+                        char *detail, size_t dcap, char *exec, size_t ecap)
+{
+    cJSON *o = NULL;
+    const char *cls = NULL, *desc = NULL;
+
+    sp_unescape(t->reason_name, reason, rcap);
+    detail[0] = '\0';
+    exec[0] = '\0';
+    if (t->reason_obj.n)
+        o = cJSON_ParseWithLength(t->reason_obj.s, t->reason_obj.n);
+    if (o) {
+        const cJSON *bm = cJSON_GetObjectItemCaseSensitive(
+            o, "Block Manager Address");
+        cls = sp_jstr(o, "Class Name");
+        desc = sp_jstr(o, "Description");
+        if (!desc)
+            desc = sp_jstr(o, "Loss Reason");
+        if (!desc)
+            desc = sp_jstr(o, "Kill Reason");
+        if (!desc)
+            desc = sp_jstr(o, "Message");
+        if (sp_jstr(o, "Executor ID"))
+            snprintf(exec, ecap, "%s", sp_jstr(o, "Executor ID"));
+        else if (bm && sp_jstr(bm, "Executor ID"))
+            snprintf(exec, ecap, "%s", sp_jstr(bm, "Executor ID"));
+    }
+    if (cls && desc)
+        snprintf(detail, dcap, "%s: %s", cls, desc);
+    else if (cls || desc)
+        snprintf(detail, dcap, "%s", cls ? cls : desc);
+    if (!exec[0])
+        sp_unescape(t->executor, exec, ecap);
+    cJSON_Delete(o);
+}
+
+static void note_failure(sp_app *a, const sp_task *t)
+{
+    char reason[64], detail[SP_TEXT_MAX], exec[SP_ID_MAX];
+    sp_failure *f;
+    size_t i;
+
+    reason_text(t, reason, sizeof reason, detail, sizeof detail, exec,
+                sizeof exec);
+    for (i = 0; i < a->nfails; i++) {
+        f = &a->fails[i];
+        if (f->stage_id == t->stage_id && f->stage_attempt == t->stage_attempt &&
+            strcmp(f->reason, reason) == 0) {
+            f->count++;
+            return;
+        }
+    }
+    if (a->nfails >= SP_MAX_FAILURE_KINDS) {
+        a->fail_overflow++;
+        return;
+    }
+    if (a->nfails == a->cap_fails) {
+        size_t ncap = a->cap_fails ? a->cap_fails * 2 : 8;
+        sp_failure *nf = realloc(a->fails, ncap * sizeof *nf);
+        if (!nf) {
+            a->oom = 1;
+            return;
+        }
+        a->fails = nf;
+        a->cap_fails = ncap;
+    }
+    f = &a->fails[a->nfails++];
+    memset(f, 0, sizeof *f);
+    f->stage_id = t->stage_id;
+    f->stage_attempt = t->stage_attempt;
+    f->reason = sp_strdup_max(reason, sizeof reason);
+    f->detail = sp_strdup_max(detail, sizeof detail);
+    f->executor = sp_strdup_max(exec, sizeof exec);
+    f->count = 1;
+    f->first_at = t->finish;
+    if (!f->reason || !f->detail || !f->executor)
+        a->oom = 1;
+}
+
+void sp_on_task_end(sp_app *a, const sp_task *t)
+{
+    int had_start = idset_remove(&a->live, t->task_id);
+    sp_stage *s = sp_stage_find(a, t->stage_id, t->stage_attempt);
+
+    if (t->finish > a->last_time)
+        a->last_time = t->finish;
+    if (t->reason != SP_R_SUCCESS)
+        note_failure(a, t);
+    if (!s || !s->live) {
+        a->orphan_task_ends++;
+        return;
+    }
+    if (had_start && t->has_metrics) {
+        add_metrics(&s->sum, &t->m);
+        if (t->finish > 0 && t->launch > 0 && t->finish >= t->launch)
+            s->task_time_ms += t->finish - t->launch;
+        if (t->reason == SP_R_SUCCESS)
+            add_dists(s, t);
+    }
+    s->active--;
+    switch (t->reason) {
+    case SP_R_SUCCESS:
+        s->completed++;
+        break;
+    case SP_R_KILLED:
+    case SP_R_COMMIT_DENIED:
+        s->killed++;
+        break;
+    default:
+        s->failed++;
+        break;
+    }
+    stage_maybe_retire(s);
+}
+
+/* --- lifetime ----------------------------------------------------------- */
+
+void sp_app_init(sp_app *a, op_builder *b, const char *input)
+{
+    memset(a, 0, sizeof *a);
+    a->b = b;
+    a->input = input;
+    a->exit_code = 0;
+    a->app_start = a->app_end = -1;
+}
+
+void sp_app_free(sp_app *a)
+{
+    size_t i;
+    int k;
+
+    for (i = 0; i < a->nstages; i++) {
+        sp_stage *s = a->stages[i];
+        for (k = 0; k < SP_D_COUNT; k++)
+            sp_dist_free(&s->dist[k]);
+        free(s->name);
+        free(s->failure);
+        free(s->parents);
+        free(s);
+    }
+    free(a->stages);
+    free(a->stage_tab);
+    for (i = 0; i < a->njobs; i++) {
+        free(a->jobs[i].stages);
+        free(a->jobs[i].name);
+        free(a->jobs[i].group);
+        free(a->jobs[i].description);
+        free(a->jobs[i].failure);
+    }
+    free(a->jobs);
+    for (i = 0; i < a->nsqls; i++) {
+        free(a->sqls[i].description);
+        free(a->sqls[i].error);
+    }
+    free(a->sqls);
+    for (i = 0; i < a->nexecs; i++) {
+        free(a->execs[i].id);
+        free(a->execs[i].host);
+        free(a->execs[i].reason);
+    }
+    free(a->execs);
+    for (i = 0; i < a->nfails; i++) {
+        free(a->fails[i].reason);
+        free(a->fails[i].detail);
+        free(a->fails[i].executor);
+    }
+    free(a->fails);
+    free(a->live.keys);
+    for (i = 0; i < (size_t)a->nwarnings; i++)
+        free(a->warnings[i]);
+    free(a->app_id);
+    free(a->app_name);
+    free(a->user);
+    free(a->attempt_id);
+    free(a->version);
+    cJSON_Delete(a->props);
+    memset(a, 0, sizeof *a);
+}
+
+void sp_app_close_all(sp_app *a)
+{
+    size_t i;
+
+    for (i = 0; i < a->nstages; i++)
+        stage_close_dists(a->stages[i]);
+}

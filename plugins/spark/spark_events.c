@@ -1,0 +1,559 @@
+/*
+ * spark_events.c - the rare events, read with cJSON: application, log
+ * start, environment, jobs, stage submission and completion, executors,
+ * SQL executions. Field names follow JsonProtocol.scala of every Spark
+ * version (spark.md §2.5); SQL events come with their fully qualified
+ * class names and camelCase fields. Unknown events are ignored, as Spark's
+ * replay ignores them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spark_internal.h"
+
+/* "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart" and
+ * "...StreamingQueryListener$QueryProgressEvent" -> the class's own name. */
+static const char *short_name(const char *ev)
+{
+    const char *dot = strrchr(ev, '.');
+    const char *dollar;
+
+    if (dot)
+        ev = dot + 1;
+    dollar = strrchr(ev, '$');
+    return dollar ? dollar + 1 : ev;
+}
+
+static void set_str(sp_app *a, char **dst, const char *v)
+{
+    char *c;
+
+    if (!v)
+        return;
+    c = sp_strdup_max(v, SP_TEXT_MAX);
+    if (!c) {
+        a->oom = 1;
+        return;
+    }
+    free(*dst);
+    *dst = c;
+}
+
+static void saw_time(sp_app *a, int64_t t)
+{
+    if (t > a->last_time)
+        a->last_time = t;
+}
+
+/* --- application -------------------------------------------------------- */
+
+static void on_app_start(sp_app *a, const cJSON *o)
+{
+    set_str(a, &a->app_id, sp_jstr(o, "App ID"));
+    set_str(a, &a->app_name, sp_jstr(o, "App Name"));
+    set_str(a, &a->user, sp_jstr(o, "User"));
+    set_str(a, &a->attempt_id, sp_jstr(o, "App Attempt ID"));
+    a->app_start = sp_jint(o, "Timestamp", -1);
+    saw_time(a, a->app_start);
+}
+
+static void on_app_end(sp_app *a, const cJSON *o)
+{
+    const cJSON *ec = cJSON_GetObjectItemCaseSensitive(o, "ExitCode");
+
+    a->has_end = 1;
+    a->app_end = sp_jint(o, "Timestamp", -1);
+    saw_time(a, a->app_end);
+    if (cJSON_IsNumber(ec)) {
+        a->has_exit_code = 1;
+        a->exit_code = (int64_t)ec->valuedouble;
+    }
+}
+
+/* Spark Properties: an object of strings (every version writes a map; a
+ * list of [key, value] pairs is accepted too). */
+static void on_environment(sp_app *a, const cJSON *o)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "Spark Properties");
+    const cJSON *it;
+    cJSON *props;
+
+    if (!p)
+        return;
+    props = cJSON_CreateObject();
+    if (!props) {
+        a->oom = 1;
+        return;
+    }
+    cJSON_ArrayForEach(it, p)
+    {
+        const char *k = it->string, *v = NULL;
+        if (cJSON_IsArray(it) && cJSON_GetArraySize(it) == 2) {
+            const cJSON *kk = cJSON_GetArrayItem(it, 0);
+            const cJSON *vv = cJSON_GetArrayItem(it, 1);
+            k = cJSON_IsString(kk) ? kk->valuestring : NULL;
+            v = cJSON_IsString(vv) ? vv->valuestring : NULL;
+        } else if (cJSON_IsString(it)) {
+            v = it->valuestring;
+        }
+        if (!k || !v)
+            continue;
+        cJSON_DeleteItemFromObjectCaseSensitive(props, k);
+        if (!cJSON_AddStringToObject(props, k, v)) {
+            a->oom = 1;
+            break;
+        }
+    }
+    cJSON_Delete(a->props);
+    a->props = props;
+}
+
+/* --- stages and jobs ---------------------------------------------------- */
+
+/* Copies what a StageInfo says into s (name, task count, parents). */
+static void stage_info(sp_app *a, sp_stage *s, const cJSON *info)
+{
+    const cJSON *par = cJSON_GetObjectItemCaseSensitive(info, "Parent IDs");
+    const char *name = sp_jstr(info, "Stage Name");
+    int64_t n = sp_jint(info, "Number of Tasks", -1);
+
+    if (name)
+        set_str(a, &s->name, name);
+    if (n >= 0)
+        s->num_tasks = n;
+    if (cJSON_IsArray(par)) {
+        int k = cJSON_GetArraySize(par), i;
+        int64_t *ids = k > 0 ? malloc((size_t)k * sizeof *ids) : NULL;
+        size_t m = 0;
+        if (k > 0 && !ids) {
+            a->oom = 1;
+            return;
+        }
+        for (i = 0; i < k; i++) {
+            const cJSON *e = cJSON_GetArrayItem(par, i);
+            if (cJSON_IsNumber(e))
+                ids[m++] = (int64_t)e->valuedouble;
+        }
+        free(s->parents);
+        s->parents = ids;
+        s->nparents = m;
+    }
+}
+
+static sp_job *job_get(sp_app *a, int64_t id)
+{
+    size_t i;
+    sp_job *j;
+
+    for (i = a->njobs; i > 0; i--) /* recent jobs are looked up most */
+        if (a->jobs[i - 1].id == id)
+            return &a->jobs[i - 1];
+    if (a->njobs == a->cap_jobs) {
+        size_t ncap = a->cap_jobs ? a->cap_jobs * 2 : 16;
+        sp_job *nj = realloc(a->jobs, ncap * sizeof *nj);
+        if (!nj) {
+            a->oom = 1;
+            return NULL;
+        }
+        a->jobs = nj;
+        a->cap_jobs = ncap;
+    }
+    j = &a->jobs[a->njobs++];
+    memset(j, 0, sizeof *j);
+    j->id = id;
+    j->submitted_at = j->completed_at = -1;
+    j->sql_id = -1;
+    return j;
+}
+
+static int64_t prop_int(const cJSON *props, const char *key)
+{
+    const char *v = sp_jstr(props, key);
+    char *end;
+    long long x;
+
+    if (!v || !*v)
+        return -1;
+    x = strtoll(v, &end, 10);
+    return *end ? -1 : (int64_t)x;
+}
+
+static void on_job_start(sp_app *a, const cJSON *o)
+{
+    const cJSON *infos = cJSON_GetObjectItemCaseSensitive(o, "Stage Infos");
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(o, "Stage IDs");
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(o, "Properties");
+    const cJSON *it, *last = NULL;
+    sp_job *j = job_get(a, sp_jint(o, "Job ID", -1));
+    int n, k = 0;
+
+    if (!j)
+        return;
+    j->submitted_at = sp_jint(o, "Submission Time", -1);
+    saw_time(a, j->submitted_at);
+    j->sql_id = prop_int(props, "spark.sql.execution.id");
+    set_str(a, &j->group, sp_jstr(props, "spark.jobGroup.id"));
+    set_str(a, &j->description, sp_jstr(props, "spark.job.description"));
+    n = cJSON_GetArraySize(ids);
+    if (n <= 0)
+        n = cJSON_GetArraySize(infos);
+    free(j->stages);
+    j->stages = n > 0 ? calloc((size_t)n, sizeof *j->stages) : NULL;
+    j->nstages = 0;
+    cJSON_ArrayForEach(it, infos)
+    {
+        int64_t sid = sp_jint(it, "Stage ID", -1);
+        sp_stage *s = sp_stage_get(a, sid, sp_jint(it, "Stage Attempt ID", 0));
+        if (!s)
+            return;
+        if (s->status == SP_ST_PENDING && !s->seen_submit) {
+            s->live = 1;
+            stage_info(a, s, it);
+        }
+        if (s->job_id < 0)
+            s->job_id = j->id;
+        if (j->stages && k < n)
+            j->stages[k++] = sid;
+        if (!last || sid > sp_jint(last, "Stage ID", -1))
+            last = it;
+    }
+    j->nstages = (size_t)k;
+    /* the UI names a job after its last stage */
+    if (last)
+        set_str(a, &j->name, sp_jstr(last, "Stage Name"));
+}
+
+static void on_job_end(sp_app *a, const cJSON *o)
+{
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "Job Result");
+    const char *r = sp_jstr(res, "Result");
+    sp_job *j = job_get(a, sp_jint(o, "Job ID", -1));
+    size_t k;
+
+    if (!j)
+        return;
+    j->ended = 1;
+    j->completed_at = sp_jint(o, "Completion Time", -1);
+    saw_time(a, j->completed_at);
+    j->succeeded = !r || strcmp(r, "JobSucceeded") == 0;
+    if (!j->succeeded) {
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(res, "Exception");
+        const char *msg = sp_jstr(ex, "Message");
+        set_str(a, &j->failure, msg ? msg : r);
+    }
+    /* stages of the job that never ran were skipped (AppStatusListener) */
+    for (k = 0; k < j->nstages; k++) {
+        int64_t att;
+        int misses = 0;
+        for (att = 0; misses < 4 && att < 1000; att++) {
+            sp_stage *s = sp_stage_find(a, j->stages[k], att);
+            if (!s) {
+                misses++;
+                continue;
+            }
+            misses = 0;
+            if (s->live && s->status == SP_ST_PENDING) {
+                s->status = SP_ST_SKIPPED;
+                s->live = 0;
+            }
+        }
+    }
+}
+
+static void on_stage_submitted(sp_app *a, const cJSON *o)
+{
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(o, "Stage Info");
+    sp_stage *s;
+
+    if (!cJSON_IsObject(info))
+        return;
+    s = sp_stage_get(a, sp_jint(info, "Stage ID", -1),
+                     sp_jint(info, "Stage Attempt ID", 0));
+    if (!s)
+        return;
+    if (!s->live && s->seen_submit) {
+        /* Spark would start a new live stage: begin again from zero */
+        int d;
+        for (d = 0; d < SP_D_COUNT; d++)
+            sp_dist_free(&s->dist[d]);
+        memset(&s->sum, 0, sizeof s->sum);
+        memset(s->dist, 0, sizeof s->dist);
+        s->active = s->completed = s->failed = s->killed = 0;
+        s->task_time_ms = 0;
+        s->dists_done = 0;
+        s->has_slow = 0;
+    }
+    s->live = 1;
+    s->seen_submit = 1;
+    s->status = SP_ST_ACTIVE;
+    stage_info(a, s, info);
+    s->submitted_at = sp_jint(info, "Submission Time", -1);
+    saw_time(a, s->submitted_at);
+}
+
+static void on_stage_completed(sp_app *a, const cJSON *o)
+{
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(o, "Stage Info");
+    const char *fail;
+    sp_stage *s;
+
+    if (!cJSON_IsObject(info))
+        return;
+    s = sp_stage_find(a, sp_jint(info, "Stage ID", -1),
+                      sp_jint(info, "Stage Attempt ID", 0));
+    if (!s || !s->live)
+        return;
+    stage_info(a, s, info);
+    if (s->submitted_at < 0)
+        s->submitted_at = sp_jint(info, "Submission Time", -1);
+    s->completed_at = sp_jint(info, "Completion Time", -1);
+    saw_time(a, s->completed_at);
+    fail = sp_jstr(info, "Failure Reason");
+    if (fail) {
+        s->status = SP_ST_FAILED;
+        set_str(a, &s->failure, fail);
+    } else if (s->submitted_at >= 0 ||
+               cJSON_GetObjectItemCaseSensitive(info, "Submission Time")) {
+        s->status = SP_ST_COMPLETE;
+    } else {
+        s->status = SP_ST_SKIPPED;
+        s->live = 0;
+        return;
+    }
+    sp_stage_completed(s);
+}
+
+/* --- executors ---------------------------------------------------------- */
+
+static sp_exec *exec_get(sp_app *a, const char *id)
+{
+    size_t i;
+    sp_exec *e;
+
+    for (i = a->nexecs; i > 0; i--)
+        if (strcmp(a->execs[i - 1].id, id) == 0)
+            return &a->execs[i - 1];
+    if (a->nexecs == a->cap_execs) {
+        size_t ncap = a->cap_execs ? a->cap_execs * 2 : 16;
+        sp_exec *ne = realloc(a->execs, ncap * sizeof *ne);
+        if (!ne) {
+            a->oom = 1;
+            return NULL;
+        }
+        a->execs = ne;
+        a->cap_execs = ncap;
+    }
+    e = &a->execs[a->nexecs];
+    memset(e, 0, sizeof *e);
+    e->id = sp_strdup_max(id, SP_ID_MAX);
+    if (!e->id) {
+        a->oom = 1;
+        return NULL;
+    }
+    e->added_at = e->removed_at = -1;
+    a->nexecs++;
+    return e;
+}
+
+static void on_executor_added(sp_app *a, const cJSON *o)
+{
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(o, "Executor Info");
+    const char *id = sp_jstr(o, "Executor ID");
+    sp_exec *e;
+
+    if (!id || !(e = exec_get(a, id)))
+        return;
+    e->added_at = sp_jint(o, "Timestamp", -1);
+    e->removed_at = -1;
+    e->cores = sp_jint(info, "Total Cores", 0);
+    saw_time(a, e->added_at);
+    set_str(a, &e->host, sp_jstr(info, "Host"));
+}
+
+static void on_executor_removed(sp_app *a, const cJSON *o)
+{
+    const char *id = sp_jstr(o, "Executor ID");
+    sp_exec *e;
+
+    if (!id || !(e = exec_get(a, id)))
+        return;
+    e->removed_at = sp_jint(o, "Timestamp", -1);
+    saw_time(a, e->removed_at);
+    set_str(a, &e->reason, sp_jstr(o, "Removed Reason"));
+}
+
+/* --- SQL ---------------------------------------------------------------- */
+
+static sp_sql *sql_get(sp_app *a, int64_t id)
+{
+    size_t i;
+    sp_sql *q;
+
+    for (i = a->nsqls; i > 0; i--)
+        if (a->sqls[i - 1].id == id)
+            return &a->sqls[i - 1];
+    if (a->nsqls == a->cap_sqls) {
+        size_t ncap = a->cap_sqls ? a->cap_sqls * 2 : 16;
+        sp_sql *nq = realloc(a->sqls, ncap * sizeof *nq);
+        if (!nq) {
+            a->oom = 1;
+            return NULL;
+        }
+        a->sqls = nq;
+        a->cap_sqls = ncap;
+    }
+    q = &a->sqls[a->nsqls++];
+    memset(q, 0, sizeof *q);
+    q->id = id;
+    q->started_at = q->ended_at = -1;
+    return q;
+}
+
+static void on_sql_start(sp_app *a, const cJSON *o)
+{
+    sp_sql *q = sql_get(a, sp_jint(o, "executionId", -1));
+
+    if (!q)
+        return;
+    q->started_at = sp_jint(o, "time", -1);
+    saw_time(a, q->started_at);
+    set_str(a, &q->description, sp_jstr(o, "description"));
+}
+
+static void on_sql_end(sp_app *a, const cJSON *o)
+{
+    sp_sql *q = sql_get(a, sp_jint(o, "executionId", -1));
+    const char *err = sp_jstr(o, "errorMessage");
+
+    if (!q)
+        return;
+    q->ended = 1;
+    q->ended_at = sp_jint(o, "time", -1);
+    saw_time(a, q->ended_at);
+    if (err && *err)
+        set_str(a, &q->error, err);
+}
+
+/* --- dispatch ----------------------------------------------------------- */
+
+int sp_on_event(sp_app *a, const char *ev, const cJSON *o)
+{
+    const char *n = short_name(ev);
+
+    if (strcmp(n, "SparkListenerLogStart") == 0) {
+        set_str(a, &a->version, sp_jstr(o, "Spark Version"));
+    } else if (strcmp(n, "SparkListenerApplicationStart") == 0) {
+        on_app_start(a, o);
+    } else if (strcmp(n, "SparkListenerApplicationEnd") == 0) {
+        on_app_end(a, o);
+    } else if (strcmp(n, "SparkListenerEnvironmentUpdate") == 0) {
+        on_environment(a, o);
+    } else if (strcmp(n, "SparkListenerJobStart") == 0) {
+        on_job_start(a, o);
+    } else if (strcmp(n, "SparkListenerJobEnd") == 0) {
+        on_job_end(a, o);
+    } else if (strcmp(n, "SparkListenerStageSubmitted") == 0) {
+        on_stage_submitted(a, o);
+    } else if (strcmp(n, "SparkListenerStageCompleted") == 0) {
+        on_stage_completed(a, o);
+    } else if (strcmp(n, "SparkListenerExecutorAdded") == 0) {
+        on_executor_added(a, o);
+    } else if (strcmp(n, "SparkListenerExecutorRemoved") == 0) {
+        on_executor_removed(a, o);
+    } else if (strcmp(n, "SparkListenerSQLExecutionStart") == 0) {
+        on_sql_start(a, o);
+    } else if (strcmp(n, "SparkListenerSQLExecutionEnd") == 0) {
+        on_sql_end(a, o);
+    } else if (strcmp(n, "SparkListenerSQLAdaptiveExecutionUpdate") == 0) {
+        a->sql_adaptive_updates++;
+    } else if (strstr(n, "Blacklisted") || strstr(n, "Excluded")) {
+        a->blacklist_events++;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* The slow path for task events the scanner would not take. */
+int sp_task_from_json(const cJSON *o, int end_event, sp_task *t, char *buf,
+                      size_t cap)
+{
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(o, "Task Info");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "Task Metrics");
+    const cJSON *reason =
+        cJSON_GetObjectItemCaseSensitive(o, "Task End Reason");
+    const char *ex = sp_jstr(info, "Executor ID"), *host = sp_jstr(info, "Host");
+    const char *rn = sp_jstr(reason, "Reason");
+
+    memset(t, 0, sizeof *t);
+    if (!cJSON_IsObject(info))
+        return -1;
+    t->stage_id = sp_jint(o, "Stage ID", 0);
+    t->stage_attempt = sp_jint(o, "Stage Attempt ID", 0);
+    t->task_id = sp_jint(info, "Task ID", 0);
+    t->index = sp_jint(info, "Index", -1);
+    t->attempt = sp_jint(info, "Attempt", 0);
+    t->partition = sp_jint(info, "Partition ID", -1);
+    t->launch = sp_jint(info, "Launch Time", 0);
+    t->finish = sp_jint(info, "Finish Time", 0);
+    t->speculative = cJSON_IsTrue(
+        cJSON_GetObjectItemCaseSensitive(info, "Speculative"));
+    /* spans must outlive o only as long as the caller keeps o */
+    if (ex) {
+        t->executor.s = ex;
+        t->executor.n = strlen(ex);
+    }
+    if (host) {
+        t->host.s = host;
+        t->host.n = strlen(host);
+    }
+    if (!end_event)
+        return 0;
+    if (cJSON_IsObject(reason) && cap > 0 && cap <= 1u << 30) {
+        /* the failure details are read again from this text */
+        if (cJSON_PrintPreallocated((cJSON *)reason, buf, (int)cap, 0)) {
+            t->reason_obj.s = buf;
+            t->reason_obj.n = strlen(buf);
+        }
+    }
+    t->reason_name.s = rn ? rn : "Success";
+    t->reason_name.n = strlen(t->reason_name.s);
+    if (rn && strcmp(rn, "Success") != 0) {
+        t->reason = strcmp(rn, "TaskKilled") == 0         ? SP_R_KILLED
+                    : strcmp(rn, "TaskCommitDenied") == 0 ? SP_R_COMMIT_DENIED
+                                                          : SP_R_FAILED;
+    }
+    if (cJSON_IsObject(m)) {
+        const cJSON *sr = cJSON_GetObjectItemCaseSensitive(m, "Shuffle Read Metrics");
+        const cJSON *sw = cJSON_GetObjectItemCaseSensitive(m, "Shuffle Write Metrics");
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(m, "Input Metrics");
+        const cJSON *out = cJSON_GetObjectItemCaseSensitive(m, "Output Metrics");
+        sp_metrics *x = &t->m;
+        t->has_metrics = 1;
+        x->deser_ms = sp_jint(m, "Executor Deserialize Time", 0);
+        x->deser_cpu_ns = sp_jint(m, "Executor Deserialize CPU Time", 0);
+        x->run_ms = sp_jint(m, "Executor Run Time", 0);
+        x->cpu_ns = sp_jint(m, "Executor CPU Time", 0);
+        x->peak_mem = sp_jint(m, "Peak Execution Memory", 0);
+        x->result_size = sp_jint(m, "Result Size", 0);
+        x->gc_ms = sp_jint(m, "JVM GC Time", 0);
+        x->ser_ms = sp_jint(m, "Result Serialization Time", 0);
+        x->mem_spill = sp_jint(m, "Memory Bytes Spilled", 0);
+        x->disk_spill = sp_jint(m, "Disk Bytes Spilled", 0);
+        x->sr_remote_blocks = sp_jint(sr, "Remote Blocks Fetched", 0);
+        x->sr_local_blocks = sp_jint(sr, "Local Blocks Fetched", 0);
+        x->sr_fetch_wait_ms = sp_jint(sr, "Fetch Wait Time", 0);
+        x->sr_remote_bytes = sp_jint(sr, "Remote Bytes Read", 0);
+        x->sr_remote_disk_bytes = sp_jint(sr, "Remote Bytes Read To Disk", 0);
+        x->sr_local_bytes = sp_jint(sr, "Local Bytes Read", 0);
+        x->sr_records = sp_jint(sr, "Total Records Read", 0);
+        x->sw_bytes = sp_jint(sw, "Shuffle Bytes Written", 0);
+        x->sw_time_ns = sp_jint(sw, "Shuffle Write Time", 0);
+        x->sw_records = sp_jint(sw, "Shuffle Records Written", 0);
+        x->in_bytes = sp_jint(in, "Bytes Read", 0);
+        x->in_records = sp_jint(in, "Records Read", 0);
+        x->out_bytes = sp_jint(out, "Bytes Written", 0);
+        x->out_records = sp_jint(out, "Records Written", 0);
+    }
+    return 0;
+}

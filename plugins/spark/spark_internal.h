@@ -1,0 +1,272 @@
+/*
+ * spark_internal.h - what the files of the Spark event-log plugin share:
+ * the fast TaskStart/TaskEnd scanner, the bounded per-stage distributions
+ * and the application state that mirrors Spark's AppStatusListener.
+ * Private to plugins/spark/ (never installed).
+ *
+ * Memory: everything here grows with the number of stages, jobs, SQL
+ * executions and executors, never with tasks or lines. The only per-task
+ * state is the set of running task ids (bounded, SP_LIVE_TASKS_MAX) and the
+ * exact values of a stage's distributions (bounded, SP_DIST_EXACT_MAX, then
+ * a fixed-size sketch).
+ */
+#ifndef SPARK_INTERNAL_H
+#define SPARK_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <optipipe/plugin.h>
+
+#define SP_DIST_EXACT_MAX 65536   /* exact values kept per stage and metric */
+#define SP_LIVE_TASKS_MAX (1u << 21) /* running task ids remembered */
+#define SP_TEXT_MAX 512           /* longest message/name text kept */
+#define SP_ID_MAX 128             /* longest executor id / host kept */
+#define SP_MAX_BAD_REPORTED 5     /* malformed lines named one by one */
+#define SP_MAX_FAILURE_KINDS 256  /* distinct (stage, reason) failure records */
+#define SP_MAX_WARNINGS 32        /* run warnings kept */
+
+/* --- the fast scanner (spark_scan.c) ----------------------------------- */
+
+enum sp_reason {
+    SP_R_SUCCESS = 0,
+    SP_R_KILLED,        /* TaskKilled: counted as killed */
+    SP_R_COMMIT_DENIED, /* TaskCommitDenied: counted as killed too */
+    SP_R_FAILED         /* every other reason: counted as failed */
+};
+
+/* Sums of Spark's TaskMetrics that the History Server adds per stage. */
+typedef struct sp_metrics {
+    int64_t run_ms, cpu_ns, deser_ms, deser_cpu_ns, gc_ms, result_size,
+        ser_ms, mem_spill, disk_spill, peak_mem;
+    int64_t sr_remote_blocks, sr_local_blocks, sr_fetch_wait_ms,
+        sr_remote_bytes, sr_remote_disk_bytes, sr_local_bytes, sr_records;
+    int64_t sw_bytes, sw_time_ns, sw_records;
+    int64_t in_bytes, in_records, out_bytes, out_records;
+} sp_metrics;
+
+/* A borrowed span of the line (raw JSON string contents, still escaped). */
+typedef struct sp_span {
+    const char *s;
+    size_t n;
+} sp_span;
+
+typedef struct sp_task {
+    int64_t stage_id, stage_attempt;
+    int64_t task_id, index, attempt, partition, launch, finish;
+    int speculative;
+    sp_span executor, host;
+    int reason;         /* enum sp_reason (TaskEnd only) */
+    sp_span reason_obj; /* the whole "Task End Reason" object (TaskEnd) */
+    sp_span reason_name;
+    int has_metrics;
+    sp_metrics m;
+} sp_task;
+
+/* Which fast path a line takes, from its "Event" value. */
+enum sp_event {
+    SP_EV_OTHER = 0,
+    SP_EV_TASK_START,
+    SP_EV_TASK_END
+};
+
+/* Classifies the line by its "Event" value when the line starts in the
+ * form Spark writes ({"Event":"...). *name gets the event name span
+ * (empty when the line has another shape). */
+int sp_scan_event(const char *line, sp_span *name);
+
+/* Fills t from a TaskStart/TaskEnd line (line[len] is NUL). Returns 0, or -1
+ * when the line is not in the expected shape (the caller then tries the
+ * full JSON parser, which also decides whether the line is malformed). */
+int sp_scan_task(const char *line, size_t len, int end_event, sp_task *t);
+
+/* Copies a JSON string body (escaped) into out (cap > 0), unescaping and
+ * truncating; always NUL-terminates. Returns the length written. */
+size_t sp_unescape(sp_span in, char *out, size_t cap);
+
+/* --- distributions (spark_dist.c) -------------------------------------- */
+
+/* Exact values up to SP_DIST_EXACT_MAX, then a DDSketch-style log-bucket
+ * histogram with SP_SKETCH_ALPHA relative accuracy. count, min, max, sum
+ * and mean stay exact in both modes. */
+#define SP_SKETCH_ALPHA 0.005
+
+typedef struct sp_dist {
+    uint64_t n;
+    double min, max, sum;
+    double *vals; /* exact mode: n values (NULL while all were zero) */
+    size_t cap;
+    uint32_t *bins; /* sketch mode when non-NULL */
+    uint64_t zeros; /* sketch mode: values <= 0 */
+} sp_dist;
+
+void sp_dist_add(sp_dist *d, double v);
+/* Summarizes (exact: linear interpolation between closest ranks, as the
+ * host does; sketch: bucket midpoints) and frees the values. Returns 0 on
+ * success, -1 when d is empty. */
+int sp_dist_finish(sp_dist *d, op_dist *out);
+void sp_dist_free(sp_dist *d);
+
+/* --- application state (spark_app.c) ----------------------------------- */
+
+enum sp_stage_status {
+    SP_ST_PENDING = 0,
+    SP_ST_ACTIVE,
+    SP_ST_COMPLETE,
+    SP_ST_FAILED,
+    SP_ST_SKIPPED
+};
+
+enum sp_dist_id {
+    SP_D_RUN = 0,
+    SP_D_DURATION,
+    SP_D_GC,
+    SP_D_MEM_SPILL,
+    SP_D_DISK_SPILL,
+    SP_D_SR_BYTES,
+    SP_D_SW_BYTES,
+    SP_D_IN_BYTES,
+    SP_D_COUNT
+};
+
+typedef struct sp_stage {
+    int64_t id, attempt;
+    char *name;
+    char *failure; /* Failure Reason, when the attempt failed */
+    int64_t num_tasks;
+    int64_t submitted_at, completed_at, first_launch;
+    int64_t *parents;
+    size_t nparents;
+    int64_t job_id; /* -1 when unknown */
+    int status;     /* enum sp_stage_status */
+    int live;       /* in Spark's liveStages */
+    int seen_submit;
+    int64_t active, completed, failed, killed;
+    sp_metrics sum;
+    int64_t task_time_ms; /* sum of finish - launch */
+    sp_dist dist[SP_D_COUNT];
+    op_dist summary[SP_D_COUNT];
+    int has_summary[SP_D_COUNT];
+    int dists_done;
+    /* the slowest successful task (run time), for skew evidence */
+    int64_t slow_run, slow_index, slow_partition, slow_in, slow_sr,
+        slow_duration;
+    char slow_exec[SP_ID_MAX], slow_host[SP_ID_MAX];
+    int has_slow;
+} sp_stage;
+
+typedef struct sp_job {
+    int64_t id;
+    int64_t submitted_at, completed_at;
+    int64_t *stages;
+    size_t nstages;
+    int64_t sql_id; /* -1 when none */
+    char *name, *group, *description, *failure;
+    int ended, succeeded;
+    int derived; /* times taken from the stages */
+} sp_job;
+
+typedef struct sp_sql {
+    int64_t id;
+    int64_t started_at, ended_at;
+    char *description;
+    char *error;
+    int ended;
+} sp_sql;
+
+typedef struct sp_exec {
+    char *id, *host, *reason;
+    int64_t cores, added_at, removed_at; /* removed_at -1 while alive */
+} sp_exec;
+
+typedef struct sp_failure {
+    int64_t stage_id, stage_attempt;
+    char *reason, *detail; /* reason name, first message */
+    char *executor;
+    int64_t count, first_at;
+} sp_failure;
+
+/* Open-addressing set of running task ids (Spark's liveTasks). */
+typedef struct sp_idset {
+    int64_t *keys; /* INT64_MIN marks an empty slot */
+    size_t cap, n;
+    int full_warned;
+} sp_idset;
+
+typedef struct sp_app {
+    op_builder *b;
+    const char *input; /* display name of the stream */
+    char *app_id, *app_name, *user, *attempt_id, *version;
+    int64_t app_start, app_end;
+    int has_end;
+    int64_t exit_code;
+    int has_exit_code;
+    cJSON *props; /* Spark Properties (owned) */
+    int64_t last_time; /* latest event time seen */
+    sp_stage **stages;
+    size_t nstages, cap_stages;
+    size_t *stage_tab; /* hash (id, attempt) -> index + 1 */
+    size_t stage_tab_cap;
+    sp_job *jobs;
+    size_t njobs, cap_jobs;
+    sp_sql *sqls;
+    size_t nsqls, cap_sqls;
+    sp_exec *execs;
+    size_t nexecs, cap_execs;
+    sp_failure *fails;
+    size_t nfails, cap_fails;
+    int64_t fail_overflow;
+    sp_idset live;
+    int64_t lines, events, bad_lines, orphan_task_ends, unknown_events;
+    int64_t sql_adaptive_updates, blacklist_events;
+    char bad_report[SP_MAX_BAD_REPORTED][160];
+    int nbad_report;
+    int compact; /* a .compact file was read */
+    int in_progress; /* the name or the stream says so */
+    int cut_last_line;
+    uint64_t last_line_no;
+    char *warnings[SP_MAX_WARNINGS];
+    int nwarnings;
+    int64_t warnings_dropped;
+    int oom;
+} sp_app;
+
+void sp_app_init(sp_app *a, op_builder *b, const char *input);
+void sp_app_free(sp_app *a);
+
+/* The handlers: the scanned task events and the parsed rare events. */
+void sp_on_task_start(sp_app *a, const sp_task *t);
+void sp_on_task_end(sp_app *a, const sp_task *t);
+/* Handles a parsed event of name ev (fully-qualified names allowed).
+ * Returns 1 when the event was known, 0 when ignored. */
+int sp_on_event(sp_app *a, const char *ev, const cJSON *o);
+/* Converts a TaskStart/TaskEnd object parsed by cJSON (the slow path).
+ * t's spans borrow from o (and from buf, where the end reason is printed
+ * for the failure details; cap <= INT_MAX); both must outlive t's use.
+ * Returns 0, or -1 when o has no "Task Info" object. */
+int sp_task_from_json(const cJSON *o, int end_event, sp_task *t,
+                      char *buf, size_t cap);
+
+/* A run warning (kept until the run is written). */
+void sp_warn(sp_app *a, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* StageCompleted hook: retires the stage when no task of it runs. */
+void sp_stage_completed(sp_stage *s);
+/* Summarizes the distributions of every stage (end of the log). */
+void sp_app_close_all(sp_app *a);
+
+/* Writes the run, its nodes and series into the builder. */
+void sp_app_emit(sp_app *a);
+
+/* Stage lookup / creation (NULL on out of memory with create). */
+sp_stage *sp_stage_find(sp_app *a, int64_t id, int64_t attempt);
+sp_stage *sp_stage_get(sp_app *a, int64_t id, int64_t attempt);
+
+/* JSON helpers over cJSON (missing or mistyped fields give the default). */
+int64_t sp_jint(const cJSON *o, const char *key, int64_t def);
+const char *sp_jstr(const cJSON *o, const char *key);
+char *sp_strdup_max(const char *s, size_t max);
+
+#endif

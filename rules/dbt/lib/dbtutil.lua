@@ -1,0 +1,134 @@
+-- dbtutil: what the dbt rules share. Which runs carry real timings, how
+-- long a node took, readable names and lists, the node's file for
+-- `changes`, and a node's values in the run's history.
+-- Model names: docs/model-dbt.md.
+
+local units = require "optipipe.units"
+
+local M = {}
+
+M.dur = units.format_duration
+M.pct = units.format_pct
+
+-- Runs whose node timings measure execution: dbt run/build/test/seed/
+-- snapshot, not compile or docs generate (research/dbt.md §2.3), and not
+-- a source freshness check.
+function M.executing(run)
+  if run.metrics.executing == 0 then
+    return false
+  end
+  return not M.is_freshness(run)
+end
+
+function M.is_freshness(run)
+  local w = run.config.which
+  return w == "source-freshness" or w == "freshness"
+end
+
+local BUILT = { model = true, seed = true, snapshot = true }
+
+-- Nodes that build a relation (models, seeds, snapshots).
+function M.builds(node)
+  return BUILT[node.kind] == true
+end
+
+function M.is_test(node)
+  return node.kind == "test" or node.kind == "unit_test"
+end
+
+-- dbt's own status word ("success", "error", "fail", "warn", "skipped").
+function M.raw(node)
+  return node.attrs.raw_status
+end
+
+-- How long the node ran, in ms: its timeline span, else dbt's
+-- execution_time (untimed errors), else nil.
+function M.ms(node)
+  return node.duration_ms or node.metrics.execution_time_ms
+end
+
+-- Execution time as dbt reports it (what users compare across runs).
+function M.exec_ms(node)
+  return node.metrics.execution_time_ms or node.duration_ms
+end
+
+function M.name(node)
+  return node.name or node.id
+end
+
+-- Where a change applies: the model's file when the manifest gave it.
+function M.target(node)
+  return node.attrs.file or node.id
+end
+
+-- "a, b, c and 4 more"
+function M.list(names, max)
+  max = max or 5
+  local out = {}
+  for i = 1, math.min(#names, max) do
+    out[#out + 1] = names[i]
+  end
+  local s = table.concat(out, ", ")
+  if #names > max then
+    s = s .. (" and %d more"):format(#names - max)
+  end
+  return s
+end
+
+function M.plural(n, one, many)
+  return n == 1 and ("1 " .. one) or (("%d %s"):format(n, many or (one .. "s")))
+end
+
+-- Seconds with one decimal, for evidence (stable across reruns).
+function M.secs(ms)
+  return math.floor(ms / 100 + 0.5) / 10
+end
+
+-- The earlier runs comparable with run (oldest first): executing runs of
+-- the same full_refresh setting. Empty when the engine gives no history.
+function M.history(run)
+  local out = {}
+  local fr = run.config.full_refresh or "false"
+  for _, h in ipairs(run.history or {}) do
+    if M.executing(h) and (h.config.full_refresh or "false") == fr then
+      out[#out + 1] = h
+    end
+  end
+  return out
+end
+
+-- The node's execution times (ms) in the given runs where it succeeded,
+-- oldest first.
+function M.node_history(runs, id)
+  local vals = {}
+  for _, h in ipairs(runs) do
+    local n = h.by_id[id]
+    if n and n.status == "succeeded" then
+      local v = M.exec_ms(n)
+      if v then
+        vals[#vals + 1] = v
+      end
+    end
+  end
+  return vals
+end
+
+-- Joins formatted durations: "4m 02s, 3m 58s, 4m 05s".
+function M.dur_list(vals)
+  local out = {}
+  for i, v in ipairs(vals) do
+    out[i] = M.dur(v)
+  end
+  return table.concat(out, ", ")
+end
+
+-- Where threads are set: the profile target of the run when known.
+function M.threads_target(run)
+  local t = run.config.target
+  if t and t ~= "" then
+    return "profiles.yml (target " .. t .. ")"
+  end
+  return "profiles.yml"
+end
+
+return M

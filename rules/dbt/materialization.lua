@@ -1,0 +1,193 @@
+-- dbt.materialization: materializations that cost time. A slow, large
+-- `table` rebuilt in full every run → incremental; a chain of views (each
+-- query on the last one re-runs them all) or a view feeding many slow
+-- models → table. Needs the manifest for materialized / file / parents.
+-- docs/rules/dbt.materialization.md
+local du = require "dbtutil"
+local stats = require "optipipe.stats"
+local units = require "optipipe.units"
+
+local function mat(n)
+  return n and n.kind == "model" and n.attrs.materialized or nil
+end
+
+-- Slow in this run and (when there is history) in the median of earlier
+-- runs too, so one bad night is left to dbt.regression.
+local function slow_tables(run, ctx, hist)
+  local o = ctx.options
+  local slow = o.slow_table_s * 1000
+  for _, n in ipairs(run.nodes) do
+    local ms = du.exec_ms(n)
+    if mat(n) == "table" and n.status == "succeeded" and ms and ms >= slow then
+      local rows, bytes = n.metrics.rows_affected, n.metrics.bytes_processed
+      local large = (rows and rows >= o.min_rows) or (bytes and bytes >= units.parse_bytes(o.min_bytes))
+      local unknown = rows == nil and bytes == nil
+      local vals = du.node_history(hist, n.id)
+      local always = #vals == 0 or stats.median(vals) >= slow
+      if (large or unknown) and always then
+        local size = rows and (units.format_num(rows) .. " rows") or
+          (bytes and (units.format_bytes(bytes) .. " processed") or "size unknown")
+        local every = #vals > 0
+            and (" (median %s over %d earlier runs)"):format(du.dur(stats.median(vals)), #vals)
+          or ""
+        ctx.report {
+          node = n.id,
+          message = ("%s is a table rebuilt in full every run: %s%s, %s."):format(
+            du.name(n), du.dur(ms), every, size),
+          recommendation = ("Make %s incremental (materialized='incremental' with a "
+            .. "unique_key and an is_incremental() filter on a loaded-at or event-time "
+            .. "column) so each run processes only new rows; run --full-refresh when the "
+            .. "logic changes."):format(du.target(n)),
+          evidence = { duration_s = du.secs(ms), rows = rows, bytes_processed = bytes,
+                       history_runs = #vals },
+          changes = { { target = du.target(n), key = "materialized", from = "table",
+                        to = "incremental" } },
+        }
+      end
+    end
+  end
+end
+
+-- Longest chain of views ending at each view (through view parents).
+local function view_chains(run, ctx)
+  local o = ctx.options
+  local depth, prev = {}, {}
+  local function chain_len(n, seen)
+    if depth[n.id] then
+      return depth[n.id]
+    end
+    seen[n.id] = true
+    local best, from = 0, nil
+    for _, pid in ipairs(n.parents) do
+      local p = run.by_id[pid]
+      if mat(p) == "view" and not seen[pid] then
+        local d = chain_len(p, seen)
+        if d > best then
+          best, from = d, p
+        end
+      end
+    end
+    seen[n.id] = nil
+    depth[n.id], prev[n.id] = best + 1, from
+    return best + 1
+  end
+  -- report maximal chains only: ends that no view child extends
+  local ends = {}
+  for _, n in ipairs(run.nodes) do
+    if mat(n) == "view" and chain_len(n, {}) >= o.max_view_chain then
+      local extended = false
+      for _, cid in ipairs(n.children) do
+        if mat(run.by_id[cid]) == "view" then
+          extended = true
+        end
+      end
+      if not extended then
+        ends[#ends + 1] = n
+      end
+    end
+  end
+  table.sort(ends, function(a, b)
+    if depth[a.id] ~= depth[b.id] then
+      return depth[a.id] > depth[b.id]
+    end
+    return a.id < b.id
+  end)
+  for i = 1, math.min(#ends, o.max_reports) do
+    local chain, n = {}, ends[i]
+    while n do
+      table.insert(chain, 1, n)
+      n = prev[n.id]
+    end
+    -- materialize the view with most children, else the middle one
+    local pick = chain[(#chain + 1) // 2]
+    for _, v in ipairs(chain) do
+      if #v.children > #pick.children then
+        pick = v
+      end
+    end
+    local names = {}
+    for _, v in ipairs(chain) do
+      names[#names + 1] = du.name(v)
+    end
+    ctx.report {
+      node = ends[i].id,
+      message = ("%d views are chained: %s. Every query on %s re-runs all of them."):format(
+        #chain, table.concat(names, " > "), du.name(ends[i])),
+      recommendation = ("Materialize %s as a table (or incremental) to cut the chain; "
+        .. "keep the views on either side."):format(du.target(pick)),
+      evidence = { chain_length = #chain, chain = table.concat(names, " > ") },
+      changes = { { target = du.target(pick), key = "materialized", from = "view", to = "table" } },
+    }
+  end
+end
+
+-- A view with logic (it reads other models, not only sources and seeds:
+-- staging views are usually a rename) read by many models that are slow
+-- together: each of them recomputes the view's query.
+local function reads_models(run, n)
+  for _, pid in ipairs(n.parents) do
+    local p = run.by_id[pid]
+    if p and p.kind == "model" then
+      return true
+    end
+  end
+  return false
+end
+
+local function busy_views(run, ctx)
+  local o = ctx.options
+  for _, n in ipairs(run.nodes) do
+    if mat(n) == "view" and n.status == "succeeded" and reads_models(run, n) then
+      local kids, total, names = 0, 0, {}
+      for _, cid in ipairs(n.children) do
+        local c = run.by_id[cid]
+        if c and du.builds(c) then
+          kids = kids + 1
+          total = total + (du.ms(c) or 0)
+          names[#names + 1] = du.name(c)
+        end
+      end
+      local own = du.ms(n) or 0
+      if kids >= o.min_view_children and
+        (total >= o.children_total_s * 1000 or own >= o.slow_view_s * 1000) then
+        ctx.report {
+          node = n.id,
+          message = ("View %s feeds %d models (%s) that took %s together; each of them "
+            .. "runs the view's query again."):format(du.name(n), kids, du.list(names, 4),
+            du.dur(total)),
+          recommendation = ("Materialize %s as a table so its query runs once per build."):format(
+            du.target(n)),
+          evidence = { children = kids, children_s = du.secs(total), view_s = du.secs(own) },
+          changes = { { target = du.target(n), key = "materialized", from = "view", to = "table" } },
+        }
+      end
+    end
+  end
+end
+
+return {
+  id = "dbt.materialization",
+  title = "Materialization that costs time (table → incremental, view → table)",
+  severity = "warning",
+  sources = { "dbt" },
+  tags = { "performance", "materialization" },
+  description = "Needs manifest.json for materializations and the DAG.",
+  options = {
+    slow_table_s = 600,       -- a table this slow (now and in the history median) ...
+    min_rows = 1000000,       -- ... and this large (rows_affected) ...
+    min_bytes = "10 GiB",     -- ... or this many bytes processed → incremental
+    max_view_chain = 4,       -- views chained this deep → table
+    max_reports = 3,          -- chains reported per run
+    min_view_children = 3,    -- a view with this many model children ...
+    children_total_s = 600,   -- ... slow together ...
+    slow_view_s = 60,         -- ... or slow itself → table
+  },
+  check = function(run, ctx)
+    if not du.executing(run) then
+      return
+    end
+    slow_tables(run, ctx, du.history(run))
+    view_chains(run, ctx)
+    busy_views(run, ctx)
+  end,
+}

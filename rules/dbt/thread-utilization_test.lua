@@ -1,0 +1,25 @@
+-- Tests of dbt.thread-utilization (fixtures/dbt/gen.py).
+local F = "../../fixtures/dbt/"
+return { rule = "dbt.thread-utilization", cases = {
+  { name = "2 threads saturated while 18 models waited: raise to 8",
+    inputs = { F .. "thread-starved" },
+    expect = { { severity = "warning", message = "All 2 threads were busy 98%",
+                 recommendation = "Raise threads from 2 to 8 in profiles.yml (target prod)",
+                 evidence = { threads = 2, peak_concurrency = 2 },
+                 changes = { { target = "profiles.yml (target prod)", key = "threads",
+                               from = 2, to = 8 } } } } },
+  { name = "the cap on the factor limits the suggestion",
+    inputs = { F .. "thread-starved" }, options = { max_factor = 2 },
+    expect = { { changes = { { key = "threads", from = 2, to = 4 } } } } },
+  { name = "16 threads, at most 3 busy: the DAG cannot use them",
+    inputs = { F .. "idle-threads" },
+    expect = { { severity = "info", message = "The 16 threads were busy 8%",
+                 evidence = { threads = 16, peak_concurrency = 3 },
+                 changes = { { key = "threads", from = 16, to = 3 } } } } },
+  { name = "without a manifest nobody knows whether models waited: quiet",
+    inputs = { F .. "thread-starved/run_results-2024-05-13.json" }, expect = {} },
+  { name = "healthy builds stay quiet",
+    inputs = { F .. "healthy" }, expect = {} },
+  { name = "docs generate timings are compile-only: quiet",
+    inputs = { F .. "compile-only" }, expect = {} },
+} }

@@ -1,0 +1,23 @@
+local F = "../../fixtures/flink/"
+return { rule = "flink.checkpoint-trend", cases = {
+  { name = "growing state pushes durations towards the interval",
+    inputs = { F .. "checkpoint-trend-rising.json" },
+    expect = { { severity = "warning",
+                 message = "would reach the checkpoint interval (min-pause is 0",
+                 evidence = { cause = "state", limit_ms = 180000, checkpoints = 30 } } } },
+  { name = "a short horizon keeps it quiet",
+    inputs = { F .. "checkpoint-trend-rising.json" }, options = { horizon = "30 min" }, expect = {} },
+  { name = "alignment under backpressure drives the demo's durations",
+    inputs = { "../../fixtures/demo/flink-window-bottleneck.json" },
+    expect = { { message = "Alignment drives it, not state",
+                 evidence = { cause = "alignment", limit_ms = 600000 },
+                 changes = { { key = "execution.checkpointing.unaligned", to = "true" } } } } },
+  { name = "noisy but flat checkpoints stay quiet",
+    inputs = { F .. "checkpoint-flat-noisy.json" }, expect = {} },
+  { name = "above half the timeout, and expired checkpoints",
+    inputs = { F .. "checkpoint-slow-failing.json" },
+    expect = { { message = "of the 10m 00s checkpoint timeout" },
+               { message = "3 of the last", evidence = { failed = 3 },
+                 recommendation = "They expired" } } },
+  { name = "healthy job stays quiet", inputs = { F .. "healthy.json" }, expect = {} },
+} }

@@ -1,0 +1,420 @@
+-- flinkutil: what the Flink rules share. Config access with the key names
+-- the run's Flink version understands, checkpoint selection, window sizes
+-- and watermark bounds parsed from operator names, and the watermark-stall
+-- condition that both flink.watermark-retention (to report it) and
+-- flink.bottleneck (to not prescribe parallelism for it) evaluate.
+-- Model names: docs/model-flink.md.
+
+local units = require "optipipe.units"
+local graph = require "optipipe.graph"
+
+local M = {}
+
+M.LONG_MAX = math.maxinteger
+
+-- --- versions and config keys -------------------------------------------
+
+-- Major and minor of run.engine_version ("1.18.1" -> 1, 18), or nil.
+function M.version(run)
+  local v = run.engine_version
+  if type(v) ~= "string" then
+    return nil
+  end
+  local major, minor = v:match("^(%d+)%.(%d+)")
+  if not major then
+    return nil
+  end
+  return tonumber(major), tonumber(minor)
+end
+
+local function older_than(run, major, minor)
+  local a, b = M.version(run)
+  if not a then
+    return false
+  end
+  return a < major or (a == major and b < minor)
+end
+
+-- Canonical (1.20/2.x) key -> { old key, first version with the new key }.
+local OLD_KEYS = {
+  ["execution.checkpointing.incremental"] = { "state.backend.incremental", 1, 20 },
+  ["execution.checkpointing.num-retained"] = { "state.checkpoints.num-retained", 1, 20 },
+  ["execution.checkpointing.dir"] = { "state.checkpoints.dir", 1, 20 },
+  ["execution.checkpointing.storage"] = { "state.checkpoint-storage", 1, 20 },
+  ["execution.checkpointing.savepoint-dir"] = { "state.savepoints.dir", 1, 20 },
+  ["execution.state-recovery.from-local"] = { "state.backend.local-recovery", 1, 20 },
+  ["execution.checkpointing.unaligned.enabled"] = { "execution.checkpointing.unaligned", 1, 20 },
+  ["state.backend.type"] = { "state.backend", 1, 17 },
+  ["restart-strategy.type"] = { "restart-strategy", 1, 17 },
+}
+
+-- The key to write in a recommendation: the old spelling for clusters
+-- older than the rename, the canonical one otherwise (and when unknown).
+function M.key(run, canonical)
+  local old = OLD_KEYS[canonical]
+  if old and older_than(run, old[2], old[3]) then
+    return old[1]
+  end
+  return canonical
+end
+
+function M.cfg(run, key)
+  return run.config[key]
+end
+
+-- true / false / nil (unset).
+function M.cfg_bool(run, key)
+  local v = run.config[key]
+  if v == nil then
+    return nil
+  end
+  v = v:lower()
+  return v == "true"
+end
+
+function M.cfg_ms(run, key)
+  local v = run.config[key]
+  if v == nil then
+    return nil
+  end
+  return (units.parse_duration(v))
+end
+
+-- Whether /jobmanager/config was exported: without it an absent key means
+-- "unknown", not "Flink's default".
+function M.has_cluster_config(run)
+  return (run.metrics.cluster_config_keys or 0) > 0
+end
+
+-- --- checkpoint settings -------------------------------------------------
+
+-- true, false (interval = Long.MAX_VALUE) or nil (nothing exported).
+function M.checkpointing_enabled(run)
+  local m = run.metrics.checkpointing_enabled
+  if m ~= nil then
+    return m ~= 0
+  end
+  if run.config["execution.checkpointing.interval"] then
+    return true
+  end
+  return nil
+end
+
+function M.interval_ms(run)
+  return run.metrics.checkpoint_interval_ms or M.cfg_ms(run, "execution.checkpointing.interval")
+end
+
+function M.timeout_ms(run)
+  return run.metrics.checkpoint_timeout_ms or M.cfg_ms(run, "execution.checkpointing.timeout")
+end
+
+function M.min_pause_ms(run)
+  return run.metrics.checkpoint_min_pause_ms or M.cfg_ms(run, "execution.checkpointing.min-pause")
+end
+
+-- "hashmap", "rocksdb", "forst", another name, or nil.
+function M.backend(run)
+  local b = run.config["state.backend.type"]
+  if b == nil then
+    return nil
+  end
+  b = b:lower()
+  if b == "filesystem" or b == "jobmanager" or b == "memory" or b:find("hashmap", 1, true) then
+    return "hashmap"
+  end
+  if b:find("rocksdb", 1, true) then
+    return "rocksdb"
+  end
+  if b:find("forst", 1, true) then
+    return "forst"
+  end
+  return b
+end
+
+function M.incremental(run)
+  return M.cfg_bool(run, "execution.checkpointing.incremental")
+end
+
+-- --- checkpoints -----------------------------------------------------------
+
+-- Records of the checkpoints series with that status ("COMPLETED" by
+-- default), savepoints left out, in id order.
+function M.checkpoints(run, status)
+  status = status or "COMPLETED"
+  local out = {}
+  for _, c in ipairs(run.series.checkpoints or {}) do
+    if c.status == status and not c.is_savepoint then
+      out[#out + 1] = c
+    end
+  end
+  return out
+end
+
+-- The full state size of a checkpoint record: state_size_bytes (1.15+);
+-- before 1.15 only the uploaded size is known, which is the full size
+-- unless checkpoints are incremental.
+function M.full_size(run, c)
+  if c.state_size_bytes then
+    return c.state_size_bytes
+  end
+  if M.incremental(run) ~= true then
+    return c.checkpointed_size_bytes
+  end
+  return nil
+end
+
+function M.latest_completed(run)
+  local cks = M.checkpoints(run)
+  return cks[#cks]
+end
+
+-- --- nodes -----------------------------------------------------------------
+
+-- The ratio the Web UI shows (max over subtasks), else the mean.
+function M.ratio(node, name)
+  local m = node.metrics
+  return m[name .. "_max"] or m[name]
+end
+
+function M.is_keyed(node)
+  local s = node.attrs.ship_strategy
+  return s ~= nil and s:find("HASH", 1, true) ~= nil
+end
+
+local function text_of(node)
+  return (node.name or "") .. "\n" .. (node.attrs.description or "")
+end
+
+-- Operators whose state waits for event time (watermarks) to be released.
+local EVENT_TIME_PATTERNS = {
+  "EventTimeWindows", "EventTimeSessionWindows", "GroupWindowAggregate",
+  "WindowAggregate", "WindowJoin", "WindowRank", "WindowDeduplicate",
+  "IntervalJoin", "OverAggregate", "CepOperator", "Match%(",
+  "TumblingGroupWindow", "SlidingGroupWindow", "SessionGroupWindow",
+}
+
+function M.is_event_time_op(node)
+  local t = text_of(node)
+  if t:find("ProcessingTimeWindows", 1, true) then
+    return false
+  end
+  for _, p in ipairs(EVENT_TIME_PATTERNS) do
+    if t:find(p) then
+      return true
+    end
+  end
+  return false
+end
+
+-- Window size (ms) from DataStream names such as
+-- TumblingEventTimeWindows(60000) or SQL plans (size=[1 min],
+-- TumblingGroupWindow('w$, ts, 60000), RANGE BETWEEN 60000 PRECEDING).
+function M.window_size_ms(node)
+  local t = text_of(node)
+  local n = t:match("EventTimeWindows%((%d+)")
+      or t:match("EventTimeSessionWindows%((%d+)")
+      or t:match("GroupWindow%([^,]*,[^,]*,%s*(%d+)")
+      or t:match("RANGE? BETWEEN (%d+) PRECEDING")
+  if n then
+    return tonumber(n)
+  end
+  local s = t:match("max_size=%[([^%]]+)%]") or t:match("[^_]size=%[([^%]]+)%]")
+      or t:match("gap=%[([^%]]+)%]")
+  if s then
+    return (units.parse_duration(s))
+  end
+  return nil
+end
+
+-- The out-of-orderness bound of a SQL WatermarkAssigner
+-- ("watermark=[(ts - 5000:INTERVAL SECOND)]", ms) found in any vertex.
+function M.out_of_orderness_ms(run)
+  for _, n in ipairs(run.nodes) do
+    local d = n.attrs.description or ""
+    local ms = d:match("WatermarkAssigner%b()") and d:match("watermark=%[%(?[^%]]-%-%s*(%d+):INTERVAL")
+    if ms then
+      return tonumber(ms), n
+    end
+  end
+  return nil
+end
+
+function M.is_sql(run)
+  for _, n in ipairs(run.nodes) do
+    local t = text_of(n)
+    if t:find("TableSourceScan", 1, true) or t:find("WatermarkAssigner", 1, true)
+        or (n.name or ""):find("%[%d+%]") then
+      return true
+    end
+  end
+  return false
+end
+
+-- How long the job has been running at capture time (ms), or nil.
+function M.running_ms(run)
+  local now = run.metrics.captured_at
+  local since = run.metrics.running_at or run.started_at
+  if not now or not since then
+    return nil
+  end
+  return now - since
+end
+
+-- Subtask indexes of a vertex's watermark records matching pred.
+local function subtasks_where(run, vid, kind, pred)
+  local out = {}
+  for _, w in ipairs(run.series.watermarks or {}) do
+    if w.vertex == vid and w.kind == kind and pred(w) then
+      out[#out + 1] = w.subtask
+    end
+  end
+  return out
+end
+
+local function join(t)
+  local s = {}
+  for i, v in ipairs(t) do
+    s[i] = tostring(v)
+  end
+  return table.concat(s, ", ")
+end
+
+-- --- the watermark-stall condition ----------------------------------------
+
+-- Defaults shared by the two rules that evaluate it.
+M.WATERMARK_DEFAULTS = {
+  lag_factor = 10,          -- lag above this many window sizes holds windows open
+  min_lag = "10 min",       -- lag threshold when the window size is unknown
+  min_running = "10 min",   -- watermarks need time to appear after a start
+  bp_high = 0.5,            -- backpressure above this explains lag by capacity
+  busy_high = 0.8,
+}
+
+local function opt(opts, k)
+  local v = opts and opts[k]
+  if v == nil then
+    v = M.WATERMARK_DEFAULTS[k]
+  end
+  return v
+end
+
+local function ms_opt(opts, k)
+  return (units.parse_duration(opt(opts, k)))
+end
+
+-- Whether the vertex or anything upstream is saturated: then a lagging
+-- watermark is a capacity problem (flink.bottleneck's), not a watermark one.
+-- nil when no ratios were exported.
+local function saturated(run, node, opts)
+  local known, hot = false, false
+  local ids = graph.upstream(run, node.id)
+  table.insert(ids, 1, node.id)
+  for _, id in ipairs(ids) do
+    local n = run.by_id[id]
+    local bp = n and M.ratio(n, "backpressure_ratio")
+    local busy = n and M.ratio(n, "busy_ratio")
+    if bp or busy then
+      known = true
+    end
+    if (bp and bp > opt(opts, "bp_high")) or (id == node.id and busy and busy >= opt(opts, "busy_high")) then
+      hot = n
+    end
+  end
+  if not known then
+    return nil
+  end
+  return hot
+end
+
+-- The upstream vertex (nearest first) whose subtasks emit no watermark or
+-- lag their siblings by more than limit_ms: where the stall starts.
+local function origin(run, node, limit_ms)
+  for _, id in ipairs(graph.upstream(run, node.id)) do
+    local n = run.by_id[id]
+    local m = n and n.metrics or {}
+    if (m.subtasks_without_output_watermark or 0) > 0 then
+      local subs = subtasks_where(run, id, "output", function(w) return not w.has_watermark end)
+      return { node = n, kind = "missing", subtasks = subs }
+    end
+    if m.output_watermark_spread_ms and m.output_watermark_spread_ms > limit_ms then
+      local lo = m.output_watermark_min_ms
+      local subs = subtasks_where(run, id, "output", function(w)
+        return w.has_watermark and w.watermark_ms < lo + limit_ms
+      end)
+      return { node = n, kind = "lagging", subtasks = subs, behind_ms = m.output_watermark_spread_ms }
+    end
+  end
+  return nil
+end
+
+local function targets(run)
+  local out = {}
+  for _, n in ipairs(run.nodes) do
+    if M.is_event_time_op(n) and n.metrics.watermark_subtasks then
+      out[#out + 1] = n
+    end
+  end
+  if #out == 0 then
+    for _, n in ipairs(run.nodes) do
+      if #n.parents > 0 and n.metrics.watermark_subtasks then
+        out[#out + 1] = n
+      end
+    end
+  end
+  return out
+end
+
+-- Every event-time vertex whose windows are held open by watermarks, as
+-- { node, kind = "missing" | "lagging", ...numbers }, in node order.
+-- "missing": subtasks of the vertex have no watermark at all while data
+-- flows. "lagging": its watermark trails capture time by more than
+-- lag_factor window sizes (or min_lag) while nothing on the way is
+-- saturated. Needs a running job, /watermarks and (for "lagging")
+-- backpressure or busy ratios; without them it returns nothing.
+function M.watermark_stalls(run, opts)
+  local out = {}
+  if run.status ~= "running" then
+    return out
+  end
+  local up = M.running_ms(run)
+  if up and up < ms_opt(opts, "min_running") then
+    return out
+  end
+  local bound = M.out_of_orderness_ms(run)
+  for _, n in ipairs(targets(run)) do
+    local m = n.metrics
+    local size = M.window_size_ms(n)
+    local limit = size and math.max(size * opt(opts, "lag_factor"), size) or ms_opt(opts, "min_lag")
+    local flowing = (m.records_in or 1) > 0 and (m.records_in_per_s or 1) > 0
+    local s
+    if (m.subtasks_without_watermark or 0) > 0 and flowing then
+      s = { node = n, kind = "missing", without = m.subtasks_without_watermark,
+            subtasks_total = m.watermark_subtasks,
+            subtasks = subtasks_where(run, n.id, "input", function(w) return not w.has_watermark end) }
+    elseif m.watermark_lag_ms and m.watermark_lag_ms > limit then
+      local hot = saturated(run, n, opts)
+      if hot == false then
+        s = { node = n, kind = "lagging", lag_ms = m.watermark_lag_ms, limit_ms = limit }
+        if m.watermark_spread_ms and m.watermark_spread_ms > limit then
+          s.spread_ms = m.watermark_spread_ms
+          s.subtasks = subtasks_where(run, n.id, "input", function(w)
+            return w.has_watermark and w.watermark_ms < m.watermark_min_ms + limit
+          end)
+        end
+      end
+    end
+    if s then
+      s.window_ms = size
+      s.origin = origin(run, n, limit)
+      if bound and s.kind == "lagging" and bound * 2 >= (s.lag_ms or 0) then
+        s.out_of_orderness_ms = bound
+      end
+      out[#out + 1] = s
+    end
+  end
+  return out
+end
+
+M.join = join
+
+return M

@@ -1,0 +1,97 @@
+-- flink.recovery-time: how long a restore would take before replay even
+-- starts, against a recovery-time objective. docs/rules/flink.recovery-time.md
+local fu = require "flinkutil"
+local units = require "optipipe.units"
+
+local fmt_b, fmt_d = units.format_bytes, units.format_duration
+
+-- The largest per-subtask shard: per operator from checkpoint details
+-- when exported, else the whole state spread over the widest vertex.
+local function largest_shard(run, full)
+  local best, node
+  for _, n in ipairs(run.nodes) do
+    local s = n.metrics.checkpoint_state_size_bytes
+    if s and n.parallelism and n.parallelism > 0 then
+      local shard = s / n.parallelism
+      if not best or shard > best then
+        best, node = shard, n
+      end
+    end
+  end
+  if best then
+    return best, node
+  end
+  local widest = 1
+  for _, n in ipairs(run.nodes) do
+    widest = math.max(widest, n.parallelism or 1)
+  end
+  return full / widest, nil, widest
+end
+
+local function changes(run)
+  local out = {}
+  local key = fu.key(run, "execution.state-recovery.from-local")
+  if fu.cfg_bool(run, "execution.state-recovery.from-local") ~= true then
+    out[#out + 1] = { target = "job", key = key,
+                      from = fu.cfg(run, "execution.state-recovery.from-local"), to = "true" }
+  end
+  local tkey = "state.backend.rocksdb.checkpoint.transfer.thread.num"
+  local threads = tonumber(fu.cfg(run, tkey) or "4") or 4
+  if fu.backend(run) == "rocksdb" and threads < 8 then
+    out[#out + 1] = { target = "job", key = tkey, from = fu.cfg(run, tkey), to = 8 }
+  end
+  return #out > 0 and out or nil
+end
+
+return {
+  id = "flink.recovery-time",
+  title = "Restoring the state would take longer than the recovery objective",
+  severity = "warning",
+  sources = { "flink" },
+  tags = { "state", "reliability", "recovery" },
+  options = {
+    restore_bandwidth = "200 mb",        -- per second, per subtask downloading its shard
+    recovery_time_objective = "15 min",
+  },
+  description = "Every subtask downloads its share of the last checkpoint "
+    .. "before processing resumes; the biggest share sets the restore time.",
+  check = function(run, ctx)
+    local o = ctx.options
+    local latest = fu.latest_completed(run)
+    local full = latest and fu.full_size(run, latest)
+    if not full then
+      return
+    end
+    local shard, node, widest = largest_shard(run, full)
+    local bw = units.parse_bytes(o.restore_bandwidth)
+    local rto = units.parse_duration(o.recovery_time_objective)
+    local est = shard / bw * 1000
+    if est <= rto then
+      return
+    end
+    local where
+    if node then
+      where = ("per subtask of '%s' (%s over %d subtasks, from checkpoint #%d)"):format(
+        node.name or node.id, fmt_b(node.metrics.checkpoint_state_size_bytes), node.parallelism,
+        node.metrics.checkpoint_id or latest.id)
+    else
+      where = ("per subtask, assuming the %s of checkpoint #%d spread evenly over %d subtasks "
+        .. "(export /jobs/<jid>/checkpoints/details/%d for per-operator sizes)"):format(
+          fmt_b(full), latest.id, widest, latest.id)
+    end
+    ctx.report {
+      node = node and node.id or nil,
+      message = ("A restore would download about %s %s; at %s/s that is %s before replay "
+        .. "even starts, above the recovery-time objective of %s."):format(
+          fmt_b(shard), where, fmt_b(bw), fmt_d(est), fmt_d(rto)),
+      recommendation = "Make shards smaller or local: more parallelism for the stateful "
+        .. "operator (state is redistributed by key group on restore), local recovery so a "
+        .. "surviving TaskManager reads its local copy, more RocksDB download threads, and "
+        .. "state TTL to bound the state. Measure a real restore to calibrate "
+        .. "restore_bandwidth.",
+      evidence = { state_bytes = full, shard_bytes = shard, restore_bandwidth_bytes_per_s = bw,
+                   estimated_restore_ms = est, rto_ms = rto },
+      changes = changes(run),
+    }
+  end,
+}

@@ -1,0 +1,93 @@
+-- spark.config: settings known to cost time or money, from the app's own
+-- Spark properties (Dr. Elephant's configuration heuristic, updated for
+-- Spark 3): the Java serializer on a shuffle-heavy app, dynamic allocation
+-- with neither shuffle tracking nor the external shuffle service, and
+-- adaptive query execution switched off on a SQL app.
+-- docs/rules/spark.config.md
+local su = require "sparkutil"
+
+local KRYO = "org.apache.spark.serializer.KryoSerializer"
+
+local function serializer(run, ctx)
+  local v = su.conf(run, "spark.serializer")
+  local shuffled = run.metrics.shuffle_write_bytes or 0
+  if v:find("JavaSerializer", 1, true) and shuffled >= ctx.options.min_shuffle_bytes then
+    ctx.report {
+      severity = "info",
+      message = ("The app uses Java serialization (spark.serializer = %s%s) and shuffled %s."):format(
+        v, run.config["spark.serializer"] and "" or ", the default", su.bytes(shuffled)),
+      recommendation = "Kryo is faster and more compact for RDD shuffles and caching "
+        .. "(register your classes with spark.kryo.classesToRegister). DataFrame/SQL "
+        .. "shuffles use Spark's own format and gain little.",
+      evidence = { serializer = v, shuffle_write_bytes = shuffled },
+      changes = { { target = su.target(run), key = "spark.serializer", from = v, to = KRYO } },
+    }
+  end
+end
+
+local function dynamic_allocation(run, ctx)
+  if not su.conf_bool(run, "spark.dynamicAllocation.enabled") then
+    return
+  end
+  local svc = su.conf(run, "spark.shuffle.service.enabled")
+  local track = su.conf(run, "spark.dynamicAllocation.shuffleTracking.enabled")
+  local decom = su.conf_bool(run, "spark.decommission.enabled")
+    and su.conf_bool(run, "spark.storage.decommission.shuffleBlocks.enabled")
+  if svc == "true" or track == "true" or decom then
+    return
+  end
+  local master = run.config["spark.master"] or ""
+  local change
+  if master:find("^yarn") then
+    change = { target = su.target(run), key = "spark.shuffle.service.enabled", from = svc, to = "true" }
+  else
+    change = { target = su.target(run), key = "spark.dynamicAllocation.shuffleTracking.enabled",
+               from = track, to = "true" }
+  end
+  ctx.report {
+    message = ("Dynamic allocation is on but neither the external shuffle service "
+      .. "(spark.shuffle.service.enabled = %s) nor shuffle tracking "
+      .. "(spark.dynamicAllocation.shuffleTracking.enabled = %s) keeps shuffle files of "
+      .. "removed executors."):format(svc, track),
+    recommendation = ("Removing an executor then loses its shuffle output and the stages "
+      .. "that wrote it run again (Spark 3 refuses to start like this). Set %s = true%s."):format(
+      change.key, master:find("^yarn") and " (and run the YARN auxiliary shuffle service)" or ""),
+    evidence = { shuffle_service = svc, shuffle_tracking = track, master = master },
+    changes = { change },
+  }
+end
+
+local function adaptive(run, ctx)
+  if (run.metrics.sql_executions or 0) == 0 or not su.version_at_least(run, 3, 0) then
+    return
+  end
+  local v, set = su.conf(run, "spark.sql.adaptive.enabled")
+  if v ~= "false" then
+    return
+  end
+  ctx.report {
+    severity = "info",
+    message = ("Adaptive query execution is off (spark.sql.adaptive.enabled = false%s) on a "
+      .. "SQL app with %d queries."):format(set and "" or ", the default before Spark 3.2",
+      run.metrics.sql_executions),
+    recommendation = "AQE coalesces small shuffle partitions, splits skewed joins and "
+      .. "switches joins to broadcast at run time; it is the default since Spark 3.2.",
+    evidence = { sql_executions = run.metrics.sql_executions },
+    changes = { { target = su.target(run), key = "spark.sql.adaptive.enabled", from = "false",
+                  to = "true" } },
+  }
+end
+
+return {
+  id = "spark.config",
+  title = "Spark settings that cost time or money",
+  severity = "warning",
+  sources = { "spark" },
+  tags = { "config" },
+  options = { min_shuffle_bytes = 1024 * 1024 * 1024 },
+  check = function(run, ctx)
+    serializer(run, ctx)
+    dynamic_allocation(run, ctx)
+    adaptive(run, ctx)
+  end,
+}

@@ -1,0 +1,77 @@
+-- spark.idle-executors: cores held by executors but not running tasks.
+-- DataFlint's idleCoresTooHigh: idle = 1 - Σ task time / Σ (executor
+-- lifetime x cores), alert above 50 %. From the executor timeline
+-- (ExecutorAdded/Removed) and the tasks' launch-to-finish times. Static
+-- allocation: fewer executors (or dynamic allocation); dynamic allocation:
+-- release idle executors sooner and request fewer per backlog.
+-- docs/rules/spark.idle-executors.md
+local su = require "sparkutil"
+
+return {
+  id = "spark.idle-executors",
+  title = "Executors sit idle: allocated core time far above what tasks used",
+  severity = "warning",
+  sources = { "spark" },
+  tags = { "cost", "resources" },
+  options = {
+    max_idle_ratio = 0.5,        -- DataFlint: idle cores above 50 %
+    min_core_ms = 3600 * 1000,   -- at least one core-hour allocated
+    target_utilization = 0.7,    -- size static allocations for 70 % busy
+  },
+  check = function(run, ctx)
+    local o, m = ctx.options, run.metrics
+    local alloc = m.executor_core_ms or 0
+    local used = (m.task_time_ms or 0) * (tonumber((su.conf(run, "spark.task.cpus"))) or 1)
+    if alloc < o.min_core_ms or (m.executors_added or 0) < 2 then
+      return
+    end
+    local idle = 1 - used / alloc
+    if idle < o.max_idle_ratio then
+      return
+    end
+    local dyn = su.conf_bool(run, "spark.dynamicAllocation.enabled")
+    local cores = su.executor_cores(run)
+    local peak = m.executors_max or 0
+    local changes, rec = {}, nil
+    if dyn then
+      local ratio = su.conf(run, "spark.dynamicAllocation.executorAllocationRatio")
+      local idle_to = su.conf(run, "spark.dynamicAllocation.executorIdleTimeout")
+      changes[1] = { target = su.target(run), key = "spark.dynamicAllocation.executorAllocationRatio",
+                     from = ratio, to = "0.5" }
+      changes[2] = { target = su.target(run), key = "spark.dynamicAllocation.executorIdleTimeout",
+                     from = idle_to, to = "30s" }
+      rec = ("Dynamic allocation asked for more executors than the tasks kept busy: request "
+        .. "half as many per backlog (executorAllocationRatio %s -> 0.5) and release idle "
+        .. "ones sooner (executorIdleTimeout %s -> 30s)."):format(ratio, idle_to)
+    else
+      local inst = tonumber(run.config["spark.executor.instances"] or "") or peak
+      local want = math.max(1, math.ceil(inst * (1 - idle) / o.target_utilization))
+      if want < inst then
+        changes[1] = { target = su.target(run), key = "spark.executor.instances",
+                       from = tostring(inst), to = tostring(want) }
+      end
+      changes[#changes + 1] = { target = su.target(run), key = "spark.dynamicAllocation.enabled",
+                                from = "false", to = "true" }
+      local track = su.conf(run, "spark.dynamicAllocation.shuffleTracking.enabled")
+      if track ~= "true" and not su.conf_bool(run, "spark.shuffle.service.enabled") then
+        changes[#changes + 1] = { target = su.target(run),
+                                  key = "spark.dynamicAllocation.shuffleTracking.enabled",
+                                  from = track, to = "true" }
+      end
+      rec = ("Run with %d executors instead of %d (about %s busy), or let dynamic "
+        .. "allocation follow the load."):format(want, inst, su.pct(o.target_utilization))
+    end
+    ctx.report {
+      message = ("Executors held %s of core time but tasks used %s: %s of the allocated "
+        .. "cores sat idle (%d executors, up to %d at once, %d cores each)."):format(
+        su.dur(alloc), su.dur(used), su.pct(idle), m.executors_added, peak, cores),
+      recommendation = rec,
+      evidence = {
+        idle_ratio = su.round(idle, 3), allocated_core_ms = alloc, used_core_ms = used,
+        executors = m.executors_added, executors_max = peak, executor_cores = cores,
+        dynamic_allocation = dyn,
+      },
+      changes = changes,
+    }
+  end,
+}

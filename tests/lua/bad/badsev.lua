@@ -1,0 +1,2 @@
+return { id = "bad.sev", title = "Severity", severity = "fatal", sources = { "*" },
+         check = function() end }

@@ -1,0 +1,2 @@
+return { id = "bad.dup", title = "First", severity = "info", sources = { "*" },
+         check = function() end }

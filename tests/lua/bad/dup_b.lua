@@ -1,0 +1,2 @@
+return { id = "bad.dup", title = "Second", severity = "info", sources = { "*" },
+         check = function() end }

@@ -1,0 +1,2 @@
+return { id = "bad.emptysources", title = "Sources", severity = "info", sources = {},
+         check = function() end }

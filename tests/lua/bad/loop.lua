@@ -1,0 +1,2 @@
+-- Never finishes loading: stopped by the instruction budget.
+while true do end

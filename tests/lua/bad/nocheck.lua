@@ -1,0 +1,1 @@
+return { id = "bad.nocheck", title = "No check", severity = "info", sources = { "*" } }

@@ -1,0 +1,1 @@
+return { title = "No id", severity = "info", sources = { "*" }, check = function() end }

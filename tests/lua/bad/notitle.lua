@@ -1,0 +1,1 @@
+return { id = "bad.notitle", severity = "info", sources = { "*" }, check = function() end }

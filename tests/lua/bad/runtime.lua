@@ -1,0 +1,3 @@
+-- Fails while the file is loaded.
+local x = nil
+return { id = "bad.runtime", title = x.field }

@@ -1,0 +1,5 @@
+-- A syntax error on line 4.
+return {
+  id = "bad.syntax",
+  title = "Syntax" "error",
+}

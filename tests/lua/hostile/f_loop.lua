@@ -1,0 +1,6 @@
+return {
+  id = "t.loop", title = "Infinite loop", severity = "info", sources = { "flink" },
+  check = function(run, ctx)
+    while true do end
+  end,
+}

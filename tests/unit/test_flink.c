@@ -1,0 +1,884 @@
+/*
+ * test_flink.c - the Flink input plugin through the real pipeline pieces
+ * (input streams, builder, frozen model): every real capture under
+ * OP_REAL_DIR/flink parses into a sensible model, and the version-tolerant
+ * parsing (numbers as strings, "NaN", Long sentinels, -1 as unset, field
+ * renames, old and new config keys, samples) behaves as documented in
+ * docs/model-flink.md.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <optipipe/plugin.h>
+
+#include "input.h"
+#include "model.h"
+
+extern const op_plugin op_plugin_flink;
+
+#define REAL OP_REAL_DIR "/flink"
+#define JID "0123456789abcdef0123456789abcdef"
+#define SRC "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define WIN "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+/* --- helpers ------------------------------------------------------------- */
+
+static int run_plugin(op_stream *in, const char *name, model **out,
+                      op_error *err)
+{
+    model *m = model_new();
+    op_builder *b;
+    int rc;
+
+    assert_non_null(m);
+    b = model_builder_new(m, name);
+    assert_non_null(b);
+    rc = op_plugin_flink.parse(in, b, err);
+    model_builder_free(b);
+    model_freeze(m);
+    *out = m;
+    return rc;
+}
+
+static int parse_file(const char *path, model **out, op_error *err)
+{
+    op_stream *in = NULL;
+    int rc = input_open(path, NULL, &in, err);
+
+    if (rc)
+        return rc;
+    rc = run_plugin(in, path, out, err);
+    input_close(in);
+    return rc;
+}
+
+static int parse_text(const char *json, model **out, op_error *err)
+{
+    op_stream *in = NULL;
+    int rc = input_open_mem("test.json", json, strlen(json), NULL, &in, err);
+
+    assert_int_equal(rc, 0);
+    rc = run_plugin(in, "test.json", out, err);
+    input_close(in);
+    return rc;
+}
+
+static model *parse_ok(const char *json)
+{
+    op_error err = {0, ""};
+    model *m = NULL;
+    int rc = parse_text(json, &m, &err);
+
+    if (rc)
+        fail_msg("parse failed: %s", err.msg);
+    assert_true(m->nruns >= 1);
+    return m;
+}
+
+static const mentry *get(const mmap *map, const char *key)
+{
+    return mmap_get(map, key);
+}
+
+static int has(const mmap *map, const char *key)
+{
+    return get(map, key) != NULL;
+}
+
+static double num(const mmap *map, const char *key)
+{
+    const mentry *e = get(map, key);
+
+    if (!e)
+        fail_msg("missing metric %s", key);
+    return e->v.t == MV_INT ? (double)e->v.u.i : e->v.u.n;
+}
+
+static int64_t inum(const mmap *map, const char *key)
+{
+    const mentry *e = get(map, key);
+
+    if (!e)
+        fail_msg("missing metric %s", key);
+    assert_int_equal(e->v.t, MV_INT);
+    return e->v.u.i;
+}
+
+static const char *str(const mmap *map, const char *key)
+{
+    const mentry *e = get(map, key);
+
+    if (!e)
+        fail_msg("missing key %s", key);
+    assert_int_equal(e->v.t, MV_STR);
+    return e->v.u.s;
+}
+
+static const struct op_node *node(const struct op_run *r, const char *id)
+{
+    const struct op_node *n = model_find_node(r, id);
+
+    if (!n)
+        fail_msg("missing node %s", id);
+    return n;
+}
+
+static const op_dist *dist(const struct op_node *n, const char *metric)
+{
+    size_t i;
+
+    for (i = 0; i < n->ndists; i++)
+        if (!strcmp(n->dists[i].metric, metric))
+            return &n->dists[i].d;
+    return NULL;
+}
+
+static int has_warning(const struct op_run *r, const char *needle)
+{
+    size_t i;
+
+    for (i = 0; i < r->nwarnings; i++)
+        if (strstr(r->warnings[i], needle))
+            return 1;
+    return 0;
+}
+
+static int detect(const char *text, const char *path)
+{
+    op_probe p;
+
+    p.path = path;
+    p.basename = path;
+    p.head = (const unsigned char *)text;
+    p.head_len = strlen(text) < OP_PROBE_HEAD ? strlen(text) : OP_PROBE_HEAD;
+    p.is_dir = 0;
+    return op_plugin_flink.detect(&p);
+}
+
+/* --- real captures ------------------------------------------------------ */
+
+typedef struct walk_state {
+    size_t files, runs;
+} walk_state;
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int visit(const char *file, void *ud)
+{
+    walk_state *ws = ud;
+    op_error err = {0, ""};
+    model *m = NULL;
+    size_t i;
+
+    if (!ends_with(file, ".json"))
+        return 0;
+    if (parse_file(file, &m, &err))
+        fail_msg("%s: %s", file, err.msg);
+    assert_true(m->nruns >= 1);
+    for (i = 0; i < m->nruns; i++) {
+        const struct op_run *r = m->runs[i];
+        assert_string_equal(r->source, "flink");
+        assert_non_null(r->id);
+        assert_true(r->id[0] != '\0');
+        assert_non_null(r->status);
+    }
+    ws->files++;
+    ws->runs += m->nruns;
+    model_free(m);
+    return 0;
+}
+
+static model *real(const char *name)
+{
+    char path[1024];
+    op_error err = {0, ""};
+    model *m = NULL;
+
+    snprintf(path, sizeof path, "%s/%s", REAL, name);
+    if (parse_file(path, &m, &err))
+        fail_msg("%s: %s", path, err.msg);
+    return m;
+}
+
+static void test_real_all_parse(void **state)
+{
+    walk_state ws = {0, 0};
+    op_error err = {0, ""};
+
+    (void)state;
+    assert_int_equal(input_walk(REAL, visit, NULL, &ws, &err), 0);
+    printf("# parsed %zu real Flink captures into %zu runs\n", ws.files,
+           ws.runs);
+    assert_true(ws.files >= 20);
+}
+
+static void test_real_archive(void **state)
+{
+    model *m = real("historyserver-archive_flink-1.15_failed-job_streampark.json");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *n;
+    const mseries *ex;
+
+    (void)state;
+    assert_int_equal(m->nruns, 1);
+    assert_string_equal(r->id, "d933fa6c785f0db6dccc6cc05dd43bab");
+    assert_string_equal(r->name, "test555");
+    assert_string_equal(r->status, "failed");
+    assert_string_equal(r->raw_status, "FAILED");
+    assert_int_equal(r->duration_ms, 18608);
+    assert_int_equal(r->nnodes, 1);
+    n = node(r, "cbc357ccb763df2852fee8c4fc7d55f2");
+    assert_string_equal(n->kind, "vertex");
+    assert_int_equal(n->parallelism, 1);
+    assert_int_equal(n->max_parallelism, 128);
+    assert_int_equal(n->nparents, 0);
+    /* interval = Long.MAX_VALUE: checkpointing off, no interval key */
+    assert_int_equal(inum(&r->metrics, "checkpointing_enabled"), 0);
+    assert_false(has(&r->config, "execution.checkpointing.interval"));
+    assert_string_equal(str(&r->config, "state.backend.type"), "hashmap");
+    assert_string_equal(str(&r->config, "execution.checkpointing.storage"),
+                        "jobmanager");
+    assert_int_equal(inum(&r->metrics, "checkpoint_timeout_ms"), 600000);
+    ex = model_find_series(r, "exceptions");
+    assert_non_null(ex);
+    assert_int_equal(ex->n, 1);
+    assert_string_equal(str(&ex->recs[0]->fields, "cause"),
+                        "java.lang.Exception: aa");
+    /* a history-less checkpoint summary has "NaN" percentiles: skipped */
+    assert_false(has(&r->metrics, "checkpoint_duration_p50_ms"));
+    model_free(m);
+}
+
+static void test_real_job_versions(void **state)
+{
+    model *m = real("jobs-jid_flink-1.16_state-machine_k8s-autoscaler-"
+                    "MetricsCollectionAndEvaluationTest.json");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src, *fm;
+
+    (void)state;
+    assert_string_equal(r->status, "running");
+    assert_false(r->set & MSET_ENDED_AT); /* end-time -1 */
+    assert_false(has(&r->metrics, "max_parallelism")); /* -1 */
+    assert_int_equal(r->nnodes, 2);
+    src = node(r, "bc764cd8ddf7a0cff126f51c16239658");
+    fm = node(r, "20ba6b65f97481d5570070de90e4e791");
+    assert_int_equal(fm->nparents, 1);
+    assert_string_equal(fm->parents[0], "bc764cd8ddf7a0cff126f51c16239658");
+    assert_string_equal(str(&fm->attrs, "ship_strategy"), "HASH");
+    assert_int_equal((int64_t)num(&fm->metrics, "records_in"), 33233);
+    assert_int_equal((int64_t)num(&fm->metrics, "accumulated_busy_ms"), 171);
+    /* "accumulated-busy-time": "NaN" on the legacy source */
+    assert_false(has(&src->metrics, "accumulated_busy_ms"));
+    assert_int_equal((int64_t)num(&src->metrics, "records_out"), 33254);
+    assert_true(has_warning(r, "lone /jobs/<jid>"));
+    model_free(m);
+
+    m = real("jobs-jid_flink-1.18_slot-sharing-group_k8s-autoscaler-"
+             "ScalingMetricCollectorTest.json");
+    r = m->runs[0];
+    assert_string_equal(str(&node(r, "bc764cd8ddf7a0cff126f51c16239658")->attrs,
+                            "slot_sharing_group"),
+                        "a9c52ec4c7200ab4bd141cbae8022105");
+    model_free(m);
+
+    m = real("jobs-jid_flink-1.13-1.14-era_car-top-speed_springline-test.json");
+    r = m->runs[0];
+    assert_string_equal(r->name, "CarTopSpeedWindowingExample");
+    fm = node(r, "90bea66de1c231edf33913ecd54406c1");
+    assert_int_equal(fm->max_parallelism, 128);
+    assert_non_null(strstr(fm->name, "Window(GlobalWindows()"));
+    /* plan descriptions are HTML-escaped: "-&gt;" becomes "->" */
+    assert_non_null(strstr(str(&fm->attrs, "description"), ") -> Sink"));
+    model_free(m);
+
+    m = real("jobs-jid_sql-over-aggregate_flink-1.17-era_dinky-javadoc.json");
+    r = m->runs[0];
+    src = node(r, "cbc357ccb763df2852fee8c4fc7d55f2");
+    assert_non_null(strstr(str(&src->attrs, "description"),
+                           "watermark=[(order_time - 2000:INTERVAL SECOND)]"));
+    model_free(m);
+}
+
+static void test_real_checkpoints(void **state)
+{
+    model *m = real("jobs-jid-checkpoints_flink-1.14_k8s-operator-"
+                    "RestResponseTest.json");
+    const struct op_run *r = m->runs[0];
+    const mseries *ck = model_find_series(r, "checkpoints");
+
+    (void)state;
+    /* "@class" items, state_size meant the checkpointed size before 1.15 */
+    assert_non_null(ck);
+    assert_int_equal(ck->n, 2);
+    assert_int_equal(inum(&ck->recs[0]->fields, "id"), 1);
+    assert_int_equal(inum(&ck->recs[0]->fields, "checkpointed_size_bytes"),
+                     8646);
+    assert_false(has(&ck->recs[0]->fields, "state_size_bytes"));
+    assert_int_equal(get(&ck->recs[1]->fields, "is_savepoint")->v.u.b, 1);
+    model_free(m);
+
+    m = real("jobs-jid-checkpoints_flink-1.15_savepoint-restored-history10_"
+             "k8s-operator-AbstractFlinkServiceTest.json");
+    r = m->runs[0];
+    ck = model_find_series(r, "checkpoints");
+    assert_non_null(ck);
+    /* ten history entries plus the savepoint only in latest, by id */
+    assert_int_equal(ck->n, 11);
+    assert_int_equal(inum(&ck->recs[0]->fields, "id"), 51);
+    assert_int_equal(inum(&ck->recs[10]->fields, "id"), 96);
+    assert_int_equal(inum(&ck->recs[10]->fields, "state_size_bytes"), 28437);
+    assert_string_equal(str(&ck->recs[10]->fields, "external_path"),
+                        "file:/flink-data/checkpoints/"
+                        "00000000000000000000000000000000/chk-96");
+    assert_int_equal(inum(&r->metrics, "checkpoints_failed"), 10);
+    assert_int_equal(inum(&r->metrics, "restored_checkpoint_id"), 27);
+    assert_true(fabs(num(&r->metrics, "checkpoint_duration_p95_ms") - 40.5) <
+                1e-9);
+    assert_int_equal((int64_t)num(&r->metrics, "checkpoint_duration_p50_ms"),
+                     22);
+    model_free(m);
+}
+
+static void test_real_vertex_endpoints(void **state)
+{
+    model *m = real("jobs-jid-vertices-vid-backpressure_flink-1.17-era_"
+                    "dinky-javadoc.json");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *n = node(r, "unknown-vertex");
+
+    (void)state;
+    assert_true(fabs(num(&n->metrics, "idle_ratio") - 1.0) < 1e-12);
+    assert_true(fabs(num(&n->metrics, "backpressure_ratio")) < 1e-12);
+    assert_string_equal(str(&n->attrs, "backpressure_level"), "ok");
+    assert_non_null(dist(n, "busy_ratio"));
+    model_free(m);
+
+    m = real("jobs-jid-vertices-vid-watermarks_flink-1.17-era_dinky-"
+             "javadoc.json");
+    r = m->runs[0];
+    n = node(r, "unknown-vertex");
+    assert_int_equal(inum(&n->metrics, "watermark_min_ms"), 1696676233964LL);
+    assert_int_equal(inum(&n->metrics, "subtasks_without_watermark"), 0);
+    model_free(m);
+
+    m = real("config-dashboard_flink-1.14.4_k8s-operator-RestResponseTest."
+             "json");
+    assert_string_equal(m->runs[0]->engine_version, "1.14.4");
+    model_free(m);
+}
+
+/* --- edge cases ------------------------------------------------------------ */
+
+static void test_detect(void **state)
+{
+    (void)state;
+    assert_int_equal(detect("{\"flink_rest_export\": 1, \"responses\": {}}",
+                            "x.json"),
+                     95);
+    assert_int_equal(detect("  {\"archive\":[{\"path\":\"/jobs/overview\","
+                            "\"json\":\"{}\"}]}",
+                            "x"),
+                     90);
+    assert_int_equal(detect("{\"jid\":\"" JID "\",\"name\":\"j\","
+                            "\"vertices\":[]}",
+                            "x"),
+                     80);
+    assert_int_equal(detect("{\"results\": [], \"metadata\": {}}", "x"), 0);
+    assert_int_equal(detect("SparkListenerLogStart", "x"), 0);
+    assert_int_equal(detect("", "x"), 0);
+}
+
+static void test_errors(void **state)
+{
+    op_error err = {0, ""};
+    model *m = NULL;
+
+    (void)state;
+    assert_int_equal(parse_text("{\"flink_rest_export\": 1,\n \"responses\": "
+                                "{\"/x\": [1,}}",
+                                &m, &err),
+                     OP_EPARSE);
+    assert_non_null(strstr(err.msg, "test.json: line 2"));
+    model_free(m);
+    assert_int_equal(parse_text("{\"flink_rest_export\": 1}", &m, &err),
+                     OP_EPARSE);
+    assert_non_null(strstr(err.msg, "$.responses"));
+    model_free(m);
+    assert_int_equal(parse_text("{\"flink_rest_export\": 1, \"responses\": "
+                                "{\"/config\": {}}}",
+                                &m, &err),
+                     OP_EPARSE);
+    assert_non_null(strstr(err.msg, "no /jobs/<jid>"));
+    model_free(m);
+    assert_int_equal(parse_text("[1, 2, 3]", &m, &err), OP_EPARSE);
+    model_free(m);
+    assert_int_equal(parse_text("\"just a string\"", &m, &err), OP_EPARSE);
+    model_free(m);
+}
+
+/* A job whose numbers come as strings, with "NaN", -1 and incomplete IO. */
+static const char job_strings[] =
+    "{\"flink_rest_export\": 1, \"captured_at_ms\": 1700000100000,"
+    " \"responses\": {"
+    "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"name\": \"strings\","
+    "   \"state\": \"RUNNING\", \"start-time\": \"1700000000000\","
+    "   \"end-time\": -1, \"duration\": \"100000\", \"maxParallelism\": -1,"
+    "   \"now\": 1700000100000,"
+    "   \"vertices\": ["
+    "    {\"id\": \"" SRC "\", \"name\": \"Source: s\", \"parallelism\": \"2\","
+    "     \"maxParallelism\": 128, \"status\": \"RUNNING\","
+    "     \"start-time\": 1700000000000, \"end-time\": -1, \"duration\": 100000,"
+    "     \"metrics\": {\"read-records\": 0, \"read-records-complete\": true,"
+    "      \"write-records\": \"5000\", \"write-records-complete\": true,"
+    "      \"read-bytes\": 0, \"read-bytes-complete\": false,"
+    "      \"write-bytes\": 0, \"write-bytes-complete\": false,"
+    "      \"accumulated-busy-time\": \"NaN\"}},"
+    "    {\"id\": \"" WIN "\", \"name\": \"Window(TumblingEventTimeWindows(60000))\","
+    "     \"parallelism\": 2, \"maxParallelism\": 128, \"status\": \"RUNNING\","
+    "     \"start-time\": 1700000000000, \"end-time\": -1, \"duration\": 100000,"
+    "     \"metrics\": {\"read-records\": 5000, \"read-records-complete\": true}}],"
+    "   \"plan\": {\"jid\": \"" JID "\", \"nodes\": ["
+    "    {\"id\": \"" WIN "\", \"parallelism\": 2, \"description\": \"w\","
+    "     \"inputs\": [{\"num\": 0, \"id\": \"" SRC "\", \"ship_strategy\": \"HASH\"}]},"
+    "    {\"id\": \"" SRC "\", \"parallelism\": 2, \"description\": \"s\"}]}},"
+    "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"status\": \"ok\","
+    "   \"backpressure-level\": \"high\", \"subtasks\": ["
+    "    {\"subtask\": 0, \"ratio\": \"0.9\", \"busyRatio\": \"NaN\", \"idleRatio\": 0.1},"
+    "    {\"subtask\": 1, \"ratio\": 0.7, \"busyRatio\": \"NaN\", \"idleRatio\": \"0.3\"}]},"
+    "  \"/jobs/" JID "/vertices/" WIN "/backpressure\": {\"status\": \"ok\","
+    "   \"backpressureLevel\": \"low\", \"backpressure-level\": \"ok\", \"subtasks\": ["
+    "    {\"subtask\": 1, \"ratio\": 0.2, \"busyRatio\": 0.8, \"idleRatio\": 0.0},"
+    "    {\"subtask\": 0, \"ratio\": 0.0, \"busyRatio\": 0.4, \"idleRatio\": 0.6}]},"
+    "  \"/jobs/" JID "/vertices/" WIN "/watermarks\": ["
+    "   {\"id\": \"0.currentInputWatermark\", \"value\": \"-9223372036854775808\"},"
+    "   {\"id\": \"1.currentInputWatermark\", \"value\": \"-9223372036854775807\"},"
+    "   {\"id\": \"2.currentInputWatermark\", \"value\": \"9223372036854775807\"},"
+    "   {\"id\": \"3.currentInputWatermark\", \"value\": \"1700000040000\"}],"
+    "  \"/jobs/" JID "/checkpoints/config\": {\"mode\": \"exactly_once\","
+    "   \"interval\": \"9223372036854775807\", \"timeout\": \"600000\","
+    "   \"min_pause\": 0, \"state_backend\": \"EmbeddedRocksDBStateBackend\","
+    "   \"checkpoint_storage\": \"FileSystemCheckpointStorage\","
+    "   \"externalization\": {\"enabled\": true, \"delete_on_cancellation\": false}},"
+    "  \"/jobs/" JID "/checkpoints\": {\"counts\": {\"completed\": 1},"
+    "   \"summary\": {\"end_to_end_duration\": {\"min\": 5, \"max\": 5, \"avg\": 5,"
+    "    \"p50\": \"NaN\", \"p90\": 5.0}},"
+    "   \"latest\": {\"completed\": null, \"failed\": null}, \"history\": []}"
+    " }}";
+
+static void test_numbers_as_strings(void **state)
+{
+    model *m = parse_ok(job_strings);
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src = node(r, SRC);
+    const struct op_node *win = node(r, WIN);
+
+    (void)state;
+    assert_string_equal(r->id, JID);
+    assert_int_equal(r->started_at, 1700000000000LL);
+    assert_int_equal(r->duration_ms, 100000);
+    assert_false(r->set & MSET_ENDED_AT);
+    assert_false(has(&r->metrics, "max_parallelism"));
+    assert_int_equal(src->parallelism, 2);
+    assert_int_equal((int64_t)num(&src->metrics, "records_out"), 5000);
+    /* *-complete: false -> unknown, not 0 */
+    assert_false(has(&src->metrics, "bytes_in"));
+    assert_string_equal(str(&src->attrs, "metrics_incomplete"),
+                        "bytes_in,bytes_out");
+    assert_false(has(&src->metrics, "accumulated_busy_ms"));
+    /* "NaN" busy ratios: no busy metric, the others are read */
+    assert_false(has(&src->metrics, "busy_ratio"));
+    assert_true(fabs(num(&src->metrics, "backpressure_ratio") - 0.8) < 1e-12);
+    assert_true(fabs(num(&src->metrics, "backpressure_ratio_max") - 0.9) <
+                1e-12);
+    assert_true(fabs(num(&src->metrics, "idle_ratio") - 0.2) < 1e-12);
+    assert_string_equal(str(&src->attrs, "backpressure_level"), "high");
+    /* camelCase wins over the deprecated hyphenated field */
+    assert_string_equal(str(&win->attrs, "backpressure_level"), "low");
+    assert_true(fabs(dist(win, "busy_ratio")->max - 0.8) < 1e-12);
+    assert_true(fabs(dist(win, "busy_ratio")->min - 0.4) < 1e-12);
+    assert_true(fabs(num(&win->metrics, "busy_ratio") - 0.6) < 1e-12);
+    assert_string_equal(str(&win->attrs, "ship_strategy"), "HASH");
+    /* "NaN" summary percentiles are skipped, numbers kept */
+    assert_false(has(&r->metrics, "checkpoint_duration_p50_ms"));
+    assert_true(fabs(num(&r->metrics, "checkpoint_duration_p90_ms") - 5) <
+                1e-12);
+    model_free(m);
+}
+
+static void test_sentinels(void **state)
+{
+    model *m = parse_ok(job_strings);
+    const struct op_run *r = m->runs[0];
+    const struct op_node *win = node(r, WIN);
+    const mseries *wm = model_find_series(r, "watermarks");
+
+    (void)state;
+    /* interval "9223372036854775807" (Long.MAX_VALUE): checkpointing off */
+    assert_int_equal(inum(&r->metrics, "checkpointing_enabled"), 0);
+    assert_false(has(&r->config, "execution.checkpointing.interval"));
+    assert_false(has(&r->metrics, "checkpoint_interval_ms"));
+    assert_int_equal(inum(&r->metrics, "checkpoint_timeout_ms"), 600000);
+    /* Long.MIN_VALUE is "no watermark"; MIN+1 is a value (read exactly,
+     * not through a double, which would round it to MIN); MAX is kept. */
+    assert_non_null(wm);
+    assert_int_equal(wm->n, 4);
+    assert_int_equal(get(&wm->recs[0]->fields, "has_watermark")->v.u.b, 0);
+    assert_false(has(&wm->recs[0]->fields, "watermark_ms"));
+    assert_int_equal(get(&wm->recs[1]->fields, "has_watermark")->v.u.b, 1);
+    assert_int_equal(inum(&wm->recs[1]->fields, "watermark_ms"),
+                     INT64_MIN + 1);
+    assert_int_equal(inum(&wm->recs[2]->fields, "watermark_ms"), INT64_MAX);
+    assert_int_equal(inum(&win->metrics, "subtasks_without_watermark"), 1);
+    assert_int_equal(inum(&win->metrics, "watermark_subtasks"), 4);
+    assert_int_equal(inum(&win->metrics, "watermark_min_ms"), INT64_MIN + 1);
+    assert_int_equal(inum(&win->metrics, "watermark_max_ms"), INT64_MAX);
+    /* config from the checkpoint config, canonical names */
+    assert_string_equal(str(&r->config, "state.backend.type"), "rocksdb");
+    assert_string_equal(str(&r->config, "execution.checkpointing.storage"),
+                        "filesystem");
+    assert_string_equal(str(&r->config, "execution.checkpointing.mode"),
+                        "EXACTLY_ONCE");
+    assert_string_equal(
+        str(&r->config,
+            "execution.checkpointing.externalized-checkpoint-retention"),
+        "RETAIN_ON_CANCELLATION");
+    model_free(m);
+}
+
+static void test_interval_number_sentinel(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        " \"/jobs/" JID "/checkpoints/config\": {\"interval\": "
+        "9223372036854775807, \"timeout\": 600000, \"min_pause\": 0},"
+        " \"/jobs/" JID "/plan\": {\"plan\": {\"jid\": \"" JID "\", \"name\": "
+        "\"p\", \"nodes\": [{\"id\": \"" SRC "\", \"parallelism\": 3, "
+        "\"description\": \"Source: x<br/>\"}]}}}}");
+    const struct op_run *r = m->runs[0];
+
+    (void)state;
+    assert_int_equal(inum(&r->metrics, "checkpointing_enabled"), 0);
+    assert_string_equal(r->name, "p");
+    assert_int_equal(node(r, SRC)->parallelism, 3);
+    assert_string_equal(node(r, SRC)->name, "Source: x");
+    assert_true(has_warning(r, "no /jobs/<jid> response"));
+    assert_true(has_warning(r, "no /jobmanager/config"));
+    model_free(m);
+
+    m = parse_ok("{\"flink_rest_export\": 1, \"responses\": {"
+                 " \"/jobs/" JID "/checkpoints/config\": {\"interval\": "
+                 "60000, \"timeout\": 600000}}}");
+    r = m->runs[0];
+    assert_int_equal(inum(&r->metrics, "checkpointing_enabled"), 1);
+    assert_int_equal(inum(&r->metrics, "checkpoint_interval_ms"), 60000);
+    assert_string_equal(str(&r->config, "execution.checkpointing.interval"),
+                        "60000");
+    model_free(m);
+}
+
+static void test_config_keys(void **state)
+{
+    /* New keys beat their deprecated aliases whatever the order; the job's
+     * checkpoint config beats the cluster's. */
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        " \"/jobmanager/config\": ["
+        "  {\"key\": \"execution.checkpointing.num-retained\", \"value\": \"5\"},"
+        "  {\"key\": \"state.checkpoints.num-retained\", \"value\": \"2\"},"
+        "  {\"key\": \"state.backend\", \"value\": \"rocksdb\"},"
+        "  {\"key\": \"state.backend.incremental\", \"value\": \"true\"},"
+        "  {\"key\": \"state.checkpoints.dir\", \"value\": \"s3://b/cp\"},"
+        "  {\"key\": \"execution.checkpointing.timeout\", \"value\": \"5 min\"},"
+        "  {\"key\": \"restart-strategy\", \"value\": \"fixed-delay\"},"
+        "  {\"key\": \"taskmanager.numberOfTaskSlots\", \"value\": \"4\"}],"
+        " \"/jobs/" JID "/checkpoints/config\": {\"interval\": 1000, "
+        "  \"timeout\": 120000},"
+        " \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"CANCELED\","
+        "  \"vertices\": []}}}");
+    const struct op_run *r = m->runs[0];
+
+    (void)state;
+    assert_string_equal(r->status, "cancelled");
+    assert_string_equal(str(&r->config, "execution.checkpointing.num-retained"),
+                        "5");
+    assert_false(has(&r->config, "state.checkpoints.num-retained"));
+    assert_string_equal(str(&r->config, "state.backend.type"), "rocksdb");
+    assert_false(has(&r->config, "state.backend"));
+    assert_string_equal(str(&r->config, "execution.checkpointing.incremental"),
+                        "true");
+    assert_string_equal(str(&r->config, "execution.checkpointing.dir"),
+                        "s3://b/cp");
+    assert_string_equal(str(&r->config, "restart-strategy.type"),
+                        "fixed-delay");
+    assert_string_equal(str(&r->config, "taskmanager.numberOfTaskSlots"), "4");
+    assert_string_equal(str(&r->config, "execution.checkpointing.timeout"),
+                        "120000");
+    assert_int_equal(inum(&r->metrics, "cluster_config_keys"), 8);
+    model_free(m);
+}
+
+/* Checkpoint history merged over samples: dedup by id, newest view wins,
+ * ordered; "@class" and "className" alike. Rates from the two polls. */
+static void test_samples(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
+        " \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"now\": 1000000, \"vertices\": [{\"id\": \"" SRC "\", \"name\": \"s\","
+        "    \"parallelism\": 1, \"duration\": 1000,"
+        "    \"metrics\": {\"write-records\": 1000}}]},"
+        "  \"/jobs/" JID "/checkpoints\": {\"counts\": {\"failed\": 0},"
+        "   \"history\": ["
+        "    {\"@class\": \"in_progress\", \"id\": 3, \"status\": \"IN_PROGRESS\"},"
+        "    {\"@class\": \"completed\", \"id\": 2, \"status\": \"COMPLETED\","
+        "     \"end_to_end_duration\": 200, \"state_size\": 10},"
+        "    {\"@class\": \"completed\", \"id\": 1, \"status\": \"COMPLETED\","
+        "     \"end_to_end_duration\": 100, \"state_size\": 10}]}},"
+        " \"samples\": [{\"captured_at_ms\": 1010000, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"FAILED\","
+        "   \"now\": 1010000, \"vertices\": [{\"id\": \"" SRC "\", \"name\": \"s\","
+        "    \"parallelism\": 1, \"duration\": 11000,"
+        "    \"metrics\": {\"write-records\": 6000}}]},"
+        "  \"/jobs/" JID "/checkpoints\": {\"counts\": {\"failed\": 1},"
+        "   \"latest\": {\"failed\": {\"className\": \"failed\", \"id\": 5,"
+        "    \"status\": \"FAILED\", \"failure_timestamp\": 1009000,"
+        "    \"failure_message\": \"Checkpoint expired before completing.\"}},"
+        "   \"history\": ["
+        "    {\"className\": \"failed\", \"id\": 5, \"status\": \"FAILED\"},"
+        "    {\"className\": \"completed\", \"id\": 4, \"status\": \"COMPLETED\","
+        "     \"checkpointed_size\": 5, \"state_size\": 50},"
+        "    {\"className\": \"completed\", \"id\": 3, \"status\": \"COMPLETED\","
+        "     \"checkpointed_size\": 5, \"state_size\": 40}]}}},"
+        "  {\"responses\": 7}]}");
+    const struct op_run *r = m->runs[0];
+    const mseries *ck = model_find_series(r, "checkpoints");
+    size_t i;
+
+    (void)state;
+    assert_non_null(ck);
+    assert_int_equal(ck->n, 5);
+    for (i = 0; i < 5; i++)
+        assert_int_equal(inum(&ck->recs[i]->fields, "id"), (int64_t)i + 1);
+    assert_string_equal(str(&ck->recs[2]->fields, "status"), "COMPLETED");
+    assert_int_equal(inum(&ck->recs[2]->fields, "state_size_bytes"), 40);
+    assert_string_equal(str(&ck->recs[4]->fields, "status"), "FAILED");
+    assert_int_equal(inum(&r->metrics, "checkpoints_failed"), 1);
+    /* newest poll gives state; the sample without responses is reported */
+    assert_string_equal(r->status, "failed");
+    assert_true(has_warning(r, "$.samples[1]"));
+    assert_int_equal(inum(&r->metrics, "samples"), 1);
+    /* 5000 records in 10 s */
+    assert_true(fabs(num(&node(r, SRC)->metrics, "records_out_per_s") - 500) <
+                1e-9);
+    assert_string_equal(str(&node(r, SRC)->attrs, "rate_source"), "samples");
+    model_free(m);
+}
+
+/* Subtask metrics: per-subtask values from /vertices/<vid>/metrics with
+ * "<n>." names, aggregates from subtasks/metrics, URL-style keys. */
+static void test_metrics_endpoints(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"base_url\": \"http://jm:8081\","
+        " \"responses\": {"
+        "  \"http://jm:8081/v1/jobs/" JID "\": {\"jid\": \"" JID "\","
+        "   \"state\": \"RUNNING\", \"vertices\": ["
+        "    {\"id\": \"" SRC "\", \"name\": \"Source: k\", \"parallelism\": 2},"
+        "    {\"id\": \"" WIN "\", \"name\": \"w\", \"parallelism\": 2}]},"
+        "  \"/jobs/" JID "/vertices/" SRC "/metrics?get=0.busyTimeMsPerSecond,"
+        "1.busyTimeMsPerSecond\": ["
+        "   {\"id\": \"0.busyTimeMsPerSecond\", \"value\": \"900\"},"
+        "   {\"id\": \"1.busyTimeMsPerSecond\", \"value\": \"100\"},"
+        "   {\"id\": \"1.numRecordsOutPerSecond\", \"value\": \"50.5\"},"
+        "   {\"id\": \"0.numRecordsOutPerSecond\", \"value\": \"49.5\"},"
+        "   {\"id\": \"0.Source__k.currentOutputWatermark\","
+        "    \"value\": \"-9223372036854775808\"},"
+        "   {\"id\": \"1.Source__k.currentOutputWatermark\","
+        "    \"value\": \"1700000000000\"}],"
+        "  \"/jobs/" JID "/vertices/" WIN "/subtasks/metrics?get=x\": ["
+        "   {\"id\": \"busyTimeMsPerSecond\", \"min\": 100, \"max\": 700,"
+        "    \"avg\": 400, \"sum\": 800},"
+        "   {\"id\": \"numRecordsInPerSecond\", \"min\": 1, \"max\": 3,"
+        "    \"avg\": 2, \"sum\": 4},"
+        "   {\"id\": \"Window.numLateRecordsDropped\", \"min\": 0, \"max\": 7,"
+        "    \"avg\": 3.5, \"sum\": 7}],"
+        "  \"/jobs/" JID "/vertices/" WIN "/backpressure\": {\"errors\":"
+        "   [\"Vertex not found\"]}"
+        " }}");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src = node(r, SRC), *win = node(r, WIN);
+
+    (void)state;
+    assert_true(fabs(num(&src->metrics, "busy_ratio") - 0.5) < 1e-12);
+    assert_true(fabs(num(&src->metrics, "busy_ratio_max") - 0.9) < 1e-12);
+    assert_int_equal((int)dist(src, "busy_ratio")->count, 2);
+    assert_string_equal(str(&src->attrs, "ratio_source"), "subtask_metrics");
+    assert_true(fabs(num(&src->metrics, "records_out_per_s") - 100) < 1e-9);
+    assert_int_equal(inum(&src->metrics, "output_watermark_min_ms"),
+                     1700000000000LL);
+    assert_int_equal(inum(&src->metrics, "subtasks_without_output_watermark"),
+                     1);
+    assert_true(fabs(num(&win->metrics, "busy_ratio") - 0.4) < 1e-12);
+    assert_true(fabs(num(&win->metrics, "busy_ratio_max") - 0.7) < 1e-12);
+    assert_null(dist(win, "busy_ratio"));
+    assert_string_equal(str(&win->attrs, "ratio_source"),
+                        "aggregated_metrics");
+    assert_true(fabs(num(&win->metrics, "records_in_per_s") - 4) < 1e-12);
+    assert_true(fabs(num(&win->metrics, "late_records_dropped") - 7) < 1e-12);
+    assert_true(has_warning(r, "Flink returned an error: Vertex not found"));
+    model_free(m);
+}
+
+static void test_checkpoint_details_and_exceptions(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"vertices\": [{\"id\": \"" SRC "\", \"name\": \"s\"},"
+        "    {\"id\": \"" WIN "\", \"name\": \"w\"}]},"
+        "  \"/jobs/" JID "/checkpoints/details/7\": {\"id\": 7,"
+        "   \"status\": \"COMPLETED\", \"state_size\": 300,"
+        "   \"checkpointed_size\": 30, \"tasks\": {"
+        "    \"" WIN "\": {\"id\": \"" WIN "\", \"status\": \"COMPLETED\","
+        "     \"state_size\": 280, \"checkpointed_size\": 28,"
+        "     \"end_to_end_duration\": 900},"
+        "    \"cccccccccccccccccccccccccccccccc\": {\"state_size\": 1}}},"
+        "  \"/jobs/" JID "/exceptions?maxExceptions=10\": {"
+        "   \"exceptionHistory\": {\"truncated\": true, \"entries\": ["
+        "    {\"exceptionName\": \"java.io.IOException\","
+        "     \"stacktrace\": \"java.io.IOException: boom\\n\\tat x\","
+        "     \"timestamp\": 20, \"taskName\": \"w (1/2)\","
+        "     \"endpoint\": \"tm-1:6121\", \"concurrentExceptions\": []},"
+        "    {\"exceptionName\": \"java.lang.RuntimeException\","
+        "     \"stacktrace\": \"java.lang.RuntimeException: bang\","
+        "     \"timestamp\": 10}]}}"
+        " }}");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *win = node(r, WIN);
+    const mseries *ct = model_find_series(r, "checkpoint_tasks");
+    const mseries *ex = model_find_series(r, "exceptions");
+
+    (void)state;
+    assert_int_equal(r->nnodes, 2); /* the unknown vertex adds no node */
+    assert_int_equal(inum(&win->metrics, "checkpoint_state_size_bytes"), 280);
+    assert_int_equal(
+        inum(&win->metrics, "checkpoint_checkpointed_size_bytes"), 28);
+    assert_int_equal(inum(&win->metrics, "checkpoint_id"), 7);
+    assert_non_null(ct);
+    assert_int_equal(ct->n, 2);
+    assert_non_null(model_find_series(r, "checkpoints"));
+    assert_non_null(ex);
+    assert_int_equal(ex->n, 2);
+    assert_int_equal(inum(&ex->recs[0]->fields, "timestamp_ms"), 10);
+    assert_string_equal(str(&ex->recs[1]->fields, "exception"),
+                        "java.io.IOException: boom");
+    assert_string_equal(str(&ex->recs[1]->fields, "location"), "tm-1:6121");
+    assert_int_equal(inum(&r->metrics, "exceptions"), 2);
+    assert_int_equal(inum(&r->metrics, "exceptions_truncated"), 1);
+    model_free(m);
+}
+
+static void test_lone_responses(void **state)
+{
+    model *m = parse_ok("{\"counts\": {\"completed\": 0}, \"latest\": {},"
+                        " \"history\": []}");
+
+    (void)state;
+    assert_string_equal(m->runs[0]->id, "test");
+    assert_true(has_warning(m->runs[0], "without a job id"));
+    model_free(m);
+    m = parse_ok("{\"jobs\": [{\"jid\": \"" JID "\", \"name\": \"a\","
+                 " \"state\": \"FINISHED\", \"start-time\": 5, "
+                 "\"end-time\": 9, \"duration\": 4, "
+                 "\"last-modification\": 9}]}");
+    assert_string_equal(m->runs[0]->id, JID);
+    assert_string_equal(m->runs[0]->status, "succeeded");
+    assert_int_equal(m->runs[0]->ended_at, 9);
+    model_free(m);
+}
+
+/* A HistoryServer archive: payloads are JSON texts; a broken one is
+ * reported and skipped, the rest still builds the run. */
+static void test_archive_payloads(void **state)
+{
+    model *m = parse_ok(
+        "{\"archive\": ["
+        " {\"path\": \"/jobs/" JID "\", \"json\": \"{\\\"jid\\\": \\\"" JID
+        "\\\", \\\"name\\\": \\\"arch\\\", \\\"state\\\": \\\"FINISHED\\\","
+        " \\\"vertices\\\": []}\"},"
+        " {\"path\": \"/jobs/" JID "/checkpoints\", \"json\": \"{not json\"},"
+        " {\"path\": 7}]}");
+    const struct op_run *r = m->runs[0];
+
+    (void)state;
+    assert_string_equal(r->id, JID);
+    assert_string_equal(r->name, "arch");
+    assert_string_equal(r->status, "succeeded");
+    assert_true(has_warning(r, "$.archive[1]"));
+    assert_true(has_warning(r, "$.archive[2]"));
+    model_free(m);
+}
+
+static void test_detect_lone_endpoints(void **state)
+{
+    (void)state;
+    assert_int_equal(detect("{\"counts\": {}, \"summary\": {}, \"latest\": {}}",
+                            "x"),
+                     60);
+    assert_int_equal(detect("{\"status\": \"ok\", \"backpressure-level\": \"ok\"}",
+                            "x"),
+                     60);
+    assert_int_equal(detect("[{\"id\": \"0.currentInputWatermark\", "
+                            "\"value\": \"1\"}]",
+                            "x"),
+                     50);
+    assert_int_equal(detect("[{\"key\": \"a\", \"value\": \"b\"}]", "x"), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest edge[] = {
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_numbers_as_strings),
+        cmocka_unit_test(test_sentinels),
+        cmocka_unit_test(test_interval_number_sentinel),
+        cmocka_unit_test(test_config_keys),
+        cmocka_unit_test(test_samples),
+        cmocka_unit_test(test_metrics_endpoints),
+        cmocka_unit_test(test_checkpoint_details_and_exceptions),
+        cmocka_unit_test(test_lone_responses),
+        cmocka_unit_test(test_archive_payloads),
+        cmocka_unit_test(test_detect_lone_endpoints),
+    };
+    const struct CMUnitTest real_tests[] = {
+        cmocka_unit_test(test_real_all_parse),
+        cmocka_unit_test(test_real_archive),
+        cmocka_unit_test(test_real_job_versions),
+        cmocka_unit_test(test_real_checkpoints),
+        cmocka_unit_test(test_real_vertex_endpoints),
+    };
+    struct stat st;
+    int rc = cmocka_run_group_tests_name("flink parser", edge, NULL, NULL);
+
+    if (stat(REAL, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        printf("SKIP real Flink captures: %s is absent\n", REAL);
+        return rc ? rc : 77;
+    }
+    return rc | cmocka_run_group_tests_name("flink real captures", real_tests,
+                                            NULL, NULL);
+}

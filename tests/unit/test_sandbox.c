@@ -1,0 +1,512 @@
+/*
+ * test_sandbox.c - the defences of the Lua sandbox, through hostile rules
+ * (tests/lua/hostile, slow, stall, stall_load): forbidden functions,
+ * read-only model and standard library, instruction budget, memory cap,
+ * wall clock, stalls inside C functions (isolated workers), a crashing
+ * worker, and that every other rule still runs after a failure.
+ *
+ * Outcomes never depend on the machine's speed: loops never end, so they
+ * always hit the limit under test; the stalls would take days.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "findings.h"
+#include "model.h"
+#include "rules.h"
+#include "sbx.h"
+
+#define LUA_DIR OP_SOURCE_DIR "/tests/lua"
+#define SDK_DIR LUA_DIR "/sdk"
+#define HOSTILE_RULES 18
+
+/* The same model as test_rules.c (the good pack checks its shape). */
+static model *make_model(void)
+{
+    static const double busy[] = {0.97, 0.95, 0.99};
+    model *m = model_new();
+    op_builder *b;
+    op_run *r;
+    op_node *n;
+    op_record *rec;
+
+    assert_non_null(m);
+    b = model_builder_new(m, "fixture.json");
+    assert_non_null(b);
+    r = op_run_get(b, "flink", "job-1");
+    op_run_str(b, r, OP_F_NAME, "wordcount");
+    op_run_str(b, r, OP_F_STATUS, "running");
+    op_run_str(b, r, OP_F_RAW_STATUS, "RUNNING");
+    op_run_str(b, r, OP_F_ENGINE_VERSION, "1.18");
+    op_run_int(b, r, OP_I_STARTED_AT, 1000);
+    op_run_int(b, r, OP_I_ENDED_AT, 5000);
+    op_run_int(b, r, OP_I_DURATION_MS, 4000);
+    op_run_config(b, r, "state.backend", "rocksdb");
+    op_run_config(b, r, "parallelism.default", "4");
+    op_run_metric_int(b, r, "checkpoints", 12);
+    op_run_metric(b, r, "uptime_ratio", 0.5);
+    op_run_metric(b, r, "nan_metric", NAN);
+    op_run_warning(b, r, "something odd");
+    n = op_node_get(b, r, "src");
+    op_node_str(b, n, OP_F_KIND, "vertex");
+    op_node_str(b, n, OP_F_NAME, "Source");
+    op_node_int(b, n, OP_I_PARALLELISM, 2);
+    op_node_metric(b, n, "busy_ratio", 0.1);
+    n = op_node_get(b, r, "map");
+    op_node_str(b, n, OP_F_KIND, "vertex");
+    op_node_str(b, n, OP_F_NAME, "Map");
+    op_node_int(b, n, OP_I_PARALLELISM, 4);
+    op_node_int(b, n, OP_I_MAX_PARALLELISM, 128);
+    op_node_parent(b, n, "src");
+    op_node_metric(b, n, "busy_ratio", 0.97);
+    op_node_metric_int(b, n, "records_in", 1000);
+    op_node_attr(b, n, "operator", "Map");
+    op_node_dist_values(b, n, "busy_ratio", busy, 3);
+    n = op_node_get(b, r, "sink");
+    op_node_str(b, n, OP_F_KIND, "vertex");
+    op_node_str(b, n, OP_F_NAME, "Sink");
+    op_node_parent(b, n, "map");
+    rec = op_series_append(b, r, "checkpoints");
+    op_record_int(b, rec, "id", 1);
+    op_record_num(b, rec, "duration_ms", 100);
+    op_record_str(b, rec, "status", "COMPLETED");
+    op_record_bool(b, rec, "ok", 1);
+    rec = op_series_append(b, r, "checkpoints");
+    op_record_int(b, rec, "id", 2);
+    op_record_num(b, rec, "duration_ms", 250.5);
+    op_record_str(b, rec, "status", "COMPLETED");
+    op_record_bool(b, rec, "ok", 0);
+    r = op_run_get(b, "spark", "app-1");
+    op_node_get(b, r, "stage-1");
+    op_run_get(b, "spark", "app-2");
+    assert_int_equal(op_builder_failed(b, NULL), 0);
+    model_builder_free(b);
+    model_freeze(m);
+    return m;
+}
+
+static const rule_error *error_of(const results *r, const char *rule)
+{
+    size_t i;
+
+    for (i = 0; i < r->ne; i++)
+        if (strcmp(r->e[i].rule, rule) == 0)
+            return &r->e[i];
+    return NULL;
+}
+
+static size_t errors_of(const results *r, const char *rule)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < r->ne; i++)
+        n += strcmp(r->e[i].rule, rule) == 0;
+    return n;
+}
+
+static size_t count_of(const results *r, const char *rule)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < r->n; i++)
+        n += strcmp(r->f[i].rule, rule) == 0;
+    return n;
+}
+
+static const finding *finding_of(const results *r, const char *rule,
+                                 const char *message)
+{
+    size_t i;
+
+    for (i = 0; i < r->n; i++)
+        if (strcmp(r->f[i].rule, rule) == 0 &&
+            (!message || strcmp(r->f[i].message, message) == 0))
+            return &r->f[i];
+    return NULL;
+}
+
+static void expect_error(const results *r, const char *rule, const char *has)
+{
+    const rule_error *e = error_of(r, rule);
+
+    if (!e || !strstr(e->error, has))
+        fail_msg("rule %s: expected an error containing '%s', got '%s'", rule,
+                 has, e ? e->error : "no error");
+}
+
+static void print_errors(const results *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->ne; i++)
+        fprintf(stderr, "  rule error %s: %s\n", r->e[i].rule, r->e[i].error);
+}
+
+static void expect_exact(const results *r, const char *rule,
+                         const char *reason)
+{
+    const rule_error *e = error_of(r, rule);
+
+    if (!e || strcmp(e->error, reason) != 0)
+        fail_msg("rule %s: expected error '%s', got '%s'", rule, reason,
+                 e ? e->error : "no error");
+    assert_int_equal(errors_of(r, rule), 1); /* stopped, not run again */
+    assert_int_equal(count_of(r, rule), 0);  /* a failed call adds nothing */
+}
+
+/* Loads dir and runs it over the fixture model with the given limits. */
+static void run_dir(const char *dir, const rule_limits *l, int trusted,
+                    results *out)
+{
+    ruleset *rs = ruleset_new(l);
+    model *m = make_model();
+    results errs;
+    op_error err;
+    size_t i;
+
+    results_init(&errs);
+    results_init(out);
+    assert_int_equal(ruleset_load_dir(rs, dir, "hostile", SDK_DIR, trusted,
+                                      &errs, &err),
+                     0);
+    for (i = 0; i < errs.ne; i++)
+        fprintf(stderr, "load error %s: %s\n", errs.e[i].rule,
+                errs.e[i].error);
+    assert_int_equal(errs.ne, 0);
+    assert_int_equal(ruleset_run(rs, m, out, &err), 0);
+    results_free(&errs);
+    ruleset_free(rs);
+    model_free(m);
+}
+
+static rule_limits hostile_limits(int isolate)
+{
+    rule_limits l;
+
+    rule_limits_default(&l);
+    l.mem_bytes = 16u << 20;
+    l.instructions = 5000000;
+    l.timeout_ms = 0; /* only the limit under test may fire */
+    l.isolate = isolate;
+    return l;
+}
+
+/* ---- the hostile pack, in both modes -------------------------------------------- */
+
+static void check_hostile(const results *out)
+{
+    const finding *f;
+    size_t i, n = 0;
+
+    /* every rule ran, whatever the others did */
+    assert_int_equal(out->rules_run, HOSTILE_RULES);
+
+    /* forbidden globals are absent or refuse */
+    for (i = 0; i < out->n; i++) {
+        const cJSON *ok;
+        if (strcmp(out->f[i].rule, "t.forbidden") != 0)
+            continue;
+        n++;
+        ok = cJSON_GetObjectItem(out->f[i].evidence, "ok");
+        if (!cJSON_IsTrue(ok))
+            fail_msg("sandbox check '%s' failed: %s", out->f[i].message,
+                     cJSON_GetObjectItem(out->f[i].evidence, "err")
+                         ->valuestring);
+    }
+    assert_int_equal(n, 30);
+
+    /* the model is read-only, also to rawset, table.*, pairs' state */
+    f = finding_of(out, "t.modify_try", "escaped 0");
+    assert_non_null(f);
+    expect_error(out, "t.modify", "c_modify.lua:8: attempt to modify "
+                                  "read-only field 'checkpoints'");
+    /* so is the standard library; globals stay in the rule's own env */
+    assert_non_null(finding_of(out, "t.stdlib_try", "escaped 0"));
+    expect_error(out, "t.stdlib", "attempt to modify read-only field "
+                                  "'format'");
+    /* and the next rule sees everything untouched */
+    assert_non_null(finding_of(out, "t.after", "clean"));
+
+    /* limits: exact reasons, pcall/xpcall cannot swallow them */
+    expect_exact(out, "t.loop", "instruction budget exceeded");
+    expect_exact(out, "t.pcall_loop", "instruction budget exceeded");
+    expect_exact(out, "t.xpcall_loop", "instruction budget exceeded");
+    expect_exact(out, "t.rep", "memory cap exceeded");
+    expect_exact(out, "t.grow", "memory cap exceeded");
+    expect_exact(out, "t.pcall_mem", "memory cap exceeded");
+
+    /* __gc refused, string metatable locked */
+    expect_error(out, "t.gc", "__gc metamethods are not allowed");
+    expect_error(out, "t.strmeta", "attempt to index a boolean value");
+
+    /* a kept ctx cannot report from another call */
+    f = finding_of(out, "t.stale", "stale report ok=false");
+    assert_non_null(f);
+    assert_non_null(strstr(cJSON_GetObjectItem(f->evidence, "err")->valuestring,
+                           "outside the rule call"));
+
+    /* a plain error comes with file, line and traceback */
+    expect_error(out, "t.error", "/hostile/o_error.lua:5: boom at job-1");
+    expect_error(out, "t.error", "stack traceback:");
+
+    /* invalid reports raise errors in the rule */
+    f = finding_of(out, "t.badreport", NULL);
+    assert_non_null(f);
+    assert_null(strstr(f->message, "accepted"));
+    assert_true(cJSON_GetObjectItem(f->evidence, "n")->valuedouble == 15);
+    assert_non_null(strstr(f->message, "'message' is required"));
+    assert_non_null(strstr(f->message, "node 'nope' does not exist"));
+    assert_non_null(strstr(f->message, "'node' must be a node id"));
+    assert_non_null(strstr(f->message, "needs 'to'"));
+    assert_non_null(strstr(f->message, "needs a string 'key'"));
+    assert_non_null(strstr(f->message, "'changes' must be a list"));
+    assert_non_null(strstr(f->message, "severity must be"));
+    assert_non_null(strstr(f->message, "unknown field 'bogus'"));
+    assert_non_null(strstr(f->message, "evidence.f: a function cannot"));
+    assert_non_null(strstr(f->message, "'evidence' must be a table of named"));
+    assert_non_null(strstr(f->message, "'evidence' must be a table (got"));
+    assert_non_null(strstr(f->message, "'message' must be a string"));
+    assert_non_null(strstr(f->message, "no run with id 'nope'"));
+    assert_non_null(strstr(f->message, "'message' is longer than"));
+    expect_error(out, "t.badreport2", "node 'nope' does not exist");
+}
+
+static void test_hostile_inproc(void **state)
+{
+    rule_limits l = hostile_limits(0);
+    results out;
+
+    (void)state;
+    run_dir(LUA_DIR "/hostile", &l, 1, &out);
+    check_hostile(&out);
+    results_free(&out);
+}
+
+static void test_hostile_isolated(void **state)
+{
+    rule_limits l = hostile_limits(1);
+    results out;
+
+    (void)state;
+    run_dir(LUA_DIR "/hostile", &l, 1, &out);
+    check_hostile(&out);
+    results_free(&out);
+}
+
+/* Both modes report the same errors, word for word. */
+static void test_hostile_same_errors(void **state)
+{
+    rule_limits a = hostile_limits(0), b = hostile_limits(1);
+    results ra, rb;
+    size_t i;
+
+    (void)state;
+    run_dir(LUA_DIR "/hostile", &a, 1, &ra);
+    run_dir(LUA_DIR "/hostile", &b, 1, &rb);
+    /* errors come in rule order in both modes */
+    assert_int_equal(ra.ne, rb.ne);
+    for (i = 0; i < ra.ne; i++) {
+        assert_string_equal(ra.e[i].rule, rb.e[i].rule);
+        assert_string_equal(ra.e[i].error, rb.e[i].error);
+    }
+    assert_int_equal(ra.n, rb.n);
+    results_free(&ra);
+    results_free(&rb);
+}
+
+/* ---- wall clock ---------------------------------------------------------------------- */
+
+static void check_slow(int isolate)
+{
+    rule_limits l;
+    results out;
+
+    rule_limits_default(&l);
+    l.instructions = UINT64_C(1) << 50; /* huge: only the clock stops it */
+    l.timeout_ms = 300;
+    l.isolate = isolate;
+    run_dir(LUA_DIR "/slow", &l, 1, &out);
+    expect_exact(&out, "t.slow", "timeout");
+    assert_non_null(finding_of(&out, "t.after_slow", "still running"));
+    assert_int_equal(out.rules_run, 2);
+    results_free(&out);
+}
+
+static void test_timeout_inproc(void **state)
+{
+    (void)state;
+    check_slow(0);
+}
+
+static void test_timeout_isolated(void **state)
+{
+    (void)state;
+    check_slow(1);
+}
+
+/* ---- stalls inside C: only a worker can be stopped ---------------------------------- */
+
+static void test_stall_in_c(void **state)
+{
+    rule_limits l;
+    results out;
+
+    (void)state;
+    rule_limits_default(&l);
+    l.timeout_ms = 1000; /* generous: the next rule must finish in time */
+    l.isolate = 1;
+    run_dir(LUA_DIR "/stall", &l, 0, &out);
+    expect_exact(&out, "t.stall", "timeout");
+    assert_non_null(finding_of(&out, "t.after_stall", "still running"));
+    assert_int_equal(out.rules_run, 2);
+    results_free(&out);
+}
+
+static void test_stall_at_load(void **state)
+{
+    rule_limits l;
+    ruleset *rs;
+    model *m = make_model();
+    results errs, out;
+    op_error err;
+
+    (void)state;
+    rule_limits_default(&l);
+    l.timeout_ms = 1000;
+    l.isolate = -1; /* auto: the pack is untrusted, so isolated */
+    rs = ruleset_new(&l);
+    results_init(&errs);
+    results_init(&out);
+    assert_int_equal(ruleset_load_dir(rs, LUA_DIR "/stall_load", "user", NULL,
+                                      0, &errs, &err),
+                     0);
+    assert_int_equal(errs.ne, 1);
+    assert_string_equal(errs.e[0].rule, LUA_DIR "/stall_load/a_stall.lua");
+    assert_string_equal(errs.e[0].error, "timeout");
+    assert_int_equal(ruleset_count(rs), 1);
+    assert_int_equal(ruleset_run(rs, m, &out, &err), 0);
+    assert_int_equal(out.ne, 0);
+    assert_non_null(finding_of(&out, "t.ok_after_stall", "ok"));
+    results_free(&errs);
+    results_free(&out);
+    ruleset_free(rs);
+    model_free(m);
+}
+
+/* ---- a worker that dies -------------------------------------------------------------- */
+
+static const char *crash_id;
+
+static void crash_hook(const char *rule_id)
+{
+    if (crash_id && strcmp(rule_id, crash_id) == 0)
+        raise(SIGTERM);
+}
+
+static void run_crash(int isolate, int trusted, results *out)
+{
+    rule_limits l;
+    char path[] = "/tmp/optipipe-test-stderr-XXXXXX";
+    int saved, fd;
+
+    rule_limits_default(&l);
+    l.timeout_ms = 0;
+    l.isolate = isolate;
+    sbx_worker_test_hook = crash_hook;
+    fflush(stderr); /* the good pack prints: keep it out of the log */
+    saved = dup(2);
+    fd = mkstemp(path);
+    dup2(fd, 2);
+    close(fd);
+    run_dir(LUA_DIR "/good", &l, trusted, out);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    unlink(path);
+    sbx_worker_test_hook = NULL;
+}
+
+static void test_worker_crash(void **state)
+{
+    results out;
+
+    (void)state;
+    crash_id = "t.spark";
+    run_crash(1, 1, &out);
+    if (out.ne != 1)
+        print_errors(&out);
+    expect_exact(&out, "t.spark", "worker crashed (signal 15)");
+    assert_int_equal(out.ne, 1);
+    /* rules before and after the crash still ran */
+    assert_int_equal(count_of(&out, "t.bundle"), 5);
+    assert_int_equal(count_of(&out, "t.options"), 2);
+    assert_int_equal(count_of(&out, "t.report"), 3);
+    assert_int_equal(count_of(&out, "t.shape"), 1);
+    assert_int_equal(out.rules_run, 7);
+    results_free(&out);
+}
+
+/* isolate = -1: untrusted packs run in a worker, bundled ones in-process
+ * (where the test hook, a worker-only thing, never fires). */
+static void test_auto_isolation(void **state)
+{
+    results out;
+
+    (void)state;
+    crash_id = "t.bundle";
+    run_crash(-1, 1, &out);
+    print_errors(&out); /* none expected */
+    assert_int_equal(out.ne, 0);
+    assert_int_equal(count_of(&out, "t.bundle"), 5);
+    results_free(&out);
+    run_crash(-1, 0, &out);
+    expect_exact(&out, "t.bundle", "worker crashed (signal 15)");
+    results_free(&out);
+    run_crash(0, 0, &out); /* never isolate */
+    assert_int_equal(out.ne, 0);
+    results_free(&out);
+}
+
+/* ---- the sandbox API itself -------------------------------------------------------- */
+
+static void test_sbx_tiny_cap(void **state)
+{
+    sbx_config cfg = {1, NULL, NULL};
+    op_error err;
+    sbx *s;
+
+    (void)state;
+    /* the library itself is exempt: a tiny cap still gives a state, but
+     * no rule code can allocate in it */
+    s = sbx_new(&cfg, &err);
+    assert_non_null(s);
+    sbx_free(s, 1000, 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sbx_tiny_cap),
+        cmocka_unit_test(test_hostile_inproc),
+        cmocka_unit_test(test_hostile_isolated),
+        cmocka_unit_test(test_hostile_same_errors),
+        cmocka_unit_test(test_timeout_inproc),
+        cmocka_unit_test(test_timeout_isolated),
+        cmocka_unit_test(test_stall_in_c),
+        cmocka_unit_test(test_stall_at_load),
+        cmocka_unit_test(test_worker_crash),
+        cmocka_unit_test(test_auto_isolation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
