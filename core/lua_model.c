@@ -85,31 +85,7 @@ static void push_dist(lua_State *L, const op_dist *d)
     sbx_readonly(L);
 }
 
-/* kids: a table holding, per node position, the ids of its children. */
-static void push_children_lists(lua_State *L, const struct op_run *r)
-{
-    size_t i, j;
-
-    lua_createtable(L, (int)r->nnodes, 0);
-    for (i = 0; i < r->nnodes; i++) {
-        lua_newtable(L);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-    }
-    for (i = 0; i < r->nnodes; i++) {
-        const struct op_node *n = r->nodes[i];
-        for (j = 0; j < n->nparents; j++) {
-            const struct op_node *p = model_find_node(r, n->parents[j]);
-            if (!p)
-                continue; /* the freeze turned it into a run warning */
-            lua_rawgeti(L, -1, (lua_Integer)p->index + 1);
-            lua_pushstring(L, n->id);
-            lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
-            lua_pop(L, 1);
-        }
-    }
-}
-
-static void push_node(lua_State *L, const struct op_node *n, int kids)
+static void push_node(lua_State *L, const struct op_node *n)
 {
     size_t i;
     int t;
@@ -130,8 +106,7 @@ static void push_node(lua_State *L, const struct op_node *n, int kids)
             n->max_parallelism);
     push_strings(L, n->parents, n->nparents);
     lua_setfield(L, t, "parents");
-    lua_rawgeti(L, kids, (lua_Integer)n->index + 1);
-    sbx_readonly(L);
+    push_strings(L, n->children, n->nchildren);
     lua_setfield(L, t, "children");
     push_map(L, &n->metrics);
     lua_setfield(L, t, "metrics");
@@ -167,17 +142,15 @@ static void push_series(lua_State *L, const struct op_run *r)
 
 static void push_nodes(lua_State *L, const struct op_run *r, int t)
 {
-    int kids, nodes, by_id;
+    int nodes, by_id;
     size_t i;
 
-    push_children_lists(L, r);
-    kids = lua_gettop(L);
     lua_createtable(L, (int)r->nnodes, 0);
     nodes = lua_gettop(L);
     lua_createtable(L, 0, (int)r->nnodes);
     by_id = lua_gettop(L);
     for (i = 0; i < r->nnodes; i++) {
-        push_node(L, r->nodes[i], kids);
+        push_node(L, r->nodes[i]);
         lua_pushvalue(L, -1);
         lua_rawseti(L, nodes, (lua_Integer)i + 1);
         lua_setfield(L, by_id, r->nodes[i]->id);
@@ -186,7 +159,6 @@ static void push_nodes(lua_State *L, const struct op_run *r, int t)
     lua_setfield(L, t, "by_id");
     sbx_readonly(L);
     lua_setfield(L, t, "nodes");
-    lua_pop(L, 1); /* kids */
 }
 
 static void run_table(lua_State *L, const model *m, size_t ri, int cache,

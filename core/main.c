@@ -314,7 +314,7 @@ static int cmd_analyze(int argc, char **argv)
     report_ctx rc;
     op_error err;
     FILE *out = NULL;
-    unsigned long t0 = now_ms();
+    unsigned long t0 = now_ms(), t_read = 0, t_rules = 0, t;
     int code;
 
     opts_default(&o);
@@ -328,19 +328,25 @@ static int cmd_analyze(int argc, char **argv)
     if (!o.ninputs)
         return usage_error("%s", "analyze needs at least one INPUT");
     op_error_clear(&err);
+    t = now_ms();
     if (cli_load_rules(&o, &rs, &res, &err)) {
         fprintf(stderr, "optipipe: %s\n", err.msg);
         code = err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
         goto out;
     }
+    t_rules = now_ms() - t;
+    t = now_ms();
     if ((code = read_inputs(&o, &an)))
         goto out;
+    t_read = now_ms() - t;
+    t = now_ms();
     if (ruleset_run(rs, an.m, &res, &err)) {
         fprintf(stderr, "optipipe: rule engine: %s\n", err.msg);
         code = EXIT_NOINPUT;
         goto out;
     }
     results_finish(&res, an.m);
+    t_rules += now_ms() - t;
     out = open_output(&o);
     if (!out) {
         code = EXIT_USAGE;
@@ -353,6 +359,8 @@ static int cmd_analyze(int argc, char **argv)
     rc.out = out;
     rc.color = out == stdout && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     rc.elapsed_ms = now_ms() - t0;
+    rc.read_ms = t_read;
+    rc.rules_ms = t_rules;
     rc.deterministic = o.deterministic;
     report(&rc);
     if (close_output(&o, out))

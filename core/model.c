@@ -787,6 +787,36 @@ static void freeze_node(model *m, struct op_run *r, struct op_node *n)
     n->nparents = k;
 }
 
+/* Derives every node's children from the (checked) parents. */
+static void link_children(model *m, struct op_run *r)
+{
+    size_t i, j;
+
+    for (i = 0; i < r->nnodes; i++)
+        for (j = 0; j < r->nodes[i]->nparents; j++)
+            ((struct op_node *)model_find_node(r, r->nodes[i]->parents[j]))
+                ->nchildren++;
+    for (i = 0; i < r->nnodes; i++) {
+        struct op_node *n = r->nodes[i];
+        if (!n->nchildren)
+            continue;
+        n->children = arena_alloc(m->a, n->nchildren * sizeof(char *));
+        if (!n->children) {
+            m->failed = 1;
+            n->nchildren = 0;
+            continue;
+        }
+        n->nchildren = 0; /* refilled below */
+    }
+    for (i = 0; i < r->nnodes; i++)
+        for (j = 0; j < r->nodes[i]->nparents; j++) {
+            struct op_node *p =
+                (struct op_node *)model_find_node(r, r->nodes[i]->parents[j]);
+            if (p->children)
+                p->children[p->nchildren++] = r->nodes[i]->id;
+        }
+}
+
 static int history_cmp(const void *a, const void *b)
 {
     const struct op_run *x = *(struct op_run *const *)a;
@@ -846,6 +876,7 @@ void model_freeze(model *m)
         mmap_sort(&r->metrics);
         for (j = 0; j < r->nnodes; j++)
             freeze_node(m, r, r->nodes[j]);
+        link_children(m, r);
         if (r->nseries > 1)
             qsort(r->series, r->nseries, sizeof(mseries), mseries_cmp);
         for (j = 0; j < r->nseries; j++)

@@ -58,6 +58,8 @@ struct op_node {
     int64_t started_at, ended_at, duration_ms, parallelism, max_parallelism;
     const char **parents; /* node ids, in the order the plugin gave them */
     size_t nparents, parents_cap;
+    const char **children; /* derived at freeze, in node order */
+    size_t nchildren;
     mmap metrics; /* MV_INT or MV_NUM */
     mmap attrs;   /* MV_STR */
     mdist *dists; /* sorted by metric once frozen */

@@ -74,21 +74,7 @@ static void dist(jw *w, const op_dist *d)
     jw_obj_end(w);
 }
 
-static void children(jw *w, const struct op_run *r, const struct op_node *n)
-{
-    size_t i, j;
-
-    jw_key(w, "children");
-    jw_arr(w);
-    for (i = 0; i < r->nnodes; i++)
-        for (j = 0; j < r->nodes[i]->nparents; j++)
-            if (r->nodes[i]->parents[j] == n->id ||
-                strcmp(r->nodes[i]->parents[j], n->id) == 0)
-                jw_str(w, r->nodes[i]->id);
-    jw_arr_end(w);
-}
-
-static void node(jw *w, const struct op_run *r, const struct op_node *n)
+static void node(jw *w, const struct op_node *n)
 {
     size_t i;
 
@@ -106,7 +92,7 @@ static void node(jw *w, const struct op_run *r, const struct op_node *n)
     opt_int(w, n->set, MSET_MAX_PARALLELISM, "max_parallelism",
             n->max_parallelism);
     strings(w, "parents", n->parents, n->nparents);
-    children(w, r, n);
+    strings(w, "children", n->children, n->nchildren);
     map(w, "metrics", &n->metrics);
     jw_key(w, "dist");
     jw_obj(w);
@@ -168,7 +154,7 @@ void model_json_run(jw *w, const struct op_run *r)
     jw_key(w, "nodes");
     jw_arr(w);
     for (i = 0; i < r->nnodes; i++)
-        node(w, r, r->nodes[i]);
+        node(w, r->nodes[i]);
     jw_arr_end(w);
     series(w, r);
     strings(w, "warnings", r->warnings, r->nwarnings);

@@ -19,6 +19,8 @@ typedef struct report_ctx {
     int color;            /* text only: ANSI colours allowed */
     int show_suppressed;  /* include findings hidden by a baseline */
     unsigned long elapsed_ms;
+    unsigned long read_ms;  /* reading and parsing the inputs */
+    unsigned long rules_ms; /* loading and running the rules */
     int deterministic;    /* write 0 for elapsed time (golden tests) */
 } report_ctx;
 

@@ -148,6 +148,10 @@ int report_json(const report_ctx *ctx)
     jw_int(&w, res->rules_run);
     jw_key(&w, "elapsed_ms");
     jw_int(&w, ctx->deterministic ? 0 : (int64_t)ctx->elapsed_ms);
+    jw_key(&w, "read_ms");
+    jw_int(&w, ctx->deterministic ? 0 : (int64_t)ctx->read_ms);
+    jw_key(&w, "rules_ms");
+    jw_int(&w, ctx->deterministic ? 0 : (int64_t)ctx->rules_ms);
     jw_obj_end(&w);
     jw_obj_end(&w);
     fputc('\n', ctx->out);

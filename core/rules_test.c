@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "luajson.h"
+#include "lua_json.h"
 
 #define TEST_FILE_MAX (4 * 1024 * 1024)
 #define TEST_INSTRUCTIONS 10000000
@@ -105,7 +105,12 @@ static cJSON *load_test_file(const char *path, op_error *err)
         op_error_set(err, OP_EPARSE, "%s: must return a table", path);
         goto out;
     }
-    out = luajson_to_cjson(L, -1, err);
+    {
+        size_t budget = TEST_FILE_MAX * 4;
+        char msg[OP_ERROR_MAX];
+        if (ljson_from_lua(L, -1, path, &budget, &out, msg, sizeof msg))
+            op_error_set(err, OP_EPARSE, "%s", msg);
+    }
 out:
     free(src);
     lua_close(L);
@@ -287,7 +292,9 @@ static int run_case(const cli_opts *base, const char *dir, const char *test_dir,
     memset(&an, 0, sizeof an);
     results_init(&res);
     op_error_clear(&err);
-    if (!cJSON_IsArray(inputs) || !cJSON_IsArray(expect)) {
+    /* an empty Lua table converts to an empty object: {} means none */
+    if (!cJSON_IsArray(inputs) ||
+        !(cJSON_IsArray(expect) || (cJSON_IsObject(expect) && !expect->child))) {
         snprintf(why, whylen, "a case needs 'inputs' and 'expect' lists");
         goto out;
     }
