@@ -16,13 +16,15 @@ void jw_init(jw *w, FILE *f, int pretty)
 
 static void newline(jw *w)
 {
-    int i;
+    static const char spaces[] = "\n                                        "
+                                 "                                        ";
+    size_t want = 1 + 2 * (size_t)w->depth;
 
     if (!w->pretty)
         return;
-    fputc('\n', w->f);
-    for (i = 0; i < w->depth; i++)
-        fputs("  ", w->f);
+    if (want > sizeof spaces - 1)
+        want = sizeof spaces - 1;
+    fwrite(spaces, 1, want, w->f);
 }
 
 /* Separator and indentation before a value or a key. */

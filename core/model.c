@@ -62,16 +62,82 @@ static int writable(const model *m)
     return !m->frozen && !m->failed;
 }
 
+/* ---- hashed indexes ------------------------------------------------------ */
+
+/* Small maps are searched linearly; from this size on a hash of indexes
+ * keeps inserting k keys linear in k (Spark runs carry hundreds of
+ * properties, Flink exports thousands of config keys). */
+#define HIDX_FROM 16
+
+static uint64_t hash_bytes(uint64_t h, const char *s)
+{
+    while (*s) {
+        h ^= (unsigned char)*s++;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+#define HASH_SEED 1469598103934665603ull /* FNV-1a offset basis */
+
+/* Rebuilds an index of n entries with room for twice as many. key_of(i)
+ * hashes entry i. Returns 0, or -1 (out of memory: the caller falls back
+ * to linear search, which stays correct). */
+static int hidx_rebuild(model *m, uint32_t **idx, size_t *cap, size_t n,
+                        uint64_t (*hash_of)(const void *, size_t),
+                        const void *items)
+{
+    size_t ncap = 64, i;
+    uint32_t *t;
+
+    while (ncap < n * 2 + 2)
+        ncap *= 2;
+    if (n >= UINT32_MAX || ncap > SIZE_MAX / sizeof *t)
+        return -1;
+    t = arena_alloc(m->a, ncap * sizeof *t);
+    if (!t)
+        return -1;
+    for (i = 0; i < n; i++) {
+        size_t h = hash_of(items, i) & (ncap - 1);
+        while (t[h])
+            h = (h + 1) & (ncap - 1);
+        t[h] = (uint32_t)i + 1;
+    }
+    *idx = t;
+    *cap = ncap;
+    return 0;
+}
+
 /* ---- maps -------------------------------------------------------------- */
+
+static uint64_t mentry_hash(const void *items, size_t i)
+{
+    return hash_bytes(HASH_SEED, ((const mentry *)items)[i].key);
+}
+
+static mentry *mmap_lookup(const mmap *map, const char *key)
+{
+    size_t i, h;
+
+    if (!map->hidx) {
+        for (i = 0; i < map->n; i++)
+            if (strcmp(map->items[i].key, key) == 0)
+                return &map->items[i];
+        return NULL;
+    }
+    h = hash_bytes(HASH_SEED, key) & (map->hcap - 1);
+    for (; map->hidx[h]; h = (h + 1) & (map->hcap - 1))
+        if (strcmp(map->items[map->hidx[h] - 1].key, key) == 0)
+            return &map->items[map->hidx[h] - 1];
+    return NULL;
+}
 
 static mentry *mmap_slot(model *m, mmap *map, const char *key)
 {
-    size_t i;
-    mentry *e;
+    mentry *e = mmap_lookup(map, key);
 
-    for (i = 0; i < map->n; i++)
-        if (strcmp(map->items[i].key, key) == 0)
-            return &map->items[i];
+    if (e)
+        return e;
     if (grow(m, (void **)&map->items, map->n, &map->cap, sizeof(mentry)))
         return NULL;
     e = &map->items[map->n];
@@ -79,6 +145,17 @@ static mentry *mmap_slot(model *m, mmap *map, const char *key)
     if (!e->key)
         return NULL;
     map->n++;
+    if (map->n >= HIDX_FROM && map->n * 2 + 2 > map->hcap &&
+        hidx_rebuild(m, &map->hidx, &map->hcap, map->n, mentry_hash,
+                     map->items)) {
+        map->hidx = NULL;
+        map->hcap = 0;
+    } else if (map->hidx && map->n * 2 + 2 <= map->hcap) {
+        size_t h = mentry_hash(map->items, map->n - 1) & (map->hcap - 1);
+        while (map->hidx[h])
+            h = (h + 1) & (map->hcap - 1);
+        map->hidx[h] = (uint32_t)map->n;
+    }
     return e;
 }
 
@@ -133,6 +210,8 @@ static int mentry_cmp(const void *a, const void *b)
 
 static void mmap_sort(mmap *map)
 {
+    map->hidx = NULL; /* frozen maps are bisected instead */
+    map->hcap = 0;
     if (map->n > 1)
         qsort(map->items, map->n, sizeof(mentry), mentry_cmp);
 }
@@ -156,15 +235,45 @@ const mentry *mmap_get(const mmap *map, const char *key)
 
 /* ---- runs -------------------------------------------------------------- */
 
+static uint64_t run_key_hash(const char *source, const char *id)
+{
+    return hash_bytes(hash_bytes(HASH_SEED, source) ^ 0xff, id);
+}
+
+static uint64_t run_hash(const void *items, size_t i)
+{
+    const struct op_run *r = ((struct op_run *const *)items)[i];
+    return run_key_hash(r->source, r->id);
+}
+
 static struct op_run *run_find(model *m, const char *source, const char *id)
 {
-    size_t i;
+    size_t h;
 
-    for (i = 0; i < m->nruns; i++)
-        if (strcmp(m->runs[i]->source, source) == 0 &&
-            strcmp(m->runs[i]->id, id) == 0)
-            return m->runs[i];
+    if (!m->run_hidx)
+        return NULL;
+    h = run_key_hash(source, id) & (m->run_hcap - 1);
+    for (; m->run_hidx[h]; h = (h + 1) & (m->run_hcap - 1)) {
+        struct op_run *r = m->runs[m->run_hidx[h] - 1];
+        if (strcmp(r->source, source) == 0 && strcmp(r->id, id) == 0)
+            return r;
+    }
     return NULL;
+}
+
+/* Indexes the newest run; 0, or -1 when the index cannot grow. */
+static int run_index(model *m)
+{
+    size_t h;
+
+    if (m->nruns * 2 + 2 > m->run_hcap)
+        return hidx_rebuild(m, &m->run_hidx, &m->run_hcap, m->nruns,
+                            run_hash, m->runs);
+    h = run_hash(m->runs, m->nruns - 1) & (m->run_hcap - 1);
+    while (m->run_hidx[h])
+        h = (h + 1) & (m->run_hcap - 1);
+    m->run_hidx[h] = (uint32_t)m->nruns;
+    return 0;
 }
 
 static void run_add_origin(model *m, struct op_run *r, const char *origin)
@@ -208,6 +317,10 @@ static op_run *b_run(op_builder *ob, const char *source, const char *id)
             return NULL;
         r->index = m->nruns;
         m->runs[m->nruns++] = r;
+        if (run_index(m)) {
+            m->failed = 1;
+            return NULL;
+        }
     }
     run_add_origin(m, r, b->origin);
     return r;
@@ -321,13 +434,7 @@ static void b_run_warning(op_builder *ob, op_run *r, const char *msg)
 
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-    while (*s) {
-        h ^= (unsigned char)*s++;
-        h *= 1099511628211ull;
-    }
-    return h;
+    return hash_bytes(HASH_SEED, s);
 }
 
 static int node_tab_grow(model *m, struct op_run *r)

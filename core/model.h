@@ -35,6 +35,8 @@ typedef struct mentry {
 typedef struct mmap {
     mentry *items;
     size_t n, cap;
+    uint32_t *hidx; /* while building, for large maps: index + 1 by key hash */
+    size_t hcap;
 } mmap;
 
 typedef struct mdist {
@@ -117,6 +119,8 @@ typedef struct model {
     arena *a;
     struct op_run **runs; /* in the order they were first created */
     size_t nruns, runs_cap;
+    uint32_t *run_hidx; /* index + 1 by hash of (source, id) */
+    size_t run_hcap;
     int frozen;
     int failed; /* sticky out-of-memory flag of the builder */
     mslot slots[MODEL_MAX_SLOTS]; /* per-plugin state (plugin_slot) */

@@ -325,18 +325,33 @@ static void checkpoint_config(fl_ctx *c, op_run *r, const cJSON *cc,
 
 /* --- details ------------------------------------------------------------ */
 
-static int vertex_known(fl_ctx *c, const char *jid, const char *vid)
+/* The vertex ids of the newest /jobs/<jid> and /jobs/<jid>/plan. */
+typedef struct ck_known {
+    fl_byid job, plan;
+} ck_known;
+
+static int known_init(fl_ctx *c, const char *jid, ck_known *k)
 {
-    const cJSON *job = fl_find_newest(c, EP_JOB, jid, NULL, NULL), *v;
+    const cJSON *job = fl_find_newest(c, EP_JOB, jid, NULL, NULL);
     const cJSON *pr = fl_find_newest(c, EP_PLAN, jid, NULL, NULL);
 
-    cJSON_ArrayForEach(v, fl_get(job, "vertices"))
-        if (fl_str(v, "id") && !strcmp(fl_str(v, "id"), vid))
-            return 1;
-    cJSON_ArrayForEach(v, fl_get(fl_get(pr, "plan"), "nodes"))
-        if (fl_str(v, "id") && !strcmp(fl_str(v, "id"), vid))
-            return 1;
-    return 0;
+    k->plan.slot = NULL;
+    k->plan.cap = 0;
+    if (fl_byid_build(&k->job, fl_get(job, "vertices"), "id", 0))
+        return OP_ENOMEM;
+    return fl_byid_build(&k->plan, fl_get(fl_get(pr, "plan"), "nodes"), "id",
+                         0);
+}
+
+static void known_free(ck_known *k)
+{
+    fl_byid_free(&k->job);
+    fl_byid_free(&k->plan);
+}
+
+static int vertex_known(const ck_known *k, const char *vid)
+{
+    return fl_byid_first(&k->job, vid) || fl_byid_first(&k->plan, vid);
 }
 
 static void emit_task(op_builder *b, op_run *r, int64_t ckid,
@@ -356,17 +371,23 @@ static void emit_task(op_builder *b, op_run *r, int64_t ckid,
             "num_acknowledged_subtasks");
 }
 
-static void node_sizes(fl_ctx *c, op_run *r, const char *jid, int64_t ckid,
-                       const cJSON *tasks)
+/* Node metrics from the tasks of one detail. Returns 0 or OP_ENOMEM. */
+static int node_sizes(fl_ctx *c, op_run *r, const char *jid, int64_t ckid,
+                      const cJSON *tasks)
 {
     const cJSON *t;
+    ck_known k;
 
+    if (known_init(c, jid, &k)) {
+        known_free(&k);
+        return OP_ENOMEM;
+    }
     cJSON_ArrayForEach(t, tasks)
     {
         op_node *n;
         int64_t x;
         int modern = fl_get(t, "checkpointed_size") != NULL;
-        if (!t->string || !vertex_known(c, jid, t->string))
+        if (!t->string || !vertex_known(&k, t->string))
             continue;
         n = op_node_get(c->b, r, t->string);
         op_node_metric_int(c->b, n, "checkpoint_id", ckid);
@@ -381,24 +402,32 @@ static void node_sizes(fl_ctx *c, op_run *r, const char *jid, int64_t ckid,
         if (fl_geti64(t, "persisted_data", &x) && x >= 0)
             op_node_metric_int(c->b, n, "checkpoint_persisted_data_bytes", x);
     }
+    known_free(&k);
+    return OP_OK;
 }
 
 /* Every /checkpoints/details/<id> response: the per-vertex series, and node
- * metrics from the newest completed one. */
-static void details(fl_ctx *c, op_run *r, const char *jid, ck_list *all)
+ * metrics from the newest completed one. Returns 0 or OP_ENOMEM. */
+static int details(fl_ctx *c, op_run *r, const char *jid, ck_list *all)
 {
     ck_list d = {0};
-    const fl_path *path;
-    const cJSON *resp, *t;
-    size_t p, i;
+    const fl_entry *const *ent;
+    const cJSON *t;
+    size_t n, i;
+    int rc = OP_OK;
 
-    for (p = 0; p < c->npolls; p++)
-        for (i = 0; fl_entry_at(c, p, i, &path, &resp); i++)
-            if (path->ep == EP_CKPT_DETAIL && !strcmp(path->jid, jid) &&
-                cJSON_IsObject(resp) && !fl_error_body(resp)) {
-                ck_add(&d, path->num, resp);
-                ck_add_stat(all, resp);
-            }
+    /* Detail paths carry no vertex id: "" selects all of them, in poll
+     * order. */
+    n = fl_entries(c, EP_CKPT_DETAIL, jid, "", &ent);
+    for (i = 0; i < n; i++)
+        if (cJSON_IsObject(ent[i]->resp) && !ent[i]->err) {
+            ck_add(&d, ent[i]->path.num, ent[i]->resp);
+            ck_add_stat(all, ent[i]->resp);
+        }
+    if (d.oom) {
+        rc = OP_ENOMEM;
+        goto out;
+    }
     ck_dedup(&d);
     for (i = 0; i < d.n; i++)
         cJSON_ArrayForEach(t, fl_get(d.v[i].j, "tasks"))
@@ -407,19 +436,22 @@ static void details(fl_ctx *c, op_run *r, const char *jid, ck_list *all)
     for (i = d.n; i-- > 0;) {
         const char *st = fl_str(d.v[i].j, "status");
         if (!st || !strcmp(st, "COMPLETED")) {
-            node_sizes(c, r, jid, d.v[i].id, fl_get(d.v[i].j, "tasks"));
+            rc = node_sizes(c, r, jid, d.v[i].id, fl_get(d.v[i].j, "tasks"));
             break;
         }
     }
+out:
     free(d.v);
+    return rc;
 }
 
-void fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg)
+int fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg)
 {
     const cJSON *ck = fl_find_newest(c, EP_CKPTS, jid, NULL, NULL), *h;
     const cJSON *cc = fl_find_newest(c, EP_CKPT_CONFIG, jid, NULL, NULL);
     ck_list all = {0};
     size_t p, i;
+    int rc;
 
     if (cc)
         checkpoint_config(c, r, cc, cfg);
@@ -436,11 +468,16 @@ void fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg)
         cJSON_ArrayForEach(h, fl_get(pk, "history"))
             ck_add_stat(&all, h);
     }
-    details(c, r, jid, &all);
-    ck_dedup(&all);
-    for (i = 0; i < all.n; i++)
-        emit_checkpoint(c->b, r, all.v[i].j);
+    rc = details(c, r, jid, &all);
+    if (all.oom)
+        rc = OP_ENOMEM;
+    if (!rc) {
+        ck_dedup(&all);
+        for (i = 0; i < all.n; i++)
+            emit_checkpoint(c->b, r, all.v[i].j);
+    }
     free(all.v);
+    return rc;
 }
 
 /* --- exceptions ------------------------------------------------------------ */

@@ -69,8 +69,34 @@ typedef struct fl_kv {
 typedef struct fl_config {
     fl_kv *items;
     size_t n, cap;
+    /* Open-addressing hash of the keys (item index + 1; 0 empty,
+     * FL_TOMB removed) so that merging k keys costs O(k), not O(k^2). */
+    size_t *tab;
+    size_t tabcap, used; /* used: slots not empty (tombstones count) */
     int oom;
 } fl_config;
+
+/* One classified response of a poll. */
+typedef struct fl_entry {
+    fl_path path;
+    const cJSON *resp;
+    size_t poll; /* index of its poll */
+    size_t pos;  /* position in its poll's responses */
+    int err;     /* resp is a Flink error body */
+} fl_entry;
+
+/* Objects of a JSON array looked up by a string member: an open-addressing
+ * hash of id -> first and last object with it, so that n lookups cost O(n)
+ * rather than a scan each. */
+typedef struct fl_byid_slot {
+    const char *id; /* NULL: empty slot */
+    const cJSON *first, *last;
+} fl_byid_slot;
+
+typedef struct fl_byid {
+    fl_byid_slot *slot;
+    size_t cap; /* a power of two, twice the items at least; 0: empty */
+} fl_byid;
 
 struct fl_pollx; /* a poll's classified entries (flink.c) */
 
@@ -80,7 +106,15 @@ typedef struct fl_ctx {
     fl_poll *polls;
     size_t npolls;
     const struct fl_pollx *px; /* one per poll */
-    int lone;                  /* the input was one raw response */
+    /* Every entry of every poll, sorted by (endpoint, jid, vid, poll,
+     * pos): fl_find and friends binary-search it (flink.c). */
+    const fl_entry **idx;
+    size_t nidx;
+    int lone; /* the input was one raw response */
+    /* The newest /jobs/overview jobs[] by jid, built on first use by
+     * flink_job.c (every job looks itself up); freed with the parse. */
+    fl_byid overview;
+    int overview_built;
 } fl_ctx;
 
 /* --- JSON readers (flink_json.c) --------------------------------------- */
@@ -118,6 +152,20 @@ void fl_unescape_html(const char *src, char *dst, size_t n);
 /* Copies at most n-1 bytes of the first line of src into dst. */
 void fl_first_line(const char *src, char *dst, size_t n);
 
+/* FNV-1a hash of a string (for the plugin's small hash tables). */
+size_t fl_hash(const char *s);
+
+/* Indexes the members of arr (cJSON_ArrayForEach order) by their string
+ * member key; with missing_as_empty, members without one are indexed
+ * under "" (else skipped). ix is overwritten; free it with fl_byid_free.
+ * Returns 0 or OP_ENOMEM (ix then empty). */
+int fl_byid_build(fl_byid *ix, const cJSON *arr, const char *key,
+                  int missing_as_empty);
+/* The first / last member (in array order) indexed under id, or NULL. */
+const cJSON *fl_byid_first(const fl_byid *ix, const char *id);
+const cJSON *fl_byid_last(const fl_byid *ix, const char *id);
+void fl_byid_free(fl_byid *ix);
+
 /* --- config (flink_json.c) --------------------------------------------- */
 
 void fl_config_init(fl_config *c);
@@ -147,9 +195,13 @@ const cJSON *fl_find_newest(const fl_ctx *c, enum fl_ep ep, const char *jid,
 /* The same in the oldest poll that has it. */
 const cJSON *fl_find_oldest(const fl_ctx *c, enum fl_ep ep, const char *jid,
                             const char *vid, size_t *poll);
-/* The i-th entry of poll p (for endpoints that may appear more than once:
- * metrics queried with different names, checkpoint details). Returns 0
- * past the end. */
+/* The entries of endpoint ep, job jid and vertex vid ("" for none) over
+ * every poll, error bodies included, ordered by poll then position in the
+ * poll. *out points into the index (valid until the parse ends). */
+size_t fl_entries(const fl_ctx *c, enum fl_ep ep, const char *jid,
+                  const char *vid, const fl_entry *const **out);
+/* The i-th entry of poll p, in the poll's order. Returns 0 past the end.
+ * (fl_entries is the indexed way to all entries of one endpoint.) */
 int fl_entry_at(const fl_ctx *c, size_t p, size_t i, const fl_path **path,
                 const cJSON **resp);
 
@@ -159,8 +211,9 @@ int fl_entry_at(const fl_ctx *c, size_t p, size_t i, const fl_path **path,
 int fl_job(fl_ctx *c, const char *jid, op_error *err);
 
 /* Checkpoint statistics, checkpoint config, details and exceptions of job
- * jid into run r; cfg collects the config keys they imply. */
-void fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg);
+ * jid into run r; cfg collects the config keys they imply. fl_checkpoints
+ * returns 0 or OP_ENOMEM. */
+int fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg);
 void fl_exceptions(fl_ctx *c, op_run *r, const char *jid);
 
 /* Flink job state -> model status (DESIGN §4). */

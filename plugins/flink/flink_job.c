@@ -521,14 +521,12 @@ static void emit_watermarks(fl_ctx *c, op_run *r, fl_vx *v, int64_t now)
 /* One IO counter of vertices[].metrics; skipped (and listed) when Flink
  * marks it incomplete, since its zeros are then not trustworthy. */
 static void io_counter(op_builder *b, op_node *n, const cJSON *m,
-                       const char *field, const char *name, char *incomplete,
-                       size_t isz)
+                       const char *field, const char *flag, const char *name,
+                       char *incomplete, size_t isz)
 {
-    char flag[64];
     int complete = 1;
     double x;
 
-    snprintf(flag, sizeof flag, "%s-complete", field);
     fl_getbool(m, flag, &complete);
     if (!fl_getnum(m, field, &x) || !isfinite(x))
         return;
@@ -548,14 +546,14 @@ static void vx_io(op_builder *b, const fl_vx *v)
 
     if (!m)
         return;
-    io_counter(b, v->node, m, "read-records", "records_in", incomplete,
-               sizeof incomplete);
-    io_counter(b, v->node, m, "write-records", "records_out", incomplete,
-               sizeof incomplete);
-    io_counter(b, v->node, m, "read-bytes", "bytes_in", incomplete,
-               sizeof incomplete);
-    io_counter(b, v->node, m, "write-bytes", "bytes_out", incomplete,
-               sizeof incomplete);
+    io_counter(b, v->node, m, "read-records", "read-records-complete",
+               "records_in", incomplete, sizeof incomplete);
+    io_counter(b, v->node, m, "write-records", "write-records-complete",
+               "records_out", incomplete, sizeof incomplete);
+    io_counter(b, v->node, m, "read-bytes", "read-bytes-complete", "bytes_in",
+               incomplete, sizeof incomplete);
+    io_counter(b, v->node, m, "write-bytes", "write-bytes-complete",
+               "bytes_out", incomplete, sizeof incomplete);
     if (incomplete[0])
         op_node_attr(b, v->node, "metrics_incomplete", incomplete);
     if (fl_getnum(m, "accumulated-busy-time", &x) && isfinite(x))
@@ -685,24 +683,56 @@ static void vx_details(op_builder *b, const fl_vx *v, const cJSON *vd)
         op_node_metric_int(b, v->node, "max_attempt", max_attempt);
 }
 
+/* What vx_rates compares, looked up once per job: the oldest and newest
+ * /jobs/<jid> responses, their times, and their vertices[] by id. */
+typedef struct fl_rates {
+    const cJSON *j0, *j1;
+    size_t p0, p1;
+    int64_t t0, t1;
+    fl_byid ix0, ix1; /* ix1 unused when j1 == j0 */
+} fl_rates;
+
+static int rates_init(fl_ctx *c, fl_rates *rt, const char *jid)
+{
+    memset(rt, 0, sizeof *rt);
+    rt->j0 = fl_find_oldest(c, EP_JOB, jid, NULL, &rt->p0);
+    rt->j1 = fl_find_newest(c, EP_JOB, jid, NULL, &rt->p1);
+    if (!fl_geti64(rt->j0, "now", &rt->t0))
+        rt->t0 = c->polls[rt->p0].captured_at;
+    if (!fl_geti64(rt->j1, "now", &rt->t1))
+        rt->t1 = c->polls[rt->p1].captured_at;
+    /* The last vertices[] entry with the id wins (an entry without an id
+     * counts as ""), as a scan of the list would find it. */
+    if (fl_byid_build(&rt->ix0, fl_get(rt->j0, "vertices"), "id", 1))
+        return OP_ENOMEM;
+    if (rt->j1 != rt->j0 &&
+        fl_byid_build(&rt->ix1, fl_get(rt->j1, "vertices"), "id", 1))
+        return OP_ENOMEM;
+    return OP_OK;
+}
+
+static void rates_free(fl_rates *rt)
+{
+    fl_byid_free(&rt->ix0);
+    fl_byid_free(&rt->ix1);
+}
+
 /* records_in_per_s / records_out_per_s: current metrics, else the delta
  * between the oldest and newest /jobs/<jid> poll, else the lifetime mean. */
-static void vx_rates(fl_ctx *c, const fl_vx *v, const char *jid)
+static void vx_rates(fl_ctx *c, const fl_vx *v, const fl_rates *rt)
 {
     static const struct {
         const char *field, *name;
         int m;
     } rates[] = {{"read-records", "records_in_per_s", M_RIN},
                  {"write-records", "records_out_per_s", M_ROUT}};
-    size_t p0 = 0, p1 = 0, i;
-    const cJSON *j0 = fl_find_oldest(c, EP_JOB, jid, NULL, &p0);
-    const cJSON *j1 = fl_find_newest(c, EP_JOB, jid, NULL, &p1);
+    const fl_byid *ix1 = rt->j1 == rt->j0 ? &rt->ix0 : &rt->ix1;
     const char *src = NULL;
+    size_t i;
 
     for (i = 0; i < 2; i++) {
         double x = rate_of(v, rates[i].m), a, bb, d;
-        int64_t t0 = 0, t1 = 0;
-        const cJSON *m0 = NULL, *m1 = NULL, *vv;
+        const cJSON *m0, *m1;
         if (i == 0 && v->is_source && isfinite(rate_of(v, M_SRC_RIN)) &&
             !(isfinite(x) && x > 0))
             x = rate_of(v, M_SRC_RIN);
@@ -711,20 +741,14 @@ static void vx_rates(fl_ctx *c, const fl_vx *v, const char *jid)
             src = "metrics";
             continue;
         }
-        cJSON_ArrayForEach(vv, fl_get(j0, "vertices"))
-            if (!strcmp(fl_str(vv, "id") ? fl_str(vv, "id") : "", v->id))
-                m0 = fl_get(vv, "metrics");
-        cJSON_ArrayForEach(vv, fl_get(j1, "vertices"))
-            if (!strcmp(fl_str(vv, "id") ? fl_str(vv, "id") : "", v->id))
-                m1 = fl_get(vv, "metrics");
-        if (!fl_geti64(j0, "now", &t0))
-            t0 = c->polls[p0].captured_at;
-        if (!fl_geti64(j1, "now", &t1))
-            t1 = c->polls[p1].captured_at;
-        if (p1 > p0 && t1 > t0 && fl_getnum(m0, rates[i].field, &a) &&
+        m0 = fl_get(fl_byid_last(&rt->ix0, v->id), "metrics");
+        m1 = fl_get(fl_byid_last(ix1, v->id), "metrics");
+        if (rt->p1 > rt->p0 && rt->t1 > rt->t0 &&
+            fl_getnum(m0, rates[i].field, &a) &&
             fl_getnum(m1, rates[i].field, &bb) && bb >= a) {
             op_node_metric(c->b, v->node, rates[i].name,
-                           (bb - a) / (((double)t1 - (double)t0) / 1000.0));
+                           (bb - a) /
+                               (((double)rt->t1 - (double)rt->t0) / 1000.0));
             src = src ? src : "samples";
             continue;
         }
@@ -738,35 +762,86 @@ static void vx_rates(fl_ctx *c, const fl_vx *v, const char *jid)
         op_node_attr(c->b, v->node, "rate_source", src);
 }
 
+/* The metrics responses of one vertex over every poll: one slice per
+ * metrics endpoint, each in poll order. */
+typedef struct fl_mslices {
+    const fl_entry *const *ent[3];
+    size_t n[3];
+} fl_mslices;
+
+static int metrics_usable(const fl_entry *e)
+{
+    return cJSON_IsArray(e->resp) && !e->err;
+}
+
+/* The newest poll with a usable metrics response; 0 when there is none. */
+static int metrics_newest(const fl_mslices *s, size_t *newest)
+{
+    size_t k, i;
+    int found = 0;
+
+    for (k = 0; k < 3; k++)
+        for (i = s->n[k]; i-- > 0;)
+            if (metrics_usable(s->ent[k][i])) {
+                if (!found || s->ent[k][i]->poll > *newest)
+                    *newest = s->ent[k][i]->poll;
+                found = 1;
+                break;
+            }
+    return found;
+}
+
+/* Every usable metrics response of poll p, in the poll's order (the three
+ * slices merged by position). */
+static void metrics_apply(fl_vx *v, const fl_mslices *s, size_t p)
+{
+    size_t at[3], k;
+
+    for (k = 0; k < 3; k++) {
+        at[k] = s->n[k];
+        while (at[k] > 0 && s->ent[k][at[k] - 1]->poll >= p)
+            at[k]--;
+    }
+    for (;;) {
+        const fl_entry *e = NULL;
+        size_t pick = 0;
+        for (k = 0; k < 3; k++) {
+            const fl_entry *h;
+            if (at[k] >= s->n[k] || s->ent[k][at[k]]->poll != p)
+                continue;
+            h = s->ent[k][at[k]];
+            if (!e || h->pos < e->pos) {
+                e = h;
+                pick = k;
+            }
+        }
+        if (!e)
+            return;
+        at[pick]++;
+        if (metrics_usable(e))
+            vx_metrics_response(v, &e->path, e->resp);
+    }
+}
+
 /* Everything the polls say about vertex v's subtasks. */
 static void vx_collect(fl_ctx *c, fl_vx *v, const char *jid)
 {
+    static const enum fl_ep meps[3] = {EP_SUBTASKS_METRICS,
+                                       EP_SUBTASK_METRICS, EP_VERTEX_METRICS};
     const cJSON *bp = fl_find_newest(c, EP_BACKPRESSURE, jid, v->id, NULL);
     const cJSON *wm = fl_find_newest(c, EP_WATERMARKS, jid, v->id, NULL);
-    const fl_path *path;
-    const cJSON *resp;
-    size_t p = c->npolls, i;
+    fl_mslices s;
+    size_t k, newest = 0;
 
     if (bp)
         vx_backpressure(v, bp, c->b);
     if (wm)
         vx_watermarks(v, wm);
     /* Metrics: the newest poll with any metrics response for v. */
-    while (p-- > 0) {
-        int found = 0;
-        for (i = 0; fl_entry_at(c, p, i, &path, &resp); i++) {
-            if ((path->ep != EP_SUBTASKS_METRICS &&
-                 path->ep != EP_SUBTASK_METRICS &&
-                 path->ep != EP_VERTEX_METRICS) ||
-                strcmp(path->jid, jid) || strcmp(path->vid, v->id) ||
-                !cJSON_IsArray(resp) || fl_error_body(resp))
-                continue;
-            vx_metrics_response(v, path, resp);
-            found = 1;
-        }
-        if (found)
-            break;
-    }
+    for (k = 0; k < 3; k++)
+        s.n[k] = fl_entries(c, meps[k], jid, v->id, &s.ent[k]);
+    if (metrics_newest(&s, &newest))
+        metrics_apply(v, &s, newest);
 }
 
 static int64_t job_now(fl_ctx *c, const char *jid)
@@ -785,27 +860,23 @@ static int64_t job_now(fl_ctx *c, const char *jid)
     return 0;
 }
 
-static const cJSON *plan_node(const cJSON *plan, const char *id)
-{
-    const cJSON *n;
+/* A vertex to build, and what vertex_warnings needs once it is built (the
+ * bulky fl_vx exists for one vertex at a time). */
+typedef struct fl_vref {
+    char id[FL_ID_MAX + 1];
+    const cJSON *vjson, *pnode;
+    int have_ratios, have_wm;
+} fl_vref;
 
-    cJSON_ArrayForEach(n, fl_get(plan, "nodes"))
-    {
-        const char *nid = fl_str(n, "id");
-        if (nid && !strcmp(nid, id))
-            return n;
-    }
-    return NULL;
-}
-
-/* Builds the vertex list: vertices[] order, else plan order. *oom is set
- * when the list could not be allocated. */
-static size_t vx_list(const cJSON *job, const cJSON *plan, const fl_ctx *c,
-                      fl_vx **out, int *oom)
+/* Builds the vertex list: vertices[] order, else plan order (pix: the plan
+ * nodes by id). *oom is set when the list could not be allocated. */
+static size_t vx_list_ix(const cJSON *job, const cJSON *plan,
+                         const fl_byid *pix, const fl_ctx *c, fl_vref **out,
+                         int *oom)
 {
-    const cJSON *arr = fl_get(job, "vertices"), *it;
+    const cJSON *varr = fl_get(job, "vertices"), *arr = varr, *it;
     size_t n = 0, cap;
-    fl_vx *v;
+    fl_vref *v;
 
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
         arr = fl_get(plan, "nodes");
@@ -837,24 +908,42 @@ static size_t vx_list(const cJSON *job, const cJSON *plan, const fl_ctx *c,
     cJSON_ArrayForEach(it, arr)
     {
         const char *id = fl_str(it, "id");
-        if (!id || n >= cap || strlen(id) > FL_ID_MAX)
+        size_t len = id ? strlen(id) : 0;
+        if (!id || n >= cap || len > FL_ID_MAX)
             continue;
-        snprintf(v[n].id, sizeof v[n].id, "%s", id);
-        v[n].vjson = arr == fl_get(job, "vertices") ? it : NULL;
-        v[n].pnode = plan_node(plan, id);
+        memcpy(v[n].id, id, len + 1);
+        v[n].vjson = arr == varr ? it : NULL;
+        v[n].pnode = fl_byid_first(pix, id);
         n++;
     }
     *out = v;
     return n;
 }
 
-static void vertex_warnings(fl_ctx *c, op_run *r, const fl_vx *v, size_t n)
+static size_t vx_list(const cJSON *job, const cJSON *plan, const fl_ctx *c,
+                      fl_vref **out, int *oom)
+{
+    fl_byid pix;
+    size_t n;
+
+    /* plan.nodes[] by id; the first node with an id wins. */
+    if (fl_byid_build(&pix, fl_get(plan, "nodes"), "id", 0)) {
+        *oom = 1;
+        return 0;
+    }
+    n = vx_list_ix(job, plan, &pix, c, out, oom);
+    fl_byid_free(&pix);
+    return n;
+}
+
+static void vertex_warnings(fl_ctx *c, op_run *r, const fl_vref *v,
+                            size_t n)
 {
     size_t i, missing = 0, wm = 0;
     char names[200] = "", msg[400];
 
     for (i = 0; i < n; i++) {
-        if (v[i].in_wm.n || v[i].out_wm.n)
+        if (v[i].have_wm)
             wm++;
         if (v[i].have_ratios)
             continue;
@@ -879,49 +968,77 @@ static void vertex_warnings(fl_ctx *c, op_run *r, const fl_vx *v, size_t n)
                        "nothing to read");
 }
 
+/* Builds the node of vertex ref into run r. */
+static void vertex(fl_ctx *c, op_run *r, const char *jid, fl_vref *ref,
+                  const fl_rates *rt, int64_t now)
+{
+    fl_vx v;
+    const cJSON *vd;
+
+    memset(&v, 0, sizeof v);
+    memcpy(v.id, ref->id, sizeof v.id);
+    v.vjson = ref->vjson;
+    v.pnode = ref->pnode;
+    v.node = op_node_get(c->b, r, v.id);
+    if (v.node) {
+        vx_basics(c->b, &v);
+        vx_plan(c->b, &v);
+        vx_io(c->b, &v);
+        vd = fl_find_newest(c, EP_VERTEX, jid, v.id, NULL);
+        if (vd)
+            vx_details(c->b, &v, vd);
+        vx_collect(c, &v, jid);
+        emit_ratios(c->b, &v);
+        emit_simple_metrics(c->b, &v);
+        vx_rates(c, &v, rt);
+        emit_watermarks(c, r, &v, now);
+    }
+    ref->have_ratios = v.have_ratios;
+    ref->have_wm = v.in_wm.n || v.out_wm.n;
+    vx_free(&v);
+}
+
 static int vertices(fl_ctx *c, op_run *r, const char *jid, const cJSON *job,
                     const cJSON *plan)
 {
-    fl_vx *v = NULL;
+    fl_vref *v = NULL;
     int oom = 0;
     size_t n = vx_list(job, plan, c, &v, &oom), i;
     int64_t now = job_now(c, jid);
-    const cJSON *vd;
+    fl_rates rt;
 
     if (oom)
         return OP_ENOMEM;
-    for (i = 0; i < n; i++) {
-        v[i].node = op_node_get(c->b, r, v[i].id);
-        if (!v[i].node)
-            continue;
-        vx_basics(c->b, &v[i]);
-        vx_plan(c->b, &v[i]);
-        vx_io(c->b, &v[i]);
-        vd = fl_find_newest(c, EP_VERTEX, jid, v[i].id, NULL);
-        if (vd)
-            vx_details(c->b, &v[i], vd);
-        vx_collect(c, &v[i], jid);
-        emit_ratios(c->b, &v[i]);
-        emit_simple_metrics(c->b, &v[i]);
-        vx_rates(c, &v[i], jid);
-        emit_watermarks(c, r, &v[i], now);
+    if (rates_init(c, &rt, jid)) {
+        rates_free(&rt);
+        free(v);
+        return OP_ENOMEM;
     }
+    for (i = 0; i < n; i++)
+        vertex(c, r, jid, &v[i], &rt, now);
     if (!c->lone)
         vertex_warnings(c, r, v, n);
     op_run_metric_int(c->b, r, "vertices", (int64_t)n);
-    for (i = 0; i < n; i++)
-        vx_free(&v[i]);
     free(v);
+    rates_free(&rt);
     return OP_OK;
 }
 
 /* --- run level ------------------------------------------------------------ */
 
+/* Job jid's entry of the newest /jobs/overview (the first one listed). */
 static const cJSON *overview_entry(fl_ctx *c, const char *jid)
 {
-    const cJSON *ov = fl_find_newest(c, EP_JOBS_OVERVIEW, NULL, NULL, NULL);
-    const cJSON *j;
+    const cJSON *ov, *j;
 
+    if (c->overview_built)
+        return fl_byid_first(&c->overview, jid);
+    ov = fl_find_newest(c, EP_JOBS_OVERVIEW, NULL, NULL, NULL);
+    if (!fl_byid_build(&c->overview, fl_get(ov, "jobs"), "jid", 0)) {
+        c->overview_built = 1;
+        return fl_byid_first(&c->overview, jid);
+    }
+    /* No memory for the index: scan (one job at a time). */
     cJSON_ArrayForEach(j, fl_get(ov, "jobs"))
     {
         const char *id = fl_str(j, "jid");
@@ -1113,7 +1230,10 @@ int fl_job(fl_ctx *c, const char *jid, op_error *err)
         goto out;
     }
     job_config(c, r, jid, job, plan, &cfg);
-    fl_checkpoints(c, r, jid, &cfg);
+    if ((rc = fl_checkpoints(c, r, jid, &cfg))) {
+        op_error_set(err, rc, "%s: out of memory", c->input);
+        goto out;
+    }
     fl_exceptions(c, r, jid);
     job_metrics(c, r, jid);
     missing_warnings(c, r, jid, job);

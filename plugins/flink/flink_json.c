@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,7 +200,10 @@ void fl_unescape_html(const char *src, char *dst, size_t n)
         return;
     while (src && *src && o + 1 < n) {
         size_t i, hit = 0;
-        for (i = 0; i < sizeof entities / sizeof entities[0]; i++) {
+        /* Every entity starts with '&' or '<': skip the table otherwise. */
+        for (i = 0; (*src == '&' || *src == '<') &&
+                    i < sizeof entities / sizeof entities[0];
+             i++) {
             if (!strncmp(src, entities[i].ent, entities[i].len)) {
                 dst[o++] = entities[i].c;
                 src += entities[i].len;
@@ -232,6 +236,84 @@ void fl_first_line(const char *src, char *dst, size_t n)
         src++;
     }
     dst[o] = '\0';
+}
+
+/* --- lookups by id ------------------------------------------------------ */
+
+size_t fl_hash(const char *s)
+{
+    size_t h = 2166136261u; /* FNV-1a */
+
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+/* The slot of id: its own, or the empty one where it would go. */
+static fl_byid_slot *byid_slot(const fl_byid *ix, const char *id)
+{
+    size_t h = fl_hash(id) & (ix->cap - 1);
+
+    while (ix->slot[h].id && strcmp(ix->slot[h].id, id))
+        h = (h + 1) & (ix->cap - 1);
+    return &ix->slot[h];
+}
+
+int fl_byid_build(fl_byid *ix, const cJSON *arr, const char *key,
+                  int missing_as_empty)
+{
+    const cJSON *it;
+    size_t n = 0, cap = 8;
+
+    ix->slot = NULL;
+    ix->cap = 0;
+    if (!arr)
+        return OP_OK;
+    cJSON_ArrayForEach(it, arr)
+        n++;
+    if (!n)
+        return OP_OK;
+    if (n > SIZE_MAX / 4 / sizeof *ix->slot)
+        return OP_ENOMEM;
+    while (cap < 2 * n)
+        cap *= 2;
+    ix->slot = calloc(cap, sizeof *ix->slot);
+    if (!ix->slot)
+        return OP_ENOMEM;
+    ix->cap = cap;
+    cJSON_ArrayForEach(it, arr)
+    {
+        const char *id = fl_str(it, key);
+        fl_byid_slot *sl;
+        if (!id && missing_as_empty)
+            id = "";
+        if (!id)
+            continue;
+        sl = byid_slot(ix, id);
+        if (!sl->id) {
+            sl->id = id;
+            sl->first = it;
+        }
+        sl->last = it;
+    }
+    return OP_OK;
+}
+
+const cJSON *fl_byid_first(const fl_byid *ix, const char *id)
+{
+    return ix->cap ? byid_slot(ix, id)->first : NULL;
+}
+
+const cJSON *fl_byid_last(const fl_byid *ix, const char *id)
+{
+    return ix->cap ? byid_slot(ix, id)->last : NULL;
+}
+
+void fl_byid_free(fl_byid *ix)
+{
+    free(ix->slot);
+    ix->slot = NULL;
+    ix->cap = 0;
 }
 
 /* --- config ----------------------------------------------------------- */
@@ -290,6 +372,7 @@ void fl_config_free(fl_config *c)
         free(c->items[i].value);
     }
     free(c->items);
+    free(c->tab);
     memset(c, 0, sizeof *c);
 }
 
@@ -302,14 +385,61 @@ static char *dup_str(const char *s)
     return d;
 }
 
+#define FL_TOMB SIZE_MAX /* a removed key's slot */
+
+/* The hash slot holding key, or NULL. */
+static size_t *config_slot(const fl_config *c, const char *key)
+{
+    size_t h;
+
+    if (!c->tabcap)
+        return NULL;
+    h = fl_hash(key) & (c->tabcap - 1);
+    while (c->tab[h]) {
+        if (c->tab[h] != FL_TOMB && !strcmp(c->items[c->tab[h] - 1].key, key))
+            return &c->tab[h];
+        h = (h + 1) & (c->tabcap - 1);
+    }
+    return NULL;
+}
+
+static void config_put_slot(fl_config *c, size_t item)
+{
+    size_t h = fl_hash(c->items[item].key) & (c->tabcap - 1);
+
+    while (c->tab[h])
+        h = (h + 1) & (c->tabcap - 1);
+    c->tab[h] = item + 1;
+    c->used++;
+}
+
+/* Makes room for one more key: a table at most half used. */
+static int config_reserve(fl_config *c)
+{
+    size_t ncap = 64, i;
+    size_t *nt;
+
+    if ((c->used + 1) * 2 <= c->tabcap)
+        return 1;
+    while (ncap < 4 * (c->n + 1))
+        ncap *= 2;
+    nt = calloc(ncap, sizeof *nt);
+    if (!nt)
+        return 0;
+    free(c->tab);
+    c->tab = nt;
+    c->tabcap = ncap;
+    c->used = 0;
+    for (i = 0; i < c->n; i++)
+        config_put_slot(c, i);
+    return 1;
+}
+
 static fl_kv *config_find(const fl_config *c, const char *key)
 {
-    size_t i;
+    size_t *sl = config_slot(c, key);
 
-    for (i = 0; i < c->n; i++)
-        if (!strcmp(c->items[i].key, key))
-            return &c->items[i];
-    return NULL;
+    return sl ? &c->items[*sl - 1] : NULL;
 }
 
 void fl_config_set(fl_config *c, const char *key, const char *value)
@@ -332,6 +462,11 @@ void fl_config_set(fl_config *c, const char *key, const char *value)
         kv->value = v;
         return;
     }
+    if (!config_reserve(c)) {
+        free(v);
+        c->oom = 1;
+        return;
+    }
     if (c->n == c->cap) {
         size_t ncap = c->cap ? c->cap * 2 : 32;
         fl_kv *ni = realloc(c->items, ncap * sizeof *ni);
@@ -350,18 +485,25 @@ void fl_config_set(fl_config *c, const char *key, const char *value)
         return;
     }
     c->items[c->n].value = v;
+    config_put_slot(c, c->n);
     c->n++;
 }
 
 void fl_config_unset(fl_config *c, const char *key)
 {
-    fl_kv *kv = config_find(c, fl_canonical_key(key));
+    size_t *sl = config_slot(c, fl_canonical_key(key)), i;
 
-    if (!kv)
+    if (!sl)
         return;
-    free(kv->key);
-    free(kv->value);
-    *kv = c->items[--c->n];
+    i = *sl - 1;
+    *sl = FL_TOMB;
+    free(c->items[i].key);
+    free(c->items[i].value);
+    /* The last item fills the hole (as before the hash): repoint it. */
+    if (i != --c->n) {
+        *config_slot(c, c->items[c->n].key) = i + 1;
+        c->items[i] = c->items[c->n];
+    }
 }
 
 const char *fl_config_get(const fl_config *c, const char *key)

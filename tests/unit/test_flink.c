@@ -833,6 +833,199 @@ static void test_archive_payloads(void **state)
     model_free(m);
 }
 
+/* Lookups keep the precedence a scan of the polls had: the first plan
+ * node of an id, the last vertices[] entry of an id for rates, the first
+ * non-error response of a path in the newest poll that has one, and the
+ * metrics of the newest poll only, in the poll's order across the three
+ * metrics endpoints. */
+static void test_lookup_precedence(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000,"
+        " \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"now\": 1000, \"vertices\": ["
+        "    {\"id\": \"" SRC "\", \"name\": \"s1\", \"duration\": 1000,"
+        "     \"metrics\": {\"read-records\": 100}},"
+        "    {\"id\": \"" SRC "\", \"name\": \"s2\", \"duration\": 1000,"
+        "     \"metrics\": {\"read-records\": 200}},"
+        "    {\"id\": \"" WIN "\", \"name\": \"w\", \"duration\": 1000}]},"
+        "  \"/jobs/" JID "/plan\": {\"plan\": {\"nodes\": ["
+        "    {\"id\": \"" SRC "\", \"description\": \"first plan\"},"
+        "    {\"id\": \"" WIN "\", \"description\": \"w\","
+        "     \"inputs\": [{\"id\": \"" SRC "\"}]},"
+        "    {\"id\": \"" SRC "\", \"description\": \"second plan\","
+        "     \"inputs\": [{\"id\": \"" WIN "\"}]}]}},"
+        "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"errors\":"
+        "   [\"not yet\"]},"
+        "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"status\": \"ok\","
+        "   \"subtasks\": [{\"subtask\": 0, \"busyRatio\": 0.25, \"ratio\": 0,"
+        "    \"idleRatio\": 0.75}]},"
+        "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"status\": \"ok\","
+        "   \"subtasks\": [{\"subtask\": 0, \"busyRatio\": 0.5}]},"
+        "  \"/jobs/" JID "/vertices/" WIN "/metrics?get=old\": ["
+        "   {\"id\": \"0.busyTimeMsPerSecond\", \"value\": \"900\"}]},"
+        " \"samples\": [{\"captured_at_ms\": 11000, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"now\": 11000, \"vertices\": ["
+        "    {\"id\": \"" SRC "\", \"name\": \"s1\", \"duration\": 11000,"
+        "     \"metrics\": {\"read-records\": 1100}},"
+        "    {\"id\": \"" SRC "\", \"name\": \"s2\", \"duration\": 11000,"
+        "     \"metrics\": {\"read-records\": 2200}},"
+        "    {\"id\": \"" WIN "\", \"name\": \"w\", \"duration\": 11000}]},"
+        "  \"/jobs/" JID "/vertices/" WIN "/metrics?get=a\": ["
+        "   {\"id\": \"0.busyTimeMsPerSecond\", \"value\": \"100\"}],"
+        "  \"/jobs/" JID "/vertices/" WIN "/subtasks/metrics?get=e\": "
+        "   {\"errors\": [\"no\"]},"
+        "  \"/jobs/" JID "/vertices/" WIN "/metrics?get=c\": ["
+        "   {\"id\": \"0.busyTimeMsPerSecond\", \"value\": \"500\"},"
+        "   {\"id\": \"1.busyTimeMsPerSecond\", \"value\": \"300\"}],"
+        "  \"/jobs/" JID "/vertices/" WIN "/subtasks/0/metrics?get=d\": ["
+        "   {\"id\": \"busyTimeMsPerSecond\", \"value\": \"700\"}]}}]}");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src = node(r, SRC), *win = node(r, WIN);
+
+    (void)state;
+    assert_string_equal(str(&src->attrs, "description"), "first plan");
+    assert_int_equal((int)src->nparents, 0);
+    assert_int_equal((int)win->nparents, 1);
+    /* (2200 - 200) records in 10 s: the last entry of the id */
+    assert_true(fabs(num(&src->metrics, "records_in_per_s") - 200) < 1e-9);
+    assert_true(fabs(num(&src->metrics, "busy_ratio") - 0.25) < 1e-12);
+    /* poll 1 only; subtask 0: 100, then 500, then 700 (poll order) */
+    assert_int_equal((int)dist(win, "busy_ratio")->count, 2);
+    assert_true(fabs(num(&win->metrics, "busy_ratio_max") - 0.7) < 1e-12);
+    assert_true(fabs(num(&win->metrics, "busy_ratio") - 0.5) < 1e-12);
+    model_free(m);
+}
+
+/* A growing text buffer for generated exports. */
+typedef struct tbuf {
+    char *s;
+    size_t n, cap;
+} tbuf;
+
+static void tb_add(tbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int k;
+
+    for (;;) {
+        va_start(ap, fmt);
+        k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        assert_true(k >= 0);
+        if ((size_t)k < b->cap - b->n)
+            break;
+        b->cap = b->cap * 2 + (size_t)k + 1;
+        b->s = realloc(b->s, b->cap);
+        assert_non_null(b->s);
+    }
+    b->n += (size_t)k;
+}
+
+static const struct op_run *find_run(const model *m, const char *id)
+{
+    size_t i;
+
+    for (i = 0; i < m->nruns; i++)
+        if (!strcmp(m->runs[i]->id, id))
+            return m->runs[i];
+    return NULL;
+}
+
+#define BIG_VERTICES 3000
+#define BIG_JOBS 60
+#define BIG_KEYS 2000
+
+static void big_job(tbuf *b)
+{
+    int i;
+
+    tb_add(b, "\"/jobs/" JID "\": {\"jid\": \"" JID "\", \"name\": \"big\","
+              " \"state\": \"RUNNING\", \"vertices\": [");
+    for (i = 0; i < BIG_VERTICES; i++)
+        tb_add(b, "%s{\"id\": \"%032x\", \"name\": \"v%d\"}", i ? "," : "",
+               i + 1, i);
+    tb_add(b, "], \"plan\": {\"nodes\": [");
+    for (i = 0; i < BIG_VERTICES; i++) {
+        tb_add(b, "%s{\"id\": \"%032x\"", i ? "," : "", i + 1);
+        if (i)
+            tb_add(b, ", \"inputs\": [{\"id\": \"%032x\"}]", i);
+        tb_add(b, "}");
+    }
+    tb_add(b, "]}},");
+    for (i = 0; i < BIG_VERTICES; i++)
+        tb_add(b,
+               "\"/jobs/" JID "/vertices/%032x/backpressure\": {\"status\":"
+               " \"ok\", \"subtasks\": [{\"subtask\": 0, \"busyRatio\": %d.5,"
+               " \"ratio\": 0, \"idleRatio\": 0}]},",
+               i + 1, i);
+}
+
+/* Many vertices, jobs and config keys: every lookup still finds its own
+ * entry (the parse is indexed; no timing is asserted). */
+static void test_many_vertices_jobs_keys(void **state)
+{
+    tbuf b = {NULL, 0, 0};
+    const struct op_run *r;
+    model *m;
+    size_t i;
+    char id[40];
+
+    (void)state;
+    tb_add(&b, "{\"flink_rest_export\": 1, \"responses\": {");
+    big_job(&b);
+    tb_add(&b, "\"/jobs/overview\": {\"jobs\": [");
+    for (i = 0; i < BIG_JOBS; i++)
+        tb_add(&b, "{\"jid\": \"%032zx\", \"name\": \"ov%zu\", \"state\":"
+                   " \"FINISHED\"},",
+               i + 1, i);
+    tb_add(&b, "{\"jid\": \"%032x\", \"name\": \"duplicate\"}]},", 1);
+    tb_add(&b, "\"/jobmanager/config\": [");
+    for (i = 0; i < BIG_KEYS; i++)
+        tb_add(&b, "{\"key\": \"k.%zu\", \"value\": \"%zu\"},", i, i);
+    tb_add(&b, "{\"key\": \"k.7\", \"value\": \"again\"},"
+               "{\"key\": \"execution.checkpointing.interval\","
+               " \"value\": \"1 min\"},"
+               "{\"key\": \"state.backend\", \"value\": \"hashmap\"},"
+               "{\"key\": \"state.backend.type\", \"value\": \"rocksdb\"},"
+               "{\"key\": \"k.last\", \"value\": \"end\"}],");
+    tb_add(&b, "\"/jobs/" JID "/checkpoints/config\": {\"interval\": "
+               "9223372036854775807}}}");
+    m = parse_ok(b.s);
+    free(b.s);
+    assert_int_equal((int)m->nruns, BIG_JOBS + 1);
+    r = find_run(m, JID);
+    assert_non_null(r);
+    assert_int_equal((int)r->nnodes, BIG_VERTICES);
+    for (i = 0; i < BIG_VERTICES; i++) {
+        const struct op_node *n;
+        snprintf(id, sizeof id, "%032zx", i + 1);
+        n = node(r, id);
+        assert_true(fabs(num(&n->metrics, "busy_ratio") - ((double)i + 0.5)) <
+                    1e-9);
+        assert_int_equal((int)n->nparents, i ? 1 : 0);
+    }
+    /* k.7 set twice, the interval removed (checkpointing off), the last key
+     * moved into its place still found, the new backend key wins */
+    assert_string_equal(str(&r->config, "k.7"), "again");
+    assert_string_equal(str(&r->config, "k.1999"), "1999");
+    assert_string_equal(str(&r->config, "k.last"), "end");
+    assert_false(has(&r->config, "execution.checkpointing.interval"));
+    assert_string_equal(str(&r->config, "state.backend.type"), "rocksdb");
+    assert_int_equal((int)r->config.n, BIG_KEYS + 2);
+    for (i = 1; i < BIG_JOBS; i++) {
+        snprintf(id, sizeof id, "%032zx", i + 1);
+        r = find_run(m, id);
+        assert_non_null(r);
+        snprintf(id, sizeof id, "ov%zu", i);
+        assert_string_equal(r->name, id);
+        assert_string_equal(r->status, "succeeded");
+    }
+    model_free(m);
+}
+
 static void test_detect_lone_endpoints(void **state)
 {
     (void)state;
@@ -864,6 +1057,8 @@ int main(void)
         cmocka_unit_test(test_lone_responses),
         cmocka_unit_test(test_archive_payloads),
         cmocka_unit_test(test_detect_lone_endpoints),
+        cmocka_unit_test(test_lookup_precedence),
+        cmocka_unit_test(test_many_vertices_jobs_keys),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),
