@@ -24,6 +24,7 @@
 #include "analyze.h"
 #include "input.h"
 #include "model.h"
+#include "support.h"
 
 extern const op_plugin op_plugin_dbt;
 /* plugins/dbt/dbt_util.c: the timestamp parser is tested directly */
@@ -132,39 +133,6 @@ static void rm_dir(char *dir, const char *const *names, size_t n)
     free(dir);
 }
 
-static const mentry *get(const mmap *map, const char *key)
-{
-    return mmap_get(map, key);
-}
-
-static double num(const mmap *map, const char *key)
-{
-    const mentry *e = get(map, key);
-
-    if (!e)
-        fail_msg("missing metric %s", key);
-    return e->v.t == MV_INT ? (double)e->v.u.i : e->v.u.n;
-}
-
-static const char *str(const mmap *map, const char *key)
-{
-    const mentry *e = get(map, key);
-
-    if (!e)
-        fail_msg("missing key %s", key);
-    assert_int_equal(e->v.t, MV_STR);
-    return e->v.u.s;
-}
-
-static const struct op_node *node(const struct op_run *r, const char *id)
-{
-    const struct op_node *n = model_find_node(r, id);
-
-    if (!n)
-        fail_msg("missing node %s", id);
-    return n;
-}
-
 static int has_parent(const struct op_node *n, const char *id)
 {
     size_t i;
@@ -197,7 +165,7 @@ static void path_names(const struct op_run *r, char *buf, size_t cap)
     buf[0] = '\0';
     assert_non_null(s);
     for (i = 0; i < s->n; i++) {
-        const char *name = str(&s->recs[i]->fields, "name");
+        const char *name = tm_str(&s->recs[i]->fields, "name");
         len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? " > " : "",
                                 name);
         assert_true(len < cap);
@@ -299,8 +267,8 @@ static void check_results_file(const char *path)
     assert_true(r->set & MSET_ENDED_AT);
     assert_true(r->set & MSET_DURATION_MS);
     assert_true(r->nnodes >= 2);
-    assert_int_equal((size_t)num(&r->metrics, "nodes_total"), r->nnodes);
-    assert_true(num(&r->metrics, "schema_version") >= 1);
+    assert_int_equal((size_t)tm_num(&r->metrics, "nodes_total"), r->nnodes);
+    assert_true(tm_num(&r->metrics, "schema_version") >= 1);
     for (i = 0; i < r->nnodes; i++) {
         const struct op_node *n = r->nodes[i];
         assert_non_null(n->kind);
@@ -313,11 +281,11 @@ static void check_results_file(const char *path)
         }
     }
     assert_true(timed > 0);
-    if (num(&r->metrics, "executing") > 0) {
-        double u = num(&r->metrics, "utilization_ratio");
+    if (tm_num(&r->metrics, "executing") > 0) {
+        double u = tm_num(&r->metrics, "utilization_ratio");
         assert_true(u > 0 && u <= 1.0001);
-        assert_true(num(&r->metrics, "peak_concurrency") <=
-                    num(&r->metrics, "threads"));
+        assert_true(tm_num(&r->metrics, "peak_concurrency") <=
+                    tm_num(&r->metrics, "threads"));
     }
     done(an);
 }
@@ -369,7 +337,7 @@ static void test_real_folder(void **state)
     assert_int_equal(an->m->nruns, 15);
     for (i = 0; i < an->m->nruns; i++) {
         const struct op_run *r = an->m->runs[i];
-        if (get(&r->config, "optipipe.manifest"))
+        if (tm_get(&r->config, "optipipe.manifest"))
             joined++;
         superseded += r->superseded != 0;
     }
@@ -395,30 +363,30 @@ static void test_reference_g1(void **state)
     assert_string_equal(r->id, "7ee58a18-366a-45b0-a0f2-a8a09f5e87ec");
     assert_string_equal(r->name, "jaffle_shop: dbt build");
     assert_string_equal(r->history_key, "jaffle_shop/build");
-    assert_string_equal(str(&r->config, "optipipe.manifest_match"), "invocation");
+    assert_string_equal(tm_str(&r->config, "optipipe.manifest_match"), "invocation");
     assert_int_equal(r->duration_ms, 68858);
-    near(num(&r->metrics, "span_ms"), 55971.5, 1, "G1 span");
-    near(num(&r->metrics, "utilization_ratio"), 0.956, 0.001, "G1 util");
-    assert_int_equal((int)num(&r->metrics, "threads"), 3);
-    assert_int_equal((int)num(&r->metrics, "threads_inferred"), 1);
-    assert_int_equal((int)num(&r->metrics, "peak_concurrency"), 3);
-    near(num(&r->metrics, "critical_path_ms"), 12750.8, 1, "G1 critical path");
-    near(num(&r->metrics, "mean_ready_wait_ms"), 10618, 5, "G1 ready-wait");
+    near(tm_num(&r->metrics, "span_ms"), 55971.5, 1, "G1 span");
+    near(tm_num(&r->metrics, "utilization_ratio"), 0.956, 0.001, "G1 util");
+    assert_int_equal((int)tm_num(&r->metrics, "threads"), 3);
+    assert_int_equal((int)tm_num(&r->metrics, "threads_inferred"), 1);
+    assert_int_equal((int)tm_num(&r->metrics, "peak_concurrency"), 3);
+    near(tm_num(&r->metrics, "critical_path_ms"), 12750.8, 1, "G1 critical path");
+    near(tm_num(&r->metrics, "mean_ready_wait_ms"), 10618, 5, "G1 ready-wait");
     path_names(r, buf, sizeof buf);
     assert_string_equal(buf, "dbt_models > model_run_results > alerts_dbt_models");
     assert_string_equal(
-        str(&node(r, "model.elementary.model_run_results")->attrs, "critical_path"),
+        tm_str(&tm_node(r, "model.elementary.model_run_results")->attrs, "critical_path"),
         "true");
     /* BigQuery adapter fields and manifest attributes */
     {
-        const struct op_node *n = node(r, "model.elementary.dbt_invocations");
-        assert_true(num(&n->metrics, "bytes_billed") > 0);
-        assert_true(num(&n->metrics, "slot_ms") > 0);
-        assert_non_null(get(&n->attrs, "job_id"));
-        assert_string_equal(str(&n->attrs, "materialized"), "incremental");
-        assert_non_null(get(&n->attrs, "file"));
+        const struct op_node *n = tm_node(r, "model.elementary.dbt_invocations");
+        assert_true(tm_num(&n->metrics, "bytes_billed") > 0);
+        assert_true(tm_num(&n->metrics, "slot_ms") > 0);
+        assert_non_null(tm_get(&n->attrs, "job_id"));
+        assert_string_equal(tm_str(&n->attrs, "materialized"), "incremental");
+        assert_non_null(tm_get(&n->attrs, "file"));
     }
-    assert_true(num(&r->metrics, "bytes_billed") > 0);
+    assert_true(tm_num(&r->metrics, "bytes_billed") > 0);
     done(an);
 }
 
@@ -432,18 +400,18 @@ static void test_reference_g2(void **state)
     NEED_REAL();
     an = analyze2(G2_RR, G2_MF);
     r = only_run(an);
-    near(num(&r->metrics, "span_ms"), 36976.7, 1, "G2 span");
-    near(num(&r->metrics, "utilization_ratio"), 0.5055, 0.001, "G2 util");
-    assert_int_equal((int)num(&r->metrics, "threads"), 10);
-    assert_int_equal((int)num(&r->metrics, "peak_concurrency"), 10);
-    near(num(&r->metrics, "hook_ms"), 8532.6, 1, "G2 hooks on main");
-    near(num(&r->metrics, "critical_path_ms"), 16110.2, 1, "G2 critical path");
-    near(num(&r->metrics, "span_lower_bound_ms"), 18692.3, 1, "G2 busy/threads");
-    near(num(&r->metrics, "mean_ready_wait_ms"), 2021, 5, "G2 ready-wait");
+    near(tm_num(&r->metrics, "span_ms"), 36976.7, 1, "G2 span");
+    near(tm_num(&r->metrics, "utilization_ratio"), 0.5055, 0.001, "G2 util");
+    assert_int_equal((int)tm_num(&r->metrics, "threads"), 10);
+    assert_int_equal((int)tm_num(&r->metrics, "peak_concurrency"), 10);
+    near(tm_num(&r->metrics, "hook_ms"), 8532.6, 1, "G2 hooks on main");
+    near(tm_num(&r->metrics, "critical_path_ms"), 16110.2, 1, "G2 critical path");
+    near(tm_num(&r->metrics, "span_lower_bound_ms"), 18692.3, 1, "G2 busy/threads");
+    near(tm_num(&r->metrics, "mean_ready_wait_ms"), 2021, 5, "G2 ready-wait");
     path_names(r, buf, sizeof buf);
     assert_string_equal(buf, "dbt_columns > enriched_columns");
     assert_string_equal(
-        str(&node(r, "operation.elementary.elementary-on-run-start-0")->attrs, "thread"),
+        tm_str(&tm_node(r, "operation.elementary.elementary-on-run-start-0")->attrs, "thread"),
         "main");
     done(an);
 }
@@ -458,11 +426,11 @@ static void test_reference_spark(void **state)
     NEED_REAL();
     an = analyze2(G7_RR, G7_MF);
     r = only_run(an);
-    assert_int_equal((int)num(&r->metrics, "threads"), 1);
-    near(num(&r->metrics, "span_ms"), 234158.9, 1, "Spark span");
-    near(num(&r->metrics, "utilization_ratio"), 0.9985, 0.001, "Spark util");
-    near(num(&r->metrics, "critical_path_ms"), 63176.6, 1, "Spark critical path");
-    near(num(&r->metrics, "mean_ready_wait_ms"), 34408, 5, "Spark ready-wait");
+    assert_int_equal((int)tm_num(&r->metrics, "threads"), 1);
+    near(tm_num(&r->metrics, "span_ms"), 234158.9, 1, "Spark span");
+    near(tm_num(&r->metrics, "utilization_ratio"), 0.9985, 0.001, "Spark util");
+    near(tm_num(&r->metrics, "critical_path_ms"), 63176.6, 1, "Spark critical path");
+    near(tm_num(&r->metrics, "mean_ready_wait_ms"), 34408, 5, "Spark ready-wait");
     path_names(r, buf, sizeof buf);
     {
         const char *want = "raw_customers > stg_customers > customers > ";
@@ -481,17 +449,17 @@ static void test_reference_duckdb_fusion(void **state)
     NEED_REAL();
     an = analyze2(G3_RR, G3_MF);
     r = only_run(an);
-    near(num(&r->metrics, "span_ms"), 3509.4, 1, "DuckDB span");
-    near(num(&r->metrics, "utilization_ratio"), 0.609, 0.001, "DuckDB util");
-    assert_int_equal((int)num(&r->metrics, "peak_concurrency"), 8);
+    near(tm_num(&r->metrics, "span_ms"), 3509.4, 1, "DuckDB span");
+    near(tm_num(&r->metrics, "utilization_ratio"), 0.609, 0.001, "DuckDB util");
+    assert_int_equal((int)tm_num(&r->metrics, "peak_concurrency"), 8);
     /* unit tests run before the model they depend on: not a scheduling
      * edge, so the path is 1.7 s, not 2.0 s */
-    near(num(&r->metrics, "critical_path_ms"), 1732.1, 1, "DuckDB critical path");
-    n = node(r, "unit_test.dbt_bouncer_test_project.orders.test_amount_logic");
+    near(tm_num(&r->metrics, "critical_path_ms"), 1732.1, 1, "DuckDB critical path");
+    n = tm_node(r, "unit_test.dbt_bouncer_test_project.orders.test_amount_logic");
     assert_string_equal(n->kind, "unit_test");
     assert_true(has_parent(n, "model.dbt_bouncer_test_project.orders"));
-    n = node(r, "exposure.dbt_bouncer_test_project.Pulse queries");
-    assert_string_equal(str(&n->attrs, "raw_status"), "no-op");
+    n = tm_node(r, "exposure.dbt_bouncer_test_project.Pulse queries");
+    assert_string_equal(tm_str(&n->attrs, "raw_status"), "no-op");
     assert_string_equal(n->status, "succeeded");
     assert_string_equal(n->name, "Pulse queries");
     assert_non_null(r->engine_version);
@@ -499,13 +467,13 @@ static void test_reference_duckdb_fusion(void **state)
 
     an = analyze2(G4_RR, G4_MF);
     r = only_run(an);
-    assert_int_equal((int)num(&r->metrics, "fusion"), 1);
-    assert_int_equal((int)num(&r->metrics, "threads"), 16);
-    near(num(&r->metrics, "utilization_ratio"), 0.3157, 0.001, "Fusion util");
-    n = node(r, "model.dbt_bouncer_test_project.int_disabled_model");
+    assert_int_equal((int)tm_num(&r->metrics, "fusion"), 1);
+    assert_int_equal((int)tm_num(&r->metrics, "threads"), 16);
+    near(tm_num(&r->metrics, "utilization_ratio"), 0.3157, 0.001, "Fusion util");
+    n = tm_node(r, "model.dbt_bouncer_test_project.int_disabled_model");
     assert_string_equal(n->status, "cancelled");
     /* exponent-form execution_time */
-    near(num(&n->metrics, "execution_time_ms"), 0.044309, 1e-9, "Fusion exec");
+    near(tm_num(&n->metrics, "execution_time_ms"), 0.044309, 1e-9, "Fusion exec");
     done(an);
 }
 
@@ -523,24 +491,24 @@ static void test_error_skipped(void **state)
     r = only_run(an);
     assert_string_equal(r->status, "failed");
     assert_string_equal(r->raw_status, "error");
-    assert_int_equal((int)num(&r->metrics, "nodes_error"), 1);
-    assert_int_equal((int)num(&r->metrics, "nodes_skipped"), 1);
-    assert_int_equal((int)num(&r->metrics, "untimed_nodes"), 1);
-    n = node(r, "model.dbt_bigquery_test.test_second_parallel_dbt_model");
+    assert_int_equal((int)tm_num(&r->metrics, "nodes_error"), 1);
+    assert_int_equal((int)tm_num(&r->metrics, "nodes_skipped"), 1);
+    assert_int_equal((int)tm_num(&r->metrics, "untimed_nodes"), 1);
+    n = tm_node(r, "model.dbt_bigquery_test.test_second_parallel_dbt_model");
     assert_string_equal(n->status, "failed");
     assert_false(n->set & MSET_STARTED_AT);
     assert_int_equal(n->duration_ms, 820);
-    assert_string_equal(str(&n->attrs, "untimed"), "true");
-    assert_non_null(strstr(str(&n->attrs, "message"), "Database Error in model"));
-    assert_null(strchr(str(&n->attrs, "message"), '\n'));
-    n = node(r, "model.dbt_bigquery_test.test_third_dbt_model");
+    assert_string_equal(tm_str(&n->attrs, "untimed"), "true");
+    assert_non_null(strstr(tm_str(&n->attrs, "message"), "Database Error in model"));
+    assert_null(strchr(tm_str(&n->attrs, "message"), '\n'));
+    n = tm_node(r, "model.dbt_bigquery_test.test_third_dbt_model");
     assert_string_equal(n->status, "cancelled");
-    assert_string_equal(str(&n->attrs, "raw_status"), "skipped");
+    assert_string_equal(tm_str(&n->attrs, "raw_status"), "skipped");
     /* v2 manifest without project_name: the main package stands in */
     assert_true(has_parent(n, "model.dbt_bigquery_test.test_second_dbt_model"));
     assert_true(has_parent(n, "model.dbt_bigquery_test.test_second_parallel_dbt_model"));
     assert_string_equal(r->history_key, "dbt_bigquery_test/run");
-    assert_string_equal(str(&n->attrs, "materialized"), "table");
+    assert_string_equal(tm_str(&n->attrs, "materialized"), "table");
     done(an);
 }
 
@@ -554,11 +522,11 @@ static void test_failing_tests_and_docs(void **state)
     NEED_REAL();
     an = analyze1(G8_RR);
     r = only_run(an);
-    assert_int_equal((int)num(&r->metrics, "tests_failed"), 4);
+    assert_int_equal((int)tm_num(&r->metrics, "tests_failed"), 4);
     assert_string_equal(r->raw_status, "fail");
     for (i = 0; i < r->nnodes; i++)
-        if (!strcmp(str(&r->nodes[i]->attrs, "raw_status"), "fail")) {
-            assert_true(num(&r->nodes[i]->metrics, "failures") > 0);
+        if (!strcmp(tm_str(&r->nodes[i]->attrs, "raw_status"), "fail")) {
+            assert_true(tm_num(&r->nodes[i]->metrics, "failures") > 0);
             failing++;
         }
     assert_int_equal(failing, 4);
@@ -566,15 +534,15 @@ static void test_failing_tests_and_docs(void **state)
 
     an = analyze1(DOCS_RR);
     r = only_run(an);
-    assert_int_equal((int)num(&r->metrics, "executing"), 0);
-    assert_string_equal(str(&r->config, "which"), "generate");
+    assert_int_equal((int)tm_num(&r->metrics, "executing"), 0);
+    assert_string_equal(tm_str(&r->config, "which"), "generate");
     assert_string_equal(r->history_key, "jaffle_shop/generate");
     done(an);
 
     an = analyze1(V1_RR);
     r = only_run(an);
-    assert_int_equal((int)num(&r->metrics, "schema_version"), 1);
-    assert_int_equal((int)num(&r->metrics, "executing"), 1);
+    assert_int_equal((int)tm_num(&r->metrics, "schema_version"), 1);
+    assert_int_equal((int)tm_num(&r->metrics, "executing"), 1);
     assert_string_equal(r->engine_version, "0.19.1");
     assert_string_equal(r->history_key, "jaffle_shop/run");
     done(an);
@@ -583,13 +551,13 @@ static void test_failing_tests_and_docs(void **state)
     an = analyze1(G1_RR);
     r = only_run(an);
     assert_string_equal(r->history_key, "jaffle_shop/build");
-    assert_null(get(&r->metrics, "critical_path_ms"));
+    assert_null(tm_get(&r->metrics, "critical_path_ms"));
     done(an);
 
     an = analyze1(V4ERR_RR);
     r = only_run(an);
     assert_string_equal(r->status, "failed");
-    assert_int_equal((int)num(&r->metrics, "untimed_nodes"), 1);
+    assert_int_equal((int)tm_num(&r->metrics, "untimed_nodes"), 1);
     done(an);
 }
 
@@ -607,15 +575,15 @@ static void test_edited_files(void **state)
     r = only_run(an);
     assert_true(r->nwarnings >= 1);
     assert_non_null(strstr(r->warnings[0], "overlap"));
-    assert_true(num(&r->metrics, "utilization_ratio") <= 1.0);
+    assert_true(tm_num(&r->metrics, "utilization_ratio") <= 1.0);
     done(an);
 
     an = analyze1(REAL "/run_results.v3.dbt-0.21.0.bigquery.build.openlineage_build.json");
     r = only_run(an);
-    n = node(r, "snapshot.dbt_bigquery_test.orders_snapshot");
-    assert_string_equal(str(&n->attrs, "timing_outside_run"), "true");
-    assert_true(num(&r->metrics, "span_ms") < 8000);
-    assert_true(num(&r->metrics, "utilization_ratio") > 0.5);
+    n = tm_node(r, "snapshot.dbt_bigquery_test.orders_snapshot");
+    assert_string_equal(tm_str(&n->attrs, "timing_outside_run"), "true");
+    assert_true(tm_num(&r->metrics, "span_ms") < 8000);
+    assert_true(tm_num(&r->metrics, "utilization_ratio") > 0.5);
     done(an);
 }
 
@@ -638,8 +606,8 @@ static void test_real_history(void **state)
     assert_int_equal(a->nhistory, 1);
     assert_ptr_equal(a->history[0], b);
     /* each run joined its own manifest despite the order */
-    assert_string_equal(str(&a->config, "optipipe.manifest"), G2_MF);
-    assert_string_equal(str(&b->config, "optipipe.manifest"), G1_MF);
+    assert_string_equal(tm_str(&a->config, "optipipe.manifest"), G2_MF);
+    assert_string_equal(tm_str(&b->config, "optipipe.manifest"), G1_MF);
     done(an);
 }
 
@@ -723,7 +691,7 @@ static void test_history_and_closest_manifest(void **state)
     for (i = 0; i < an->m->nruns; i++) {
         const struct op_run *r = an->m->runs[i];
         assert_string_equal(r->history_key, "shop/run");
-        assert_string_equal(str(&r->config, "optipipe.manifest_match"), "closest");
+        assert_string_equal(tm_str(&r->config, "optipipe.manifest_match"), "closest");
         if (!r->superseded)
             newest = r;
     }
@@ -732,20 +700,20 @@ static void test_history_and_closest_manifest(void **state)
     assert_int_equal(newest->nhistory, 2);
     assert_string_equal(newest->history[0]->id, "inv-1");
     assert_string_equal(newest->history[1]->id, "inv-2");
-    b = node(newest, "model.shop.b");
+    b = tm_node(newest, "model.shop.b");
     assert_int_equal(b->nparents, 1);
     assert_string_equal(b->parents[0], "model.shop.a");
-    assert_string_equal(str(&b->attrs, "unique_key"), "[\"id\",\"day\"]");
-    assert_string_equal(str(&b->attrs, "materialized"), "incremental");
-    assert_null(get(&b->metrics, "rows_affected")); /* -1 = unknown */
-    assert_string_equal(str(&node(newest, "model.shop.a")->attrs, "tags"), "x,y");
-    assert_string_equal(str(&newest->config, "threads"), "4");
-    assert_string_equal(str(&newest->config, "select"), "[\"tag:nightly\"]");
-    assert_string_equal(str(&newest->config, "full_refresh"), "false");
-    assert_int_equal((int)num(&newest->metrics, "threads_inferred"), 0);
-    near(num(&newest->metrics, "utilization_ratio"), 20.0 / (4 * 20.0), 1e-9,
+    assert_string_equal(tm_str(&b->attrs, "unique_key"), "[\"id\",\"day\"]");
+    assert_string_equal(tm_str(&b->attrs, "materialized"), "incremental");
+    assert_null(tm_get(&b->metrics, "rows_affected")); /* -1 = unknown */
+    assert_string_equal(tm_str(&tm_node(newest, "model.shop.a")->attrs, "tags"), "x,y");
+    assert_string_equal(tm_str(&newest->config, "threads"), "4");
+    assert_string_equal(tm_str(&newest->config, "select"), "[\"tag:nightly\"]");
+    assert_string_equal(tm_str(&newest->config, "full_refresh"), "false");
+    assert_int_equal((int)tm_num(&newest->metrics, "threads_inferred"), 0);
+    near(tm_num(&newest->metrics, "utilization_ratio"), 20.0 / (4 * 20.0), 1e-9,
          "util with args.threads");
-    near(num(&newest->metrics, "critical_path_ms"), 20000, 0.001, "synthetic cp");
+    near(tm_num(&newest->metrics, "critical_path_ms"), 20000, 0.001, "synthetic cp");
     assert_int_equal(newest->ended_at, 1704240021000LL);
     assert_int_equal(newest->started_at, 1704240021000LL - 21500);
     rm_dir(dir, names, 4);
@@ -769,7 +737,7 @@ static void test_history_without_manifest(void **state)
     assert_int_equal(an->m->nruns, 2);
     assert_string_equal(an->m->runs[0]->history_key, "shop/run");
     assert_int_equal(an->m->runs[0]->superseded + an->m->runs[1]->superseded, 1);
-    assert_null(get(&an->m->runs[0]->metrics, "critical_path_ms"));
+    assert_null(tm_get(&an->m->runs[0]->metrics, "critical_path_ms"));
     rm_dir(dir, names, 2);
     done(an);
 }
@@ -801,18 +769,18 @@ static void test_sources_json(void **state)
     (void)state;
     assert_string_equal(r->id, "fresh-1");
     assert_string_equal(r->history_key, "shop/source-freshness");
-    assert_string_equal(str(&r->config, "which"), "source-freshness");
+    assert_string_equal(tm_str(&r->config, "which"), "source-freshness");
     assert_string_equal(r->status, "failed");
-    n = node(r, "source.shop.raw.orders");
+    n = tm_node(r, "source.shop.raw.orders");
     assert_string_equal(n->kind, "source");
     assert_string_equal(n->name, "raw.orders");
-    assert_string_equal(str(&n->attrs, "raw_status"), "warn");
-    near(num(&n->metrics, "age_ms"), 54000000, 0.5, "age");
-    near(num(&n->metrics, "warn_after_ms"), 43200000, 0.5, "warn after");
-    near(num(&n->metrics, "error_after_ms"), 86400000, 0.5, "error after");
-    n = node(r, "source.shop.raw.users");
+    assert_string_equal(tm_str(&n->attrs, "raw_status"), "warn");
+    near(tm_num(&n->metrics, "age_ms"), 54000000, 0.5, "age");
+    near(tm_num(&n->metrics, "warn_after_ms"), 43200000, 0.5, "warn after");
+    near(tm_num(&n->metrics, "error_after_ms"), 86400000, 0.5, "error after");
+    n = tm_node(r, "source.shop.raw.users");
     assert_string_equal(n->status, "failed");
-    assert_string_equal(str(&n->attrs, "message"), "Database Error relation does not exist");
+    assert_string_equal(tm_str(&n->attrs, "message"), "Database Error relation does not exist");
     rm_dir(dir, names, 1);
     done(an);
 }
@@ -868,7 +836,7 @@ static void test_bad_input(void **state)
     for (i = 0; i < an->m->nruns; i++) {
         const struct op_run *r = an->m->runs[i];
         if (!strcmp(r->id, "bad-2")) {
-            const struct op_node *x = node(r, "model.p.x");
+            const struct op_node *x = tm_node(r, "model.p.x");
             assert_int_equal(r->nnodes, 2);
             assert_true(r->nwarnings >= 3);
             assert_false(x->set & MSET_STARTED_AT);

@@ -21,6 +21,7 @@
 
 #include "input.h"
 #include "model.h"
+#include "support.h"
 
 extern const op_plugin op_plugin_flink;
 
@@ -81,74 +82,6 @@ static model *parse_ok(const char *json)
         fail_msg("parse failed: %s", err.msg);
     assert_true(m->nruns >= 1);
     return m;
-}
-
-static const mentry *get(const mmap *map, const char *key)
-{
-    return mmap_get(map, key);
-}
-
-static int has(const mmap *map, const char *key)
-{
-    return get(map, key) != NULL;
-}
-
-static double num(const mmap *map, const char *key)
-{
-    const mentry *e = get(map, key);
-
-    if (!e)
-        fail_msg("missing metric %s", key);
-    return e->v.t == MV_INT ? (double)e->v.u.i : e->v.u.n;
-}
-
-static int64_t inum(const mmap *map, const char *key)
-{
-    const mentry *e = get(map, key);
-
-    if (!e)
-        fail_msg("missing metric %s", key);
-    assert_int_equal(e->v.t, MV_INT);
-    return e->v.u.i;
-}
-
-static const char *str(const mmap *map, const char *key)
-{
-    const mentry *e = get(map, key);
-
-    if (!e)
-        fail_msg("missing key %s", key);
-    assert_int_equal(e->v.t, MV_STR);
-    return e->v.u.s;
-}
-
-static const struct op_node *node(const struct op_run *r, const char *id)
-{
-    const struct op_node *n = model_find_node(r, id);
-
-    if (!n)
-        fail_msg("missing node %s", id);
-    return n;
-}
-
-static const op_dist *dist(const struct op_node *n, const char *metric)
-{
-    size_t i;
-
-    for (i = 0; i < n->ndists; i++)
-        if (!strcmp(n->dists[i].metric, metric))
-            return &n->dists[i].d;
-    return NULL;
-}
-
-static int has_warning(const struct op_run *r, const char *needle)
-{
-    size_t i;
-
-    for (i = 0; i < r->nwarnings; i++)
-        if (strstr(r->warnings[i], needle))
-            return 1;
-    return 0;
 }
 
 static int detect(const char *text, const char *path)
@@ -239,25 +172,25 @@ static void test_real_archive(void **state)
     assert_string_equal(r->raw_status, "FAILED");
     assert_int_equal(r->duration_ms, 18608);
     assert_int_equal(r->nnodes, 1);
-    n = node(r, "cbc357ccb763df2852fee8c4fc7d55f2");
+    n = tm_node(r, "cbc357ccb763df2852fee8c4fc7d55f2");
     assert_string_equal(n->kind, "vertex");
     assert_int_equal(n->parallelism, 1);
     assert_int_equal(n->max_parallelism, 128);
     assert_int_equal(n->nparents, 0);
     /* interval = Long.MAX_VALUE: checkpointing off, no interval key */
-    assert_int_equal(inum(&r->metrics, "checkpointing_enabled"), 0);
-    assert_false(has(&r->config, "execution.checkpointing.interval"));
-    assert_string_equal(str(&r->config, "state.backend.type"), "hashmap");
-    assert_string_equal(str(&r->config, "execution.checkpointing.storage"),
+    assert_int_equal(tm_inum(&r->metrics, "checkpointing_enabled"), 0);
+    assert_false(tm_has(&r->config, "execution.checkpointing.interval"));
+    assert_string_equal(tm_str(&r->config, "state.backend.type"), "hashmap");
+    assert_string_equal(tm_str(&r->config, "execution.checkpointing.storage"),
                         "jobmanager");
-    assert_int_equal(inum(&r->metrics, "checkpoint_timeout_ms"), 600000);
+    assert_int_equal(tm_inum(&r->metrics, "checkpoint_timeout_ms"), 600000);
     ex = model_find_series(r, "exceptions");
     assert_non_null(ex);
     assert_int_equal(ex->n, 1);
-    assert_string_equal(str(&ex->recs[0]->fields, "cause"),
+    assert_string_equal(tm_str(&ex->recs[0]->fields, "cause"),
                         "java.lang.Exception: aa");
     /* a history-less checkpoint summary has "NaN" percentiles: skipped */
-    assert_false(has(&r->metrics, "checkpoint_duration_p50_ms"));
+    assert_false(tm_has(&r->metrics, "checkpoint_duration_p50_ms"));
     model_free(m);
 }
 
@@ -271,25 +204,25 @@ static void test_real_job_versions(void **state)
     (void)state;
     assert_string_equal(r->status, "running");
     assert_false(r->set & MSET_ENDED_AT); /* end-time -1 */
-    assert_false(has(&r->metrics, "max_parallelism")); /* -1 */
+    assert_false(tm_has(&r->metrics, "max_parallelism")); /* -1 */
     assert_int_equal(r->nnodes, 2);
-    src = node(r, "bc764cd8ddf7a0cff126f51c16239658");
-    fm = node(r, "20ba6b65f97481d5570070de90e4e791");
+    src = tm_node(r, "bc764cd8ddf7a0cff126f51c16239658");
+    fm = tm_node(r, "20ba6b65f97481d5570070de90e4e791");
     assert_int_equal(fm->nparents, 1);
     assert_string_equal(fm->parents[0], "bc764cd8ddf7a0cff126f51c16239658");
-    assert_string_equal(str(&fm->attrs, "ship_strategy"), "HASH");
-    assert_int_equal((int64_t)num(&fm->metrics, "records_in"), 33233);
-    assert_int_equal((int64_t)num(&fm->metrics, "accumulated_busy_ms"), 171);
+    assert_string_equal(tm_str(&fm->attrs, "ship_strategy"), "HASH");
+    assert_int_equal((int64_t)tm_num(&fm->metrics, "records_in"), 33233);
+    assert_int_equal((int64_t)tm_num(&fm->metrics, "accumulated_busy_ms"), 171);
     /* "accumulated-busy-time": "NaN" on the legacy source */
-    assert_false(has(&src->metrics, "accumulated_busy_ms"));
-    assert_int_equal((int64_t)num(&src->metrics, "records_out"), 33254);
-    assert_true(has_warning(r, "lone /jobs/<jid>"));
+    assert_false(tm_has(&src->metrics, "accumulated_busy_ms"));
+    assert_int_equal((int64_t)tm_num(&src->metrics, "records_out"), 33254);
+    assert_true(tm_has_warning(r, "lone /jobs/<jid>"));
     model_free(m);
 
     m = real("jobs-jid_flink-1.18_slot-sharing-group_k8s-autoscaler-"
              "ScalingMetricCollectorTest.json");
     r = m->runs[0];
-    assert_string_equal(str(&node(r, "bc764cd8ddf7a0cff126f51c16239658")->attrs,
+    assert_string_equal(tm_str(&tm_node(r, "bc764cd8ddf7a0cff126f51c16239658")->attrs,
                             "slot_sharing_group"),
                         "a9c52ec4c7200ab4bd141cbae8022105");
     model_free(m);
@@ -297,17 +230,17 @@ static void test_real_job_versions(void **state)
     m = real("jobs-jid_flink-1.13-1.14-era_car-top-speed_springline-test.json");
     r = m->runs[0];
     assert_string_equal(r->name, "CarTopSpeedWindowingExample");
-    fm = node(r, "90bea66de1c231edf33913ecd54406c1");
+    fm = tm_node(r, "90bea66de1c231edf33913ecd54406c1");
     assert_int_equal(fm->max_parallelism, 128);
     assert_non_null(strstr(fm->name, "Window(GlobalWindows()"));
     /* plan descriptions are HTML-escaped: "-&gt;" becomes "->" */
-    assert_non_null(strstr(str(&fm->attrs, "description"), ") -> Sink"));
+    assert_non_null(strstr(tm_str(&fm->attrs, "description"), ") -> Sink"));
     model_free(m);
 
     m = real("jobs-jid_sql-over-aggregate_flink-1.17-era_dinky-javadoc.json");
     r = m->runs[0];
-    src = node(r, "cbc357ccb763df2852fee8c4fc7d55f2");
-    assert_non_null(strstr(str(&src->attrs, "description"),
+    src = tm_node(r, "cbc357ccb763df2852fee8c4fc7d55f2");
+    assert_non_null(strstr(tm_str(&src->attrs, "description"),
                            "watermark=[(order_time - 2000:INTERVAL SECOND)]"));
     model_free(m);
 }
@@ -323,11 +256,11 @@ static void test_real_checkpoints(void **state)
     /* "@class" items, state_size meant the checkpointed size before 1.15 */
     assert_non_null(ck);
     assert_int_equal(ck->n, 2);
-    assert_int_equal(inum(&ck->recs[0]->fields, "id"), 1);
-    assert_int_equal(inum(&ck->recs[0]->fields, "checkpointed_size_bytes"),
+    assert_int_equal(tm_inum(&ck->recs[0]->fields, "id"), 1);
+    assert_int_equal(tm_inum(&ck->recs[0]->fields, "checkpointed_size_bytes"),
                      8646);
-    assert_false(has(&ck->recs[0]->fields, "state_size_bytes"));
-    assert_int_equal(get(&ck->recs[1]->fields, "is_savepoint")->v.u.b, 1);
+    assert_false(tm_has(&ck->recs[0]->fields, "state_size_bytes"));
+    assert_int_equal(tm_get(&ck->recs[1]->fields, "is_savepoint")->v.u.b, 1);
     model_free(m);
 
     m = real("jobs-jid-checkpoints_flink-1.15_savepoint-restored-history10_"
@@ -337,17 +270,17 @@ static void test_real_checkpoints(void **state)
     assert_non_null(ck);
     /* ten history entries plus the savepoint only in latest, by id */
     assert_int_equal(ck->n, 11);
-    assert_int_equal(inum(&ck->recs[0]->fields, "id"), 51);
-    assert_int_equal(inum(&ck->recs[10]->fields, "id"), 96);
-    assert_int_equal(inum(&ck->recs[10]->fields, "state_size_bytes"), 28437);
-    assert_string_equal(str(&ck->recs[10]->fields, "external_path"),
+    assert_int_equal(tm_inum(&ck->recs[0]->fields, "id"), 51);
+    assert_int_equal(tm_inum(&ck->recs[10]->fields, "id"), 96);
+    assert_int_equal(tm_inum(&ck->recs[10]->fields, "state_size_bytes"), 28437);
+    assert_string_equal(tm_str(&ck->recs[10]->fields, "external_path"),
                         "file:/flink-data/checkpoints/"
                         "00000000000000000000000000000000/chk-96");
-    assert_int_equal(inum(&r->metrics, "checkpoints_failed"), 10);
-    assert_int_equal(inum(&r->metrics, "restored_checkpoint_id"), 27);
-    assert_true(fabs(num(&r->metrics, "checkpoint_duration_p95_ms") - 40.5) <
+    assert_int_equal(tm_inum(&r->metrics, "checkpoints_failed"), 10);
+    assert_int_equal(tm_inum(&r->metrics, "restored_checkpoint_id"), 27);
+    assert_true(fabs(tm_num(&r->metrics, "checkpoint_duration_p95_ms") - 40.5) <
                 1e-9);
-    assert_int_equal((int64_t)num(&r->metrics, "checkpoint_duration_p50_ms"),
+    assert_int_equal((int64_t)tm_num(&r->metrics, "checkpoint_duration_p50_ms"),
                      22);
     model_free(m);
 }
@@ -357,21 +290,21 @@ static void test_real_vertex_endpoints(void **state)
     model *m = real("jobs-jid-vertices-vid-backpressure_flink-1.17-era_"
                     "dinky-javadoc.json");
     const struct op_run *r = m->runs[0];
-    const struct op_node *n = node(r, "unknown-vertex");
+    const struct op_node *n = tm_node(r, "unknown-vertex");
 
     (void)state;
-    assert_true(fabs(num(&n->metrics, "idle_ratio") - 1.0) < 1e-12);
-    assert_true(fabs(num(&n->metrics, "backpressure_ratio")) < 1e-12);
-    assert_string_equal(str(&n->attrs, "backpressure_level"), "ok");
-    assert_non_null(dist(n, "busy_ratio"));
+    assert_true(fabs(tm_num(&n->metrics, "idle_ratio") - 1.0) < 1e-12);
+    assert_true(fabs(tm_num(&n->metrics, "backpressure_ratio")) < 1e-12);
+    assert_string_equal(tm_str(&n->attrs, "backpressure_level"), "ok");
+    assert_non_null(tm_dist(n, "busy_ratio"));
     model_free(m);
 
     m = real("jobs-jid-vertices-vid-watermarks_flink-1.17-era_dinky-"
              "javadoc.json");
     r = m->runs[0];
-    n = node(r, "unknown-vertex");
-    assert_int_equal(inum(&n->metrics, "watermark_min_ms"), 1696676233964LL);
-    assert_int_equal(inum(&n->metrics, "subtasks_without_watermark"), 0);
+    n = tm_node(r, "unknown-vertex");
+    assert_int_equal(tm_inum(&n->metrics, "watermark_min_ms"), 1696676233964LL);
+    assert_int_equal(tm_inum(&n->metrics, "subtasks_without_watermark"), 0);
     model_free(m);
 
     m = real("config-dashboard_flink-1.14.4_k8s-operator-RestResponseTest."
@@ -482,38 +415,38 @@ static void test_numbers_as_strings(void **state)
 {
     model *m = parse_ok(job_strings);
     const struct op_run *r = m->runs[0];
-    const struct op_node *src = node(r, SRC);
-    const struct op_node *win = node(r, WIN);
+    const struct op_node *src = tm_node(r, SRC);
+    const struct op_node *win = tm_node(r, WIN);
 
     (void)state;
     assert_string_equal(r->id, JID);
     assert_int_equal(r->started_at, 1700000000000LL);
     assert_int_equal(r->duration_ms, 100000);
     assert_false(r->set & MSET_ENDED_AT);
-    assert_false(has(&r->metrics, "max_parallelism"));
+    assert_false(tm_has(&r->metrics, "max_parallelism"));
     assert_int_equal(src->parallelism, 2);
-    assert_int_equal((int64_t)num(&src->metrics, "records_out"), 5000);
+    assert_int_equal((int64_t)tm_num(&src->metrics, "records_out"), 5000);
     /* *-complete: false -> unknown, not 0 */
-    assert_false(has(&src->metrics, "bytes_in"));
-    assert_string_equal(str(&src->attrs, "metrics_incomplete"),
+    assert_false(tm_has(&src->metrics, "bytes_in"));
+    assert_string_equal(tm_str(&src->attrs, "metrics_incomplete"),
                         "bytes_in,bytes_out");
-    assert_false(has(&src->metrics, "accumulated_busy_ms"));
+    assert_false(tm_has(&src->metrics, "accumulated_busy_ms"));
     /* "NaN" busy ratios: no busy metric, the others are read */
-    assert_false(has(&src->metrics, "busy_ratio"));
-    assert_true(fabs(num(&src->metrics, "backpressure_ratio") - 0.8) < 1e-12);
-    assert_true(fabs(num(&src->metrics, "backpressure_ratio_max") - 0.9) <
+    assert_false(tm_has(&src->metrics, "busy_ratio"));
+    assert_true(fabs(tm_num(&src->metrics, "backpressure_ratio") - 0.8) < 1e-12);
+    assert_true(fabs(tm_num(&src->metrics, "backpressure_ratio_max") - 0.9) <
                 1e-12);
-    assert_true(fabs(num(&src->metrics, "idle_ratio") - 0.2) < 1e-12);
-    assert_string_equal(str(&src->attrs, "backpressure_level"), "high");
+    assert_true(fabs(tm_num(&src->metrics, "idle_ratio") - 0.2) < 1e-12);
+    assert_string_equal(tm_str(&src->attrs, "backpressure_level"), "high");
     /* camelCase wins over the deprecated hyphenated field */
-    assert_string_equal(str(&win->attrs, "backpressure_level"), "low");
-    assert_true(fabs(dist(win, "busy_ratio")->max - 0.8) < 1e-12);
-    assert_true(fabs(dist(win, "busy_ratio")->min - 0.4) < 1e-12);
-    assert_true(fabs(num(&win->metrics, "busy_ratio") - 0.6) < 1e-12);
-    assert_string_equal(str(&win->attrs, "ship_strategy"), "HASH");
+    assert_string_equal(tm_str(&win->attrs, "backpressure_level"), "low");
+    assert_true(fabs(tm_dist(win, "busy_ratio")->max - 0.8) < 1e-12);
+    assert_true(fabs(tm_dist(win, "busy_ratio")->min - 0.4) < 1e-12);
+    assert_true(fabs(tm_num(&win->metrics, "busy_ratio") - 0.6) < 1e-12);
+    assert_string_equal(tm_str(&win->attrs, "ship_strategy"), "HASH");
     /* "NaN" summary percentiles are skipped, numbers kept */
-    assert_false(has(&r->metrics, "checkpoint_duration_p50_ms"));
-    assert_true(fabs(num(&r->metrics, "checkpoint_duration_p90_ms") - 5) <
+    assert_false(tm_has(&r->metrics, "checkpoint_duration_p50_ms"));
+    assert_true(fabs(tm_num(&r->metrics, "checkpoint_duration_p90_ms") - 5) <
                 1e-12);
     model_free(m);
 }
@@ -522,37 +455,37 @@ static void test_sentinels(void **state)
 {
     model *m = parse_ok(job_strings);
     const struct op_run *r = m->runs[0];
-    const struct op_node *win = node(r, WIN);
+    const struct op_node *win = tm_node(r, WIN);
     const mseries *wm = model_find_series(r, "watermarks");
 
     (void)state;
     /* interval "9223372036854775807" (Long.MAX_VALUE): checkpointing off */
-    assert_int_equal(inum(&r->metrics, "checkpointing_enabled"), 0);
-    assert_false(has(&r->config, "execution.checkpointing.interval"));
-    assert_false(has(&r->metrics, "checkpoint_interval_ms"));
-    assert_int_equal(inum(&r->metrics, "checkpoint_timeout_ms"), 600000);
+    assert_int_equal(tm_inum(&r->metrics, "checkpointing_enabled"), 0);
+    assert_false(tm_has(&r->config, "execution.checkpointing.interval"));
+    assert_false(tm_has(&r->metrics, "checkpoint_interval_ms"));
+    assert_int_equal(tm_inum(&r->metrics, "checkpoint_timeout_ms"), 600000);
     /* Long.MIN_VALUE is "no watermark"; MIN+1 is a value (read exactly,
      * not through a double, which would round it to MIN); MAX is kept. */
     assert_non_null(wm);
     assert_int_equal(wm->n, 4);
-    assert_int_equal(get(&wm->recs[0]->fields, "has_watermark")->v.u.b, 0);
-    assert_false(has(&wm->recs[0]->fields, "watermark_ms"));
-    assert_int_equal(get(&wm->recs[1]->fields, "has_watermark")->v.u.b, 1);
-    assert_int_equal(inum(&wm->recs[1]->fields, "watermark_ms"),
+    assert_int_equal(tm_get(&wm->recs[0]->fields, "has_watermark")->v.u.b, 0);
+    assert_false(tm_has(&wm->recs[0]->fields, "watermark_ms"));
+    assert_int_equal(tm_get(&wm->recs[1]->fields, "has_watermark")->v.u.b, 1);
+    assert_int_equal(tm_inum(&wm->recs[1]->fields, "watermark_ms"),
                      INT64_MIN + 1);
-    assert_int_equal(inum(&wm->recs[2]->fields, "watermark_ms"), INT64_MAX);
-    assert_int_equal(inum(&win->metrics, "subtasks_without_watermark"), 1);
-    assert_int_equal(inum(&win->metrics, "watermark_subtasks"), 4);
-    assert_int_equal(inum(&win->metrics, "watermark_min_ms"), INT64_MIN + 1);
-    assert_int_equal(inum(&win->metrics, "watermark_max_ms"), INT64_MAX);
+    assert_int_equal(tm_inum(&wm->recs[2]->fields, "watermark_ms"), INT64_MAX);
+    assert_int_equal(tm_inum(&win->metrics, "subtasks_without_watermark"), 1);
+    assert_int_equal(tm_inum(&win->metrics, "watermark_subtasks"), 4);
+    assert_int_equal(tm_inum(&win->metrics, "watermark_min_ms"), INT64_MIN + 1);
+    assert_int_equal(tm_inum(&win->metrics, "watermark_max_ms"), INT64_MAX);
     /* config from the checkpoint config, canonical names */
-    assert_string_equal(str(&r->config, "state.backend.type"), "rocksdb");
-    assert_string_equal(str(&r->config, "execution.checkpointing.storage"),
+    assert_string_equal(tm_str(&r->config, "state.backend.type"), "rocksdb");
+    assert_string_equal(tm_str(&r->config, "execution.checkpointing.storage"),
                         "filesystem");
-    assert_string_equal(str(&r->config, "execution.checkpointing.mode"),
+    assert_string_equal(tm_str(&r->config, "execution.checkpointing.mode"),
                         "EXACTLY_ONCE");
     assert_string_equal(
-        str(&r->config,
+        tm_str(&r->config,
             "execution.checkpointing.externalized-checkpoint-retention"),
         "RETAIN_ON_CANCELLATION");
     model_free(m);
@@ -570,21 +503,21 @@ static void test_interval_number_sentinel(void **state)
     const struct op_run *r = m->runs[0];
 
     (void)state;
-    assert_int_equal(inum(&r->metrics, "checkpointing_enabled"), 0);
+    assert_int_equal(tm_inum(&r->metrics, "checkpointing_enabled"), 0);
     assert_string_equal(r->name, "p");
-    assert_int_equal(node(r, SRC)->parallelism, 3);
-    assert_string_equal(node(r, SRC)->name, "Source: x");
-    assert_true(has_warning(r, "no /jobs/<jid> response"));
-    assert_true(has_warning(r, "no /jobmanager/config"));
+    assert_int_equal(tm_node(r, SRC)->parallelism, 3);
+    assert_string_equal(tm_node(r, SRC)->name, "Source: x");
+    assert_true(tm_has_warning(r, "no /jobs/<jid> response"));
+    assert_true(tm_has_warning(r, "no /jobmanager/config"));
     model_free(m);
 
     m = parse_ok("{\"flink_rest_export\": 1, \"responses\": {"
                  " \"/jobs/" JID "/checkpoints/config\": {\"interval\": "
                  "60000, \"timeout\": 600000}}}");
     r = m->runs[0];
-    assert_int_equal(inum(&r->metrics, "checkpointing_enabled"), 1);
-    assert_int_equal(inum(&r->metrics, "checkpoint_interval_ms"), 60000);
-    assert_string_equal(str(&r->config, "execution.checkpointing.interval"),
+    assert_int_equal(tm_inum(&r->metrics, "checkpointing_enabled"), 1);
+    assert_int_equal(tm_inum(&r->metrics, "checkpoint_interval_ms"), 60000);
+    assert_string_equal(tm_str(&r->config, "execution.checkpointing.interval"),
                         "60000");
     model_free(m);
 }
@@ -612,21 +545,21 @@ static void test_config_keys(void **state)
 
     (void)state;
     assert_string_equal(r->status, "cancelled");
-    assert_string_equal(str(&r->config, "execution.checkpointing.num-retained"),
+    assert_string_equal(tm_str(&r->config, "execution.checkpointing.num-retained"),
                         "5");
-    assert_false(has(&r->config, "state.checkpoints.num-retained"));
-    assert_string_equal(str(&r->config, "state.backend.type"), "rocksdb");
-    assert_false(has(&r->config, "state.backend"));
-    assert_string_equal(str(&r->config, "execution.checkpointing.incremental"),
+    assert_false(tm_has(&r->config, "state.checkpoints.num-retained"));
+    assert_string_equal(tm_str(&r->config, "state.backend.type"), "rocksdb");
+    assert_false(tm_has(&r->config, "state.backend"));
+    assert_string_equal(tm_str(&r->config, "execution.checkpointing.incremental"),
                         "true");
-    assert_string_equal(str(&r->config, "execution.checkpointing.dir"),
+    assert_string_equal(tm_str(&r->config, "execution.checkpointing.dir"),
                         "s3://b/cp");
-    assert_string_equal(str(&r->config, "restart-strategy.type"),
+    assert_string_equal(tm_str(&r->config, "restart-strategy.type"),
                         "fixed-delay");
-    assert_string_equal(str(&r->config, "taskmanager.numberOfTaskSlots"), "4");
-    assert_string_equal(str(&r->config, "execution.checkpointing.timeout"),
+    assert_string_equal(tm_str(&r->config, "taskmanager.numberOfTaskSlots"), "4");
+    assert_string_equal(tm_str(&r->config, "execution.checkpointing.timeout"),
                         "120000");
-    assert_int_equal(inum(&r->metrics, "cluster_config_keys"), 8);
+    assert_int_equal(tm_inum(&r->metrics, "cluster_config_keys"), 8);
     model_free(m);
 }
 
@@ -672,19 +605,19 @@ static void test_samples(void **state)
     assert_non_null(ck);
     assert_int_equal(ck->n, 5);
     for (i = 0; i < 5; i++)
-        assert_int_equal(inum(&ck->recs[i]->fields, "id"), (int64_t)i + 1);
-    assert_string_equal(str(&ck->recs[2]->fields, "status"), "COMPLETED");
-    assert_int_equal(inum(&ck->recs[2]->fields, "state_size_bytes"), 40);
-    assert_string_equal(str(&ck->recs[4]->fields, "status"), "FAILED");
-    assert_int_equal(inum(&r->metrics, "checkpoints_failed"), 1);
+        assert_int_equal(tm_inum(&ck->recs[i]->fields, "id"), (int64_t)i + 1);
+    assert_string_equal(tm_str(&ck->recs[2]->fields, "status"), "COMPLETED");
+    assert_int_equal(tm_inum(&ck->recs[2]->fields, "state_size_bytes"), 40);
+    assert_string_equal(tm_str(&ck->recs[4]->fields, "status"), "FAILED");
+    assert_int_equal(tm_inum(&r->metrics, "checkpoints_failed"), 1);
     /* newest poll gives state; the sample without responses is reported */
     assert_string_equal(r->status, "failed");
-    assert_true(has_warning(r, "$.samples[1]"));
-    assert_int_equal(inum(&r->metrics, "samples"), 1);
+    assert_true(tm_has_warning(r, "$.samples[1]"));
+    assert_int_equal(tm_inum(&r->metrics, "samples"), 1);
     /* 5000 records in 10 s */
-    assert_true(fabs(num(&node(r, SRC)->metrics, "records_out_per_s") - 500) <
+    assert_true(fabs(tm_num(&tm_node(r, SRC)->metrics, "records_out_per_s") - 500) <
                 1e-9);
-    assert_string_equal(str(&node(r, SRC)->attrs, "rate_source"), "samples");
+    assert_string_equal(tm_str(&tm_node(r, SRC)->attrs, "rate_source"), "samples");
     model_free(m);
 }
 
@@ -720,26 +653,26 @@ static void test_metrics_endpoints(void **state)
         "   [\"Vertex not found\"]}"
         " }}");
     const struct op_run *r = m->runs[0];
-    const struct op_node *src = node(r, SRC), *win = node(r, WIN);
+    const struct op_node *src = tm_node(r, SRC), *win = tm_node(r, WIN);
 
     (void)state;
-    assert_true(fabs(num(&src->metrics, "busy_ratio") - 0.5) < 1e-12);
-    assert_true(fabs(num(&src->metrics, "busy_ratio_max") - 0.9) < 1e-12);
-    assert_int_equal((int)dist(src, "busy_ratio")->count, 2);
-    assert_string_equal(str(&src->attrs, "ratio_source"), "subtask_metrics");
-    assert_true(fabs(num(&src->metrics, "records_out_per_s") - 100) < 1e-9);
-    assert_int_equal(inum(&src->metrics, "output_watermark_min_ms"),
+    assert_true(fabs(tm_num(&src->metrics, "busy_ratio") - 0.5) < 1e-12);
+    assert_true(fabs(tm_num(&src->metrics, "busy_ratio_max") - 0.9) < 1e-12);
+    assert_int_equal((int)tm_dist(src, "busy_ratio")->count, 2);
+    assert_string_equal(tm_str(&src->attrs, "ratio_source"), "subtask_metrics");
+    assert_true(fabs(tm_num(&src->metrics, "records_out_per_s") - 100) < 1e-9);
+    assert_int_equal(tm_inum(&src->metrics, "output_watermark_min_ms"),
                      1700000000000LL);
-    assert_int_equal(inum(&src->metrics, "subtasks_without_output_watermark"),
+    assert_int_equal(tm_inum(&src->metrics, "subtasks_without_output_watermark"),
                      1);
-    assert_true(fabs(num(&win->metrics, "busy_ratio") - 0.4) < 1e-12);
-    assert_true(fabs(num(&win->metrics, "busy_ratio_max") - 0.7) < 1e-12);
-    assert_null(dist(win, "busy_ratio"));
-    assert_string_equal(str(&win->attrs, "ratio_source"),
+    assert_true(fabs(tm_num(&win->metrics, "busy_ratio") - 0.4) < 1e-12);
+    assert_true(fabs(tm_num(&win->metrics, "busy_ratio_max") - 0.7) < 1e-12);
+    assert_null(tm_dist(win, "busy_ratio"));
+    assert_string_equal(tm_str(&win->attrs, "ratio_source"),
                         "aggregated_metrics");
-    assert_true(fabs(num(&win->metrics, "records_in_per_s") - 4) < 1e-12);
-    assert_true(fabs(num(&win->metrics, "late_records_dropped") - 7) < 1e-12);
-    assert_true(has_warning(r, "Flink returned an error: Vertex not found"));
+    assert_true(fabs(tm_num(&win->metrics, "records_in_per_s") - 4) < 1e-12);
+    assert_true(fabs(tm_num(&win->metrics, "late_records_dropped") - 7) < 1e-12);
+    assert_true(tm_has_warning(r, "Flink returned an error: Vertex not found"));
     model_free(m);
 }
 
@@ -768,27 +701,27 @@ static void test_checkpoint_details_and_exceptions(void **state)
         "     \"timestamp\": 10}]}}"
         " }}");
     const struct op_run *r = m->runs[0];
-    const struct op_node *win = node(r, WIN);
+    const struct op_node *win = tm_node(r, WIN);
     const mseries *ct = model_find_series(r, "checkpoint_tasks");
     const mseries *ex = model_find_series(r, "exceptions");
 
     (void)state;
     assert_int_equal(r->nnodes, 2); /* the unknown vertex adds no node */
-    assert_int_equal(inum(&win->metrics, "checkpoint_state_size_bytes"), 280);
+    assert_int_equal(tm_inum(&win->metrics, "checkpoint_state_size_bytes"), 280);
     assert_int_equal(
-        inum(&win->metrics, "checkpoint_checkpointed_size_bytes"), 28);
-    assert_int_equal(inum(&win->metrics, "checkpoint_id"), 7);
+        tm_inum(&win->metrics, "checkpoint_checkpointed_size_bytes"), 28);
+    assert_int_equal(tm_inum(&win->metrics, "checkpoint_id"), 7);
     assert_non_null(ct);
     assert_int_equal(ct->n, 2);
     assert_non_null(model_find_series(r, "checkpoints"));
     assert_non_null(ex);
     assert_int_equal(ex->n, 2);
-    assert_int_equal(inum(&ex->recs[0]->fields, "timestamp_ms"), 10);
-    assert_string_equal(str(&ex->recs[1]->fields, "exception"),
+    assert_int_equal(tm_inum(&ex->recs[0]->fields, "timestamp_ms"), 10);
+    assert_string_equal(tm_str(&ex->recs[1]->fields, "exception"),
                         "java.io.IOException: boom");
-    assert_string_equal(str(&ex->recs[1]->fields, "location"), "tm-1:6121");
-    assert_int_equal(inum(&r->metrics, "exceptions"), 2);
-    assert_int_equal(inum(&r->metrics, "exceptions_truncated"), 1);
+    assert_string_equal(tm_str(&ex->recs[1]->fields, "location"), "tm-1:6121");
+    assert_int_equal(tm_inum(&r->metrics, "exceptions"), 2);
+    assert_int_equal(tm_inum(&r->metrics, "exceptions_truncated"), 1);
     model_free(m);
 }
 
@@ -799,7 +732,7 @@ static void test_lone_responses(void **state)
 
     (void)state;
     assert_string_equal(m->runs[0]->id, "test");
-    assert_true(has_warning(m->runs[0], "without a job id"));
+    assert_true(tm_has_warning(m->runs[0], "without a job id"));
     model_free(m);
     m = parse_ok("{\"jobs\": [{\"jid\": \"" JID "\", \"name\": \"a\","
                  " \"state\": \"FINISHED\", \"start-time\": 5, "
@@ -828,8 +761,8 @@ static void test_archive_payloads(void **state)
     assert_string_equal(r->id, JID);
     assert_string_equal(r->name, "arch");
     assert_string_equal(r->status, "succeeded");
-    assert_true(has_warning(r, "$.archive[1]"));
-    assert_true(has_warning(r, "$.archive[2]"));
+    assert_true(tm_has_warning(r, "$.archive[1]"));
+    assert_true(tm_has_warning(r, "$.archive[2]"));
     model_free(m);
 }
 
@@ -883,19 +816,19 @@ static void test_lookup_precedence(void **state)
         "  \"/jobs/" JID "/vertices/" WIN "/subtasks/0/metrics?get=d\": ["
         "   {\"id\": \"busyTimeMsPerSecond\", \"value\": \"700\"}]}}]}");
     const struct op_run *r = m->runs[0];
-    const struct op_node *src = node(r, SRC), *win = node(r, WIN);
+    const struct op_node *src = tm_node(r, SRC), *win = tm_node(r, WIN);
 
     (void)state;
-    assert_string_equal(str(&src->attrs, "description"), "first plan");
+    assert_string_equal(tm_str(&src->attrs, "description"), "first plan");
     assert_int_equal((int)src->nparents, 0);
     assert_int_equal((int)win->nparents, 1);
     /* (2200 - 200) records in 10 s: the last entry of the id */
-    assert_true(fabs(num(&src->metrics, "records_in_per_s") - 200) < 1e-9);
-    assert_true(fabs(num(&src->metrics, "busy_ratio") - 0.25) < 1e-12);
+    assert_true(fabs(tm_num(&src->metrics, "records_in_per_s") - 200) < 1e-9);
+    assert_true(fabs(tm_num(&src->metrics, "busy_ratio") - 0.25) < 1e-12);
     /* poll 1 only; subtask 0: 100, then 500, then 700 (poll order) */
-    assert_int_equal((int)dist(win, "busy_ratio")->count, 2);
-    assert_true(fabs(num(&win->metrics, "busy_ratio_max") - 0.7) < 1e-12);
-    assert_true(fabs(num(&win->metrics, "busy_ratio") - 0.5) < 1e-12);
+    assert_int_equal((int)tm_dist(win, "busy_ratio")->count, 2);
+    assert_true(fabs(tm_num(&win->metrics, "busy_ratio_max") - 0.7) < 1e-12);
+    assert_true(fabs(tm_num(&win->metrics, "busy_ratio") - 0.5) < 1e-12);
     model_free(m);
 }
 
@@ -1002,18 +935,18 @@ static void test_many_vertices_jobs_keys(void **state)
     for (i = 0; i < BIG_VERTICES; i++) {
         const struct op_node *n;
         snprintf(id, sizeof id, "%032zx", i + 1);
-        n = node(r, id);
-        assert_true(fabs(num(&n->metrics, "busy_ratio") - ((double)i + 0.5)) <
+        n = tm_node(r, id);
+        assert_true(fabs(tm_num(&n->metrics, "busy_ratio") - ((double)i + 0.5)) <
                     1e-9);
         assert_int_equal((int)n->nparents, i ? 1 : 0);
     }
     /* k.7 set twice, the interval removed (checkpointing off), the last key
      * moved into its place still found, the new backend key wins */
-    assert_string_equal(str(&r->config, "k.7"), "again");
-    assert_string_equal(str(&r->config, "k.1999"), "1999");
-    assert_string_equal(str(&r->config, "k.last"), "end");
-    assert_false(has(&r->config, "execution.checkpointing.interval"));
-    assert_string_equal(str(&r->config, "state.backend.type"), "rocksdb");
+    assert_string_equal(tm_str(&r->config, "k.7"), "again");
+    assert_string_equal(tm_str(&r->config, "k.1999"), "1999");
+    assert_string_equal(tm_str(&r->config, "k.last"), "end");
+    assert_false(tm_has(&r->config, "execution.checkpointing.interval"));
+    assert_string_equal(tm_str(&r->config, "state.backend.type"), "rocksdb");
     assert_int_equal((int)r->config.n, BIG_KEYS + 2);
     for (i = 1; i < BIG_JOBS; i++) {
         snprintf(id, sizeof id, "%032zx", i + 1);

@@ -26,55 +26,9 @@
 
 #include "codec.h"
 #include "input.h"
+#include "support.h"
 
 /* --- helpers ------------------------------------------------------------ */
-
-typedef struct dbuf {
-    unsigned char *p;
-    size_t n, cap;
-} dbuf;
-
-static void db_add(dbuf *b, const void *src, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t ncap = b->cap ? b->cap : 1024;
-        while (ncap < b->n + n + 1)
-            ncap *= 2;
-        b->p = realloc(b->p, ncap);
-        assert_non_null(b->p);
-        b->cap = ncap;
-    }
-    if (n)
-        memcpy(b->p + b->n, src, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void db_u8(dbuf *b, unsigned v)
-{
-    unsigned char c = (unsigned char)v;
-    db_add(b, &c, 1);
-}
-
-static void db_le32(dbuf *b, uint32_t v)
-{
-    unsigned char c[4] = {(unsigned char)v, (unsigned char)(v >> 8),
-                          (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
-    db_add(b, c, 4);
-}
-
-static void db_be32(dbuf *b, uint32_t v)
-{
-    unsigned char c[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 8), (unsigned char)v};
-    db_add(b, c, 4);
-}
-
-static void db_be16(dbuf *b, unsigned v)
-{
-    db_u8(b, v >> 8);
-    db_u8(b, v & 0xff);
-}
 
 static uint32_t rng_state = 12345;
 

@@ -39,6 +39,7 @@
 #include "model.h"
 
 #include "../../plugins/spark/spark_internal.h"
+#include "support.h"
 
 extern const op_plugin op_plugin_spark;
 
@@ -46,53 +47,6 @@ extern const op_plugin op_plugin_spark;
 #define FIX OP_SOURCE_DIR "/fixtures/spark"
 
 /* --- helpers ------------------------------------------------------------- */
-
-typedef struct dbuf {
-    unsigned char *p;
-    size_t n, cap;
-} dbuf;
-
-static void db_add(dbuf *b, const void *src, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t ncap = b->cap ? b->cap : 4096;
-        while (ncap < b->n + n + 1)
-            ncap *= 2;
-        b->p = realloc(b->p, ncap);
-        assert_non_null(b->p);
-        b->cap = ncap;
-    }
-    if (n)
-        memcpy(b->p + b->n, src, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void db_u8(dbuf *b, unsigned v)
-{
-    unsigned char c = (unsigned char)v;
-    db_add(b, &c, 1);
-}
-
-static void db_le32(dbuf *b, uint32_t v)
-{
-    unsigned char c[4] = {(unsigned char)v, (unsigned char)(v >> 8),
-                          (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
-    db_add(b, c, 4);
-}
-
-static void db_be32(dbuf *b, uint32_t v)
-{
-    unsigned char c[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 8), (unsigned char)v};
-    db_add(b, c, 4);
-}
-
-static void db_be16(dbuf *b, unsigned v)
-{
-    db_u8(b, (v >> 8) & 0xff);
-    db_u8(b, v & 0xff);
-}
 
 static char tmpdir[64];
 
@@ -192,44 +146,6 @@ static model *parse_text(const char *name, const char *text)
     return parse_ok(path);
 }
 
-static double num(const mmap *map, const char *key)
-{
-    const mentry *e = mmap_get(map, key);
-
-    if (!e)
-        fail_msg("missing metric %s", key);
-    return e->v.t == MV_INT ? (double)e->v.u.i : e->v.u.n;
-}
-
-static int64_t inum(const mmap *map, const char *key)
-{
-    const mentry *e = mmap_get(map, key);
-
-    if (!e)
-        fail_msg("missing metric %s", key);
-    assert_int_equal(e->v.t, MV_INT);
-    return e->v.u.i;
-}
-
-static const struct op_node *node(const struct op_run *r, const char *id)
-{
-    const struct op_node *n = model_find_node(r, id);
-
-    if (!n)
-        fail_msg("no node %s", id);
-    return n;
-}
-
-static int has_warning(const struct op_run *r, const char *needle)
-{
-    size_t i;
-
-    for (i = 0; i < r->nwarnings; i++)
-        if (strstr(r->warnings[i], needle))
-            return 1;
-    return 0;
-}
-
 /* The decompressed text of a committed fixture (read through the host's
  * own stream so the test does not depend on the fixture's codec). */
 static dbuf fixture_text(const char *name)
@@ -265,14 +181,14 @@ static void assert_same_model(const model *a, const model *b)
     assert_int_equal(ra->nnodes, rb->nnodes);
     assert_int_equal(ra->metrics.n, rb->metrics.n);
     for (k = 0; k < ra->metrics.n; k++)
-        assert_true(num(&ra->metrics, ra->metrics.items[k].key) ==
-                    num(&rb->metrics, ra->metrics.items[k].key));
+        assert_true(tm_num(&ra->metrics, ra->metrics.items[k].key) ==
+                    tm_num(&rb->metrics, ra->metrics.items[k].key));
     for (i = 0; i < ra->nnodes; i++) {
-        const struct op_node *x = ra->nodes[i], *y = node(rb, x->id);
+        const struct op_node *x = ra->nodes[i], *y = tm_node(rb, x->id);
         assert_int_equal(x->metrics.n, y->metrics.n);
         for (k = 0; k < x->metrics.n; k++)
-            assert_true(num(&x->metrics, x->metrics.items[k].key) ==
-                        num(&y->metrics, x->metrics.items[k].key));
+            assert_true(tm_num(&x->metrics, x->metrics.items[k].key) ==
+                        tm_num(&y->metrics, x->metrics.items[k].key));
         assert_int_equal(x->ndists, y->ndists);
         for (k = 0; k < x->ndists; k++)
             assert_memory_equal(&x->dists[k].d, &y->dists[k].d,
@@ -362,17 +278,17 @@ static int compare_stage(const struct op_run *r, const cJSON *s,
     snprintf(id, sizeof id, "stage-%d-%d",
              cJSON_GetObjectItem(s, "stageId")->valueint,
              cJSON_GetObjectItem(s, "attemptId")->valueint);
-    n = node(r, id);
+    n = tm_node(r, id);
     for (k = 0; k < sizeof metric_map / sizeof metric_map[0]; k++) {
         double want = cJSON_GetObjectItem(s, metric_map[k][1])->valuedouble;
-        int64_t got = inum(&n->metrics, metric_map[k][0]);
+        int64_t got = tm_inum(&n->metrics, metric_map[k][0]);
         if ((double)got != want)
             fail_msg("%s %s %s: %lld, the History Server says %.0f", file,
                      id, metric_map[k][0], (long long)got, want);
         checked++;
     }
     /* executorCpuTime is in ns; executor_cpu_ms = executorCpuTime / 1e6 */
-    assert_true(fabs(num(&n->metrics, "executor_cpu_ms") -
+    assert_true(fabs(tm_num(&n->metrics, "executor_cpu_ms") -
                      cJSON_GetObjectItem(s, "executorCpuTime")->valuedouble /
                          1e6) < 1e-9);
     assert_int_equal(n->parallelism,
@@ -480,17 +396,17 @@ static void test_real_all_parse(void **state)
         m = parse_ok(path);
         r = m->runs[0];
         assert_string_equal(r->source, "spark");
-        assert_true(inum(&r->metrics, "stages") >= 1);
-        assert_true(inum(&r->metrics, "tasks") >= 1);
+        assert_true(tm_inum(&r->metrics, "stages") >= 1);
+        assert_true(tm_inum(&r->metrics, "tasks") >= 1);
         assert_string_equal(r->status,
                             strstr(logs[i], "tasks_executors_fail")
                                 ? "failed"
                                 : "succeeded");
         if (strstr(logs[i], "malformed")) {
-            assert_int_equal(inum(&r->metrics, "malformed_lines"), 1);
-            assert_true(has_warning(r, "line 4 is not valid JSON"));
+            assert_int_equal(tm_inum(&r->metrics, "malformed_lines"), 1);
+            assert_true(tm_has_warning(r, "line 4 is not valid JSON"));
         } else {
-            assert_int_equal(inum(&r->metrics, "malformed_lines"), 0);
+            assert_int_equal(tm_inum(&r->metrics, "malformed_lines"), 0);
         }
         model_free(m);
     }
@@ -511,7 +427,7 @@ static void test_real_details(void **state)
     r = m->runs[0];
     assert_string_equal(r->id, "local-1623876083964");
     assert_string_equal(r->engine_version, "3.1.1");
-    assert_int_equal(inum(&r->metrics, "orphan_task_ends"), 0);
+    assert_int_equal(tm_inum(&r->metrics, "orphan_task_ends"), 0);
     assert_int_equal(r->nwarnings, 0);
     model_free(m);
 
@@ -527,7 +443,7 @@ static void test_real_details(void **state)
     r = m->runs[0];
     ex = model_find_series(r, "executors");
     assert_non_null(ex);
-    assert_int_equal(inum(&r->metrics, "executors_removed"), 8);
+    assert_int_equal(tm_inum(&r->metrics, "executors_removed"), 8);
     assert_non_null(model_find_series(r, "task_failures"));
     model_free(m);
 
@@ -536,19 +452,19 @@ static void test_real_details(void **state)
                  "/spark-rapids-tools/tasks_executors_fail_compressed_eventlog"
                  ".zstd");
     r = m->runs[0];
-    assert_int_equal(inum(&r->metrics, "stages"), 135);
-    assert_int_equal(inum(&r->metrics, "failed_stages"), 1);
-    assert_int_equal(inum(&r->metrics, "failed_jobs"), 1);
-    assert_int_equal(inum(&r->metrics, "tasks"), 8630);
+    assert_int_equal(tm_inum(&r->metrics, "stages"), 135);
+    assert_int_equal(tm_inum(&r->metrics, "failed_stages"), 1);
+    assert_int_equal(tm_inum(&r->metrics, "failed_jobs"), 1);
+    assert_int_equal(tm_inum(&r->metrics, "tasks"), 8630);
     model_free(m);
 
     /* old log: the failed stage, its parents and the skipped-free DAG */
     m = parse_ok(REAL "/local-1422981780767");
     r = m->runs[0];
-    n = node(r, "stage-2-0");
+    n = tm_node(r, "stage-2-0");
     assert_string_equal(n->status, "failed");
     assert_non_null(mmap_get(&n->attrs, "failure_reason"));
-    assert_int_equal(inum(&n->metrics, "failed_tasks"), 1);
+    assert_int_equal(tm_inum(&n->metrics, "failed_tasks"), 1);
     assert_true(n->ndists > 0);
     model_free(m);
 }
@@ -767,9 +683,9 @@ static void test_in_progress_compressed(void **state)
     m = write_and_parse("application_1700000000000_0001.zstd.inprogress", &c);
     r = m->runs[0];
     assert_string_equal(r->status, "running");
-    assert_true(has_warning(r, "in progress"));
-    assert_int_equal(inum(&r->metrics, "malformed_lines"), 0);
-    assert_true(inum(&r->metrics, "tasks") > 10);
+    assert_true(tm_has_warning(r, "in progress"));
+    assert_int_equal(tm_inum(&r->metrics, "malformed_lines"), 0);
+    assert_true(tm_inum(&r->metrics, "tasks") > 10);
     model_free(m);
     free(c.p);
 
@@ -778,7 +694,7 @@ static void test_in_progress_compressed(void **state)
     m = write_and_parse("application_1700000000000_0001.lz4.inprogress", &c);
     r = m->runs[0];
     assert_string_equal(r->status, "running");
-    assert_int_equal(inum(&r->metrics, "malformed_lines"), 0);
+    assert_int_equal(tm_inum(&r->metrics, "malformed_lines"), 0);
     model_free(m);
     free(c.p);
     free(text.p);
@@ -878,10 +794,10 @@ static void test_rolling(void **state)
     }
     m = parse_ok(dir);
     r = m->runs[0];
-    assert_true(has_warning(r, "compacted"));
-    assert_int_equal(inum(&r->metrics, "malformed_lines"), 0);
-    assert_int_equal(inum(&r->metrics, "tasks"),
-                     inum(&ref->runs[0]->metrics, "tasks"));
+    assert_true(tm_has_warning(r, "compacted"));
+    assert_int_equal(tm_inum(&r->metrics, "malformed_lines"), 0);
+    assert_int_equal(tm_inum(&r->metrics, "tasks"),
+                     tm_inum(&ref->runs[0]->metrics, "tasks"));
     model_free(m);
 
     /* a folder without events files is an error naming it */
@@ -957,22 +873,22 @@ static void test_task_outcomes(void **state)
         STAGEDONE(0, 6) APPEND;
     model *m = parse_text("app-1", text);
     const struct op_run *r = m->runs[0];
-    const struct op_node *s = node(r, "stage-0-0");
+    const struct op_node *s = tm_node(r, "stage-0-0");
     const mseries *f;
 
     (void)state;
     assert_string_equal(r->engine_version, "3.4.1");
-    assert_int_equal(inum(&s->metrics, "tasks"), 6);
-    assert_int_equal(inum(&s->metrics, "completed_tasks"), 1);
-    assert_int_equal(inum(&s->metrics, "killed_tasks"), 2);
-    assert_int_equal(inum(&s->metrics, "failed_tasks"), 2);
-    assert_int_equal(inum(&s->metrics, "executor_run_ms"), 177);
-    assert_int_equal(inum(&s->metrics, "shuffle_read_bytes"), 60);
-    assert_int_equal(inum(&s->metrics, "shuffle_read_records"), 12);
-    assert_int_equal(inum(&r->metrics, "orphan_task_ends"), 1);
+    assert_int_equal(tm_inum(&s->metrics, "tasks"), 6);
+    assert_int_equal(tm_inum(&s->metrics, "completed_tasks"), 1);
+    assert_int_equal(tm_inum(&s->metrics, "killed_tasks"), 2);
+    assert_int_equal(tm_inum(&s->metrics, "failed_tasks"), 2);
+    assert_int_equal(tm_inum(&s->metrics, "executor_run_ms"), 177);
+    assert_int_equal(tm_inum(&s->metrics, "shuffle_read_bytes"), 60);
+    assert_int_equal(tm_inum(&s->metrics, "shuffle_read_records"), 12);
+    assert_int_equal(tm_inum(&r->metrics, "orphan_task_ends"), 1);
     assert_int_equal(s->duration_ms, 800);
-    assert_string_equal(node(r, "sql-3")->status, "succeeded");
-    assert_string_equal(node(r, "sql-3")->name, "select 1");
+    assert_string_equal(tm_node(r, "sql-3")->status, "succeeded");
+    assert_string_equal(tm_node(r, "sql-3")->name, "select 1");
     f = model_find_series(r, "task_failures");
     assert_non_null(f);
     assert_int_equal(f->n, 4); /* killed, commit denied, OOM, resubmitted */
@@ -992,12 +908,12 @@ static void test_malformed_and_cut(void **state)
     const struct op_run *r = m->runs[0];
 
     (void)state;
-    assert_int_equal(inum(&r->metrics, "malformed_lines"), 2);
-    assert_true(has_warning(r, "line 5 is not valid JSON"));
-    assert_true(has_warning(r, "line 6 is not valid JSON"));
-    assert_true(has_warning(r, "inside an unfinished event"));
+    assert_int_equal(tm_inum(&r->metrics, "malformed_lines"), 2);
+    assert_true(tm_has_warning(r, "line 5 is not valid JSON"));
+    assert_true(tm_has_warning(r, "line 6 is not valid JSON"));
+    assert_true(tm_has_warning(r, "inside an unfinished event"));
     assert_string_equal(r->status, "running");
-    assert_int_equal(inum(&node(r, "stage-0-0")->metrics, "executor_run_ms"),
+    assert_int_equal(tm_inum(&tm_node(r, "stage-0-0")->metrics, "executor_run_ms"),
                      30);
     model_free(m);
 }
@@ -1035,18 +951,18 @@ static void test_old_schema(void **state)
         "{\"Event\":\"SparkListenerApplicationEnd\",\"Timestamp\":100}\n";
     model *m = parse_text("local-1", text);
     const struct op_run *r = m->runs[0];
-    const struct op_node *s = node(r, "stage-0-0");
+    const struct op_node *s = tm_node(r, "stage-0-0");
 
     (void)state;
     assert_string_equal(r->id, "local-1");
     assert_null(r->engine_version);
     assert_string_equal(r->status, "succeeded");
-    assert_int_equal(inum(&s->metrics, "executor_run_ms"), 50);
-    assert_int_equal(inum(&s->metrics, "input_bytes"), 160);
-    assert_int_equal(inum(&s->metrics, "input_records"), 0);
-    assert_int_equal(inum(&s->metrics, "shuffle_write_bytes"), 7);
-    assert_true(num(&s->metrics, "executor_cpu_ms") == 0);
-    assert_string_equal(node(r, "job-0")->status, "succeeded");
+    assert_int_equal(tm_inum(&s->metrics, "executor_run_ms"), 50);
+    assert_int_equal(tm_inum(&s->metrics, "input_bytes"), 160);
+    assert_int_equal(tm_inum(&s->metrics, "input_records"), 0);
+    assert_int_equal(tm_inum(&s->metrics, "shuffle_write_bytes"), 7);
+    assert_true(tm_num(&s->metrics, "executor_cpu_ms") == 0);
+    assert_string_equal(tm_node(r, "job-0")->status, "succeeded");
     model_free(m);
 }
 
