@@ -5,6 +5,7 @@
  * analysis of the others.
  */
 #include "analyze.h"
+#include "progress.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -129,6 +130,7 @@ static int parse_file(analysis *an, input_rec *in, int rolling)
     op_stream *s = NULL;
     op_builder *b = NULL;
     const op_plugin *p = NULL;
+    progress pg;
     const unsigned char *head;
     size_t head_len;
     op_probe probe;
@@ -169,7 +171,8 @@ static int parse_file(analysis *an, input_rec *in, int rolling)
         rec_warn(an, in, "%s: out of memory", in->path);
         goto out;
     }
-    rc = p->parse(s, b, &err);
+    rc = p->parse(progress_wrap(&pg, s, in->path, an->diag, an->quiet), b, &err);
+    progress_end(&pg);
     if (rc) {
         rec_warn(an, in, "%s: %s", in->path, msg_body(in->path, err.msg));
         goto out;

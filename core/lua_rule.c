@@ -823,8 +823,7 @@ int lrule_exec(sbx *s, lrule_call *c, const rule_limits *lim,
     sbx_set_user(s, c);
     sbx_set_label(s, c->meta->id);
     st = sbx_cpcall(s, prep_step, c, 0, 3, reason);
-    sbx_exempt(s, 0);
-    lua_gc(sbx_lua(s), LUA_GCRESTART); /* in case building stopped halfway */
+    sbx_exempt(s, 0); /* in case building the run failed halfway */
     if (st == SBX_OK) {
         if (started)
             started(ud);

@@ -11,6 +11,10 @@ static const struct {
 } formats[] = {
     {"text", report_text},
     {"json", report_json},
+    {"markdown", report_markdown},
+    {"sarif", report_sarif},
+    {"junit", report_junit},
+    {"html", report_html},
 };
 
 report_fn report_find(const char *format)
@@ -25,5 +29,5 @@ report_fn report_find(const char *format)
 
 const char *report_formats(void)
 {
-    return "text json";
+    return "text json markdown sarif junit html";
 }

@@ -22,6 +22,8 @@ typedef struct report_ctx {
     unsigned long read_ms;  /* reading and parsing the inputs */
     unsigned long rules_ms; /* loading and running the rules */
     int deterministic;    /* write 0 for elapsed time (golden tests) */
+    const char *fail_on;  /* --fail-on level name, NULL when not given:
+                           * junit fails the findings at or above it */
 } report_ctx;
 
 typedef int (*report_fn)(const report_ctx *ctx);
@@ -32,7 +34,13 @@ report_fn report_find(const char *format);
 /* A space-separated list of the format names, for help and errors. */
 const char *report_formats(void);
 
+/* Each writes the whole report for ctx to ctx->out and returns 0, or
+ * OP_EIO when writing failed. The analysis and results are only read. */
 int report_text(const report_ctx *ctx);
 int report_json(const report_ctx *ctx);
+int report_markdown(const report_ctx *ctx); /* PR comment (docs/output-formats.md) */
+int report_sarif(const report_ctx *ctx);    /* SARIF 2.1.0 */
+int report_junit(const report_ctx *ctx);    /* JUnit XML: a testcase per rule and run */
+int report_html(const report_ctx *ctx);     /* one self-contained page with charts */
 
 #endif

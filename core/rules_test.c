@@ -1,121 +1,44 @@
 /*
- * rules_test.c - `optipipe rules test [DIR...]`: the rule test harness
- * that the bundled packs and users' own packs share.
+ * rules_test.c - `optipipe rules test [DIR|FILE...]`: the rule test
+ * harness that the bundled packs and users' own packs share.
  *
  * A test file <rule>_test.lua returns {rule = ID, cases = {...}}; each case
- * names input files (relative to the test file), optional option
+ * names its inputs (files relative to the test file, or inline runs written
+ * as Lua tables in the shape `optipipe normalize` prints), optional option
  * overrides, and the findings expected (docs/writing-rules.md). A case runs
  * the whole pipeline (detection, plugins, model, that one rule) and passes
- * when the rule's findings match the expected ones one to one.
+ * when the rule's findings match the expected ones one to one. Inline runs
+ * go through a temporary file read by the built-in "model" plugin, so they
+ * take exactly the path a real input takes.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <lauxlib.h>
 #include <limits.h>
-#include <lualib.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
-#include "lua_json.h"
+#include "jsonw.h"
+#include "luadata.h"
 
-#define TEST_FILE_MAX (4 * 1024 * 1024)
-#define TEST_INSTRUCTIONS 10000000
+#define MAX_CASE_INPUTS 64
+#define MAX_RESULTS 100000
+
+/* One case's outcome, kept for --junit. */
+typedef struct case_result {
+    char *suite, *file, *name, *why, *details;
+    int ok;
+} case_result;
 
 typedef struct tally {
     unsigned passed, failed;
+    case_result *r; /* only with --junit */
+    size_t n, cap;
+    int keep;
 } tally;
-
-/* ---- reading a test file (data, evaluated in a minimal state) ---------- */
-
-static void budget_hook(lua_State *L, lua_Debug *ar)
-{
-    (void)ar;
-    luaL_error(L, "test file ran too long");
-}
-
-static char *slurp(const char *path, size_t *len, op_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n;
-
-    if (!f) {
-        op_error_set(err, OP_EIO, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    buf = malloc(TEST_FILE_MAX + 1);
-    if (!buf) {
-        op_error_set(err, OP_ENOMEM, "out of memory");
-        goto out;
-    }
-    n = fread(buf, 1, TEST_FILE_MAX + 1, f);
-    if (n > TEST_FILE_MAX) {
-        op_error_set(err, OP_ELIMIT, "%s: larger than %d bytes", path,
-                     TEST_FILE_MAX);
-        free(buf);
-        buf = NULL;
-        goto out;
-    }
-    buf[n] = '\0';
-    *len = n;
-out:
-    fclose(f);
-    return buf;
-}
-
-/* Evaluates a test file to cJSON. Only base/string/table/math exist, with
- * no file access and an instruction budget: a test file is data. */
-static cJSON *load_test_file(const char *path, op_error *err)
-{
-    static const char *const banned[] = {"dofile", "loadfile", "load",
-                                         "require", "collectgarbage", NULL};
-    lua_State *L = luaL_newstate();
-    cJSON *out = NULL;
-    char chunk[PATH_MAX * 2 + 2];
-    size_t len = 0, i;
-    char *src;
-
-    if (!L) {
-        op_error_set(err, OP_ENOMEM, "out of memory");
-        return NULL;
-    }
-    src = slurp(path, &len, err);
-    if (!src)
-        goto out;
-    luaL_requiref(L, "_G", luaopen_base, 1);
-    luaL_requiref(L, "string", luaopen_string, 1);
-    luaL_requiref(L, "table", luaopen_table, 1);
-    luaL_requiref(L, "math", luaopen_math, 1);
-    lua_settop(L, 0);
-    for (i = 0; banned[i]; i++) {
-        lua_pushnil(L);
-        lua_setglobal(L, banned[i]);
-    }
-    lua_sethook(L, budget_hook, LUA_MASKCOUNT, TEST_INSTRUCTIONS);
-    snprintf(chunk, sizeof chunk, "@%s", path);
-    if (luaL_loadbufferx(L, src, len, chunk, "t") ||
-        lua_pcall(L, 0, 1, 0)) {
-        op_error_set(err, OP_EPARSE, "%s", lua_tostring(L, -1));
-        goto out;
-    }
-    if (!lua_istable(L, -1)) {
-        op_error_set(err, OP_EPARSE, "%s: must return a table", path);
-        goto out;
-    }
-    {
-        size_t budget = TEST_FILE_MAX * 4;
-        char msg[OP_ERROR_MAX];
-        if (ljson_from_lua(L, -1, path, &budget, &out, msg, sizeof msg))
-            op_error_set(err, OP_EPARSE, "%s", msg);
-    }
-out:
-    free(src);
-    lua_close(L);
-    return out;
-}
 
 /* ---- matching ------------------------------------------------------------ */
 
@@ -241,23 +164,24 @@ static void dir_of(const char *path, char *out, size_t len)
         snprintf(out, len, "%.*s", (int)(slash - path), path);
 }
 
-static void print_findings(const results *res, const char *rule)
+static void print_findings(FILE *f, const results *res, const char *rule)
 {
     size_t i;
 
     for (i = 0; i < res->n; i++)
         if (strcmp(res->f[i].rule, rule) == 0)
-            fprintf(stdout, "      got: %s node=%s: %s\n",
+            fprintf(f, "      got: %s node=%s: %s\n",
                     severity_name(res->f[i].sev),
                     res->f[i].node_id ? res->f[i].node_id : "-",
                     res->f[i].message);
     for (i = 0; i < res->ne; i++)
-        fprintf(stdout, "      rule error: %s: %s\n", res->e[i].rule,
+        fprintf(f, "      rule error: %s: %s\n", res->e[i].rule,
                 res->e[i].error);
 }
 
 /* Enables only `rule` and applies the case's option overrides. */
-static int select_rule(ruleset *rs, const char *rule, const cJSON *options)
+static int select_rule(ruleset *rs, const char *rule, const cJSON *options,
+                       char *why, size_t whylen)
 {
     size_t i;
     int found = 0;
@@ -265,24 +189,151 @@ static int select_rule(ruleset *rs, const char *rule, const cJSON *options)
     for (i = 0; i < ruleset_count(rs); i++) {
         rule_meta *r = ruleset_rule(rs, i);
         r->enabled = strcmp(r->id, rule) == 0;
-        if (r->enabled) {
-            found = 1;
-            cJSON_Delete(r->overrides);
-            r->overrides = cJSON_IsObject(options) ? cJSON_Duplicate(options, 1) : NULL;
-        }
+        if (!r->enabled)
+            continue;
+        found = 1;
+        cJSON_Delete(r->overrides);
+        r->overrides = NULL;
+        if (cJSON_IsObject(options) &&
+            config_check_options(r->options, options, "options", why, whylen))
+            return -1;
+        r->overrides = cJSON_IsObject(options) ? cJSON_Duplicate(options, 1) : NULL;
     }
-    return found;
+    if (!found)
+        snprintf(why, whylen, "no rule '%s' in this folder", rule);
+    return found ? 0 : -1;
 }
 
-static int run_case(const cli_opts *base, const char *dir, const char *test_dir,
-                    const char *rule, const cJSON *c, char *why, size_t whylen)
+/* When the rule under test did not load, says why instead of "no rule":
+ * the load error names the rule id, or its file when the id is unknown. */
+static void load_error(const results *res, const char *rule, char *why,
+                       size_t whylen)
 {
-    cli_opts o = *base;
+    size_t i;
+
+    for (i = 0; i < res->ne; i++)
+        if (strcmp(res->e[i].rule, rule) == 0 || res->ne == 1) {
+            snprintf(why, whylen, "the rule does not load: %s", res->e[i].error);
+            return;
+        }
+    for (i = 0; i < res->ne; i++)
+        fprintf(stdout, "      load error: %s: %s\n", res->e[i].rule,
+                res->e[i].error);
+}
+
+/* Writes the case's inline runs into one temporary model file (the shape
+ * `optipipe normalize` prints); *path is left empty when there are none. */
+static int write_inline(const cJSON *inputs, char *path, size_t len,
+                        char *why, size_t whylen)
+{
+    const char *tmp = getenv("TMPDIR");
+    const cJSON *in;
+    FILE *f;
+    jw w;
+    int fd, any = 0;
+
+    path[0] = '\0';
+    cJSON_ArrayForEach(in, inputs)
+        any |= cJSON_IsObject(in);
+    if (!any)
+        return 0;
+    snprintf(path, len, "%s/optipipe-inline-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    fd = mkstemp(path);
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
+        snprintf(why, whylen, "cannot write a temporary file: %s", strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        path[0] = '\0';
+        return -1;
+    }
+    jw_init(&w, f, 0);
+    jw_obj(&w);
+    jw_key(&w, "schema");
+    jw_int(&w, 1);
+    jw_key(&w, "runs");
+    jw_arr(&w);
+    cJSON_ArrayForEach(in, inputs)
+        if (cJSON_IsObject(in))
+            jw_cjson(&w, in);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    if (fclose(f) != 0) {
+        snprintf(why, whylen, "cannot write %s", path);
+        unlink(path);
+        path[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* Collects the case's input paths: files relative to the test file, then
+ * the inline model (if any). */
+static int case_inputs(const cJSON *inputs, const char *test_dir,
+                       const char *inline_path, char paths[][PATH_MAX],
+                       size_t *n, char *why, size_t whylen)
+{
+    const cJSON *in;
+
+    *n = 0;
+    cJSON_ArrayForEach(in, inputs) {
+        if (cJSON_IsObject(in))
+            continue;
+        if (!cJSON_IsString(in) || *n >= MAX_CASE_INPUTS - 1) {
+            snprintf(why, whylen, "inputs are file names or inline runs "
+                                  "(tables), at most %d", MAX_CASE_INPUTS - 1);
+            return -1;
+        }
+        if (in->valuestring[0] == '/')
+            snprintf(paths[*n], PATH_MAX, "%s", in->valuestring);
+        else
+            snprintf(paths[*n], PATH_MAX, "%s/%s", test_dir, in->valuestring);
+        (*n)++;
+    }
+    if (inline_path[0])
+        snprintf(paths[(*n)++], PATH_MAX, "%s", inline_path);
+    if (!*n) {
+        snprintf(why, whylen, "a case needs at least one input");
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads the inputs into an; the first problem of an input fails the case. */
+static int read_case(analysis *an, const cli_opts *o, char paths[][PATH_MAX],
+                     size_t n, char *why, size_t whylen)
+{
+    op_error err;
+    size_t i;
+
+    op_error_clear(&err);
+    if (analysis_init(an, o->plugin_path, &o->limits, NULL, &err)) {
+        snprintf(why, whylen, "%s", err.msg);
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        if (!analysis_add(an, paths[i])) {
+            snprintf(why, whylen, "%s",
+                     an->ninputs && an->inputs[an->ninputs - 1].nwarnings
+                         ? an->inputs[an->ninputs - 1].warnings[0]
+                         : "input could not be read");
+            return -1;
+        }
+    analysis_freeze(an);
+    return 0;
+}
+
+static int run_case(const cli_opts *o, const char *dir, const char *test_dir,
+                    const char *rule, const cJSON *c, char *why, size_t whylen,
+                    FILE *details)
+{
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(c, "inputs");
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
-    const cJSON *in;
-    char paths[64][PATH_MAX];
+    char paths[MAX_CASE_INPUTS][PATH_MAX];
+    char inline_path[PATH_MAX] = "";
     char lua_dir[PATH_MAX];
+    size_t npaths = 0;
     analysis an;
     results res;
     ruleset *rs = NULL;
@@ -293,48 +344,32 @@ static int run_case(const cli_opts *base, const char *dir, const char *test_dir,
     results_init(&res);
     op_error_clear(&err);
     /* an empty Lua table converts to an empty object: {} means none */
-    if (!cJSON_IsArray(inputs) ||
+    if (!(cJSON_IsArray(inputs) || cJSON_IsObject(inputs)) ||
         !(cJSON_IsArray(expect) || (cJSON_IsObject(expect) && !expect->child))) {
         snprintf(why, whylen, "a case needs 'inputs' and 'expect' lists");
         goto out;
     }
-    o.nrules_dirs = 1;
-    o.rules_dirs[0] = dir;
-    o.npacks = 0;
-    o.ninputs = 0;
-    cJSON_ArrayForEach(in, inputs) {
-        if (!cJSON_IsString(in) || o.ninputs >= 64) {
-            snprintf(why, whylen, "inputs must be at most 64 file names");
-            goto out;
-        }
-        snprintf(paths[o.ninputs], PATH_MAX, "%s/%s", test_dir, in->valuestring);
-        o.inputs[o.ninputs] = paths[o.ninputs];
-        o.ninputs++;
+    if (cJSON_IsObject(inputs) && inputs->child) {
+        snprintf(why, whylen, "'inputs' is a list: inputs = { run_or_file, ... }");
+        goto out;
     }
+    if (write_inline(inputs, inline_path, sizeof inline_path, why, whylen) ||
+        case_inputs(inputs, test_dir, inline_path, paths, &npaths, why, whylen))
+        goto out;
     snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
-    rs = ruleset_new(&o.rlimits);
+    rs = ruleset_new(&o->rlimits);
     if (!rs || ruleset_load_dir(rs, dir, dir, lua_dir, 0, &res, &err)) {
         snprintf(why, whylen, "%s", rs ? err.msg : "out of memory");
         goto out;
     }
-    if (!select_rule(rs, rule, cJSON_GetObjectItemCaseSensitive(c, "options"))) {
-        snprintf(why, whylen, "no rule '%s' in %s", rule, dir);
+    if (select_rule(rs, rule, cJSON_GetObjectItemCaseSensitive(c, "options"),
+                    why, whylen)) {
+        load_error(&res, rule, why, whylen);
         goto out;
     }
     results_free(&res); /* load errors of other rules do not fail this case */
-    if (analysis_init(&an, o.plugin_path, &o.limits, NULL, &err)) {
-        snprintf(why, whylen, "%s", err.msg);
+    if (read_case(&an, o, paths, npaths, why, whylen))
         goto out;
-    }
-    for (size_t i = 0; i < o.ninputs; i++)
-        if (!analysis_add(&an, o.inputs[i])) {
-            snprintf(why, whylen, "%s",
-                     an.ninputs && an.inputs[an.ninputs - 1].nwarnings
-                         ? an.inputs[an.ninputs - 1].warnings[0]
-                         : "input could not be read");
-            goto out;
-        }
-    analysis_freeze(&an);
     if (ruleset_run(rs, an.m, &res, &err)) {
         snprintf(why, whylen, "%s", err.msg);
         goto out;
@@ -344,55 +379,195 @@ static int run_case(const cli_opts *base, const char *dir, const char *test_dir,
     if (res.ne && !why[0])
         snprintf(why, whylen, "rule error");
     if (!ok)
-        print_findings(&res, rule);
+        print_findings(details, &res, rule);
 out:
+    if (inline_path[0])
+        unlink(inline_path);
     ruleset_free(rs);
     results_free(&res);
     analysis_free(&an);
     return ok;
 }
 
+/* ---- outcomes ------------------------------------------------------------------- */
+
+static void record(tally *t, const char *suite, const char *file,
+                   const char *name, int ok, const char *why,
+                   const char *details)
+{
+    case_result *r;
+
+    if (ok)
+        t->passed++;
+    else
+        t->failed++;
+    if (!t->keep || t->n >= MAX_RESULTS)
+        return;
+    if (t->n == t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 64;
+        case_result *p = realloc(t->r, ncap * sizeof *p);
+        if (!p)
+            return;
+        t->r = p;
+        t->cap = ncap;
+    }
+    r = &t->r[t->n++];
+    r->suite = strdup(suite);
+    r->file = strdup(file);
+    r->name = strdup(name);
+    r->why = strdup(why ? why : "");
+    r->details = strdup(details ? details : "");
+    r->ok = ok;
+}
+
+static void tally_free(tally *t)
+{
+    size_t i;
+
+    for (i = 0; i < t->n; i++) {
+        free(t->r[i].suite);
+        free(t->r[i].file);
+        free(t->r[i].name);
+        free(t->r[i].why);
+        free(t->r[i].details);
+    }
+    free(t->r);
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '<')
+            fputs("&lt;", f);
+        else if (c == '>')
+            fputs("&gt;", f);
+        else if (c == '&')
+            fputs("&amp;", f);
+        else if (c == '"')
+            fputs("&quot;", f);
+        else if (c < 0x20 && c != '\n' && c != '\t')
+            fputc(' ', f); /* not allowed in XML 1.0 */
+        else
+            fputc(c, f);
+    }
+}
+
+static int suite_end(const tally *t, size_t i)
+{
+    size_t j = i;
+
+    while (j < t->n && strcmp(t->r[j].file, t->r[i].file) == 0)
+        j++;
+    return (int)j;
+}
+
+/* JUnit XML as Jenkins and GitLab read it: one testsuite per test file. */
+static int write_junit(const tally *t, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    size_t i, j, end;
+    int bad;
+
+    if (!f) {
+        fprintf(stderr, "optipipe: %s: cannot write: %s\n", path, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<testsuites name=\"optipipe rules test\" tests=\"%u\" failures=\"%u\">\n",
+            t->passed + t->failed, t->failed);
+    for (i = 0; i < t->n; i = end) {
+        unsigned fails = 0;
+        end = (size_t)suite_end(t, i);
+        for (j = i; j < end; j++)
+            fails += !t->r[j].ok;
+        fputs("  <testsuite name=\"", f);
+        xml_text(f, t->r[i].suite);
+        fputs("\" file=\"", f);
+        xml_text(f, t->r[i].file);
+        fprintf(f, "\" tests=\"%zu\" failures=\"%u\">\n", end - i, fails);
+        for (j = i; j < end; j++) {
+            fputs("    <testcase classname=\"", f);
+            xml_text(f, t->r[j].suite);
+            fputs("\" name=\"", f);
+            xml_text(f, t->r[j].name);
+            if (t->r[j].ok) {
+                fputs("\"/>\n", f);
+                continue;
+            }
+            fputs("\">\n      <failure message=\"", f);
+            xml_text(f, t->r[j].why);
+            fputs("\">", f);
+            xml_text(f, t->r[j].details);
+            fputs("</failure>\n    </testcase>\n", f);
+        }
+        fputs("  </testsuite>\n", f);
+    }
+    fputs("</testsuites>\n", f);
+    bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad)
+        fprintf(stderr, "optipipe: %s: write failed\n", path);
+    return bad ? -1 : 0;
+}
+
 /* ---- files and folders ------------------------------------------------------ */
+
+static void run_one(const cli_opts *o, const char *dir, const char *file,
+                    const char *test_dir, const char *rule, const cJSON *c,
+                    tally *t)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
+    const char *nm = cJSON_IsString(name) ? name->valuestring : "(unnamed case)";
+    char why[OP_ERROR_MAX] = "";
+    char *details = NULL;
+    size_t dlen = 0;
+    FILE *mem = open_memstream(&details, &dlen);
+    int ok = run_case(o, dir, test_dir, rule, c, why, sizeof why,
+                      mem ? mem : stdout);
+
+    if (mem)
+        fclose(mem);
+    printf("%s %s: %s%s%s\n", ok ? "ok  " : "FAIL", rule, nm, ok ? "" : " - ",
+           ok ? "" : why);
+    if (details)
+        fputs(details, stdout);
+    record(t, rule, file, nm, ok, why, details);
+    free(details);
+}
 
 static void run_test_file(const cli_opts *o, const char *dir, const char *file,
                           tally *t)
 {
     op_error err;
-    cJSON *doc, *cases, *c;
+    cJSON *doc = NULL, *cases, *c;
     const cJSON *rule;
     char test_dir[PATH_MAX];
 
     op_error_clear(&err);
-    doc = load_test_file(file, &err);
+    luadata_eval_file(file, &doc, &err);
     rule = cJSON_GetObjectItemCaseSensitive(doc, "rule");
     cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     if (!doc || !cJSON_IsString(rule) || !cJSON_IsArray(cases)) {
-        printf("FAIL %s: %s\n", file,
-               doc ? "needs rule = ID and cases = {...}" : err.msg);
-        t->failed++;
+        const char *why = doc ? "needs rule = ID and cases = {...}" : err.msg;
+        printf("FAIL %s: %s\n", file, why);
+        record(t, file, file, "(test file)", 0, why, NULL);
         cJSON_Delete(doc);
         return;
     }
     dir_of(file, test_dir, sizeof test_dir);
-    cJSON_ArrayForEach(c, cases) {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
-        char why[OP_ERROR_MAX] = "";
-        int ok = run_case(o, dir, test_dir, rule->valuestring, c, why, sizeof why);
-        printf("%s %s: %s%s%s\n", ok ? "ok  " : "FAIL", rule->valuestring,
-               cJSON_IsString(name) ? name->valuestring : "(unnamed case)",
-               ok ? "" : " - ", ok ? "" : why);
-        if (ok)
-            t->passed++;
-        else
-            t->failed++;
-    }
+    cJSON_ArrayForEach(c, cases)
+        run_one(o, dir, file, test_dir, rule->valuestring, c, t);
     cJSON_Delete(doc);
 }
 
 static int is_test_file(const char *name)
 {
+    const char *b = strrchr(name, '/');
     size_t n = strlen(name);
-    return n > 9 && strcmp(name + n - 9, "_test.lua") == 0 && name[0] != '.';
+
+    b = b ? b + 1 : name;
+    return n > 9 && strcmp(name + n - 9, "_test.lua") == 0 && b[0] != '.';
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -409,7 +584,7 @@ static void run_dir(const cli_opts *o, const char *dir, tally *t)
 
     if (!d) {
         printf("FAIL %s: cannot open: %s\n", dir, strerror(errno));
-        t->failed++;
+        record(t, dir, dir, "(folder)", 0, strerror(errno), NULL);
         return;
     }
     while ((de = readdir(d)) && n < 1024)
@@ -424,41 +599,68 @@ static void run_dir(const cli_opts *o, const char *dir, tally *t)
     }
 }
 
+/* A DIR runs every test file in it; a FILE (x_test.lua) only that one,
+ * with the rules of its folder. */
+static void run_arg(const cli_opts *o, const char *arg, tally *t)
+{
+    struct stat st;
+    char dir[PATH_MAX];
+
+    if (stat(arg, &st) == 0 && S_ISREG(st.st_mode) && is_test_file(arg)) {
+        dir_of(arg, dir, sizeof dir);
+        run_test_file(o, dir, arg, t);
+        return;
+    }
+    run_dir(o, arg, t);
+}
+
+static const char usage_test[] =
+    "Usage: optipipe rules test [--junit FILE] [DIR|FILE...]\n"
+    "\n"
+    "Runs every <rule>_test.lua in each DIR (or the given test FILEs; default:\n"
+    "every bundled pack), prints one line per case and 'N passed, M failed',\n"
+    "and exits 1 when a case failed. --junit FILE also writes JUnit XML.\n"
+    "The test format is in docs/writing-rules.md.\n";
+
 int rules_test_main(const cli_opts *base, int argc, char **argv)
 {
     cli_opts o = *base;
-    tally t = {0, 0};
+    tally t;
     char root[PATH_MAX], dir[PATH_MAX * 2];
-    int i, dirs = 0;
+    size_t i;
+    int code;
 
-    for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            puts("Usage: optipipe rules test [DIR...]");
-            return 0;
-        }
-        if (argv[i][0] == '-') {
-            fprintf(stderr, "optipipe: unknown option '%s'\n", argv[i]);
-            return 2;
-        }
-        run_dir(&o, argv[i], &t);
-        dirs++;
-    }
-    if (!dirs) {
+    memset(&t, 0, sizeof t);
+    if ((code = cli_parse_opts(&o, argc, argv, usage_test, CMD_RULES_TEST)))
+        return code;
+    t.keep = o.junit != NULL;
+    for (i = 0; i < o.ninputs; i++)
+        run_arg(&o, o.inputs[i], &t);
+    if (!o.ninputs) {
+        char *names[256];
+        size_t n = 0;
         struct dirent *de;
         DIR *d;
         snprintf(root, sizeof root, "%s/rules", cli_home());
         d = opendir(root);
-        while (d && (de = readdir(d))) {
-            struct stat st;
-            if (de->d_name[0] == '.')
-                continue;
-            snprintf(dir, sizeof dir, "%s/%s", root, de->d_name);
-            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                run_dir(&o, dir, &t);
-        }
+        while (d && (de = readdir(d)) && n < 256)
+            if (de->d_name[0] != '.' && (names[n] = strdup(de->d_name)))
+                n++;
         if (d)
             closedir(d);
+        qsort(names, n, sizeof *names, str_cmp);
+        for (i = 0; i < n; i++) {
+            struct stat st;
+            snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
+            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+                run_dir(&o, dir, &t);
+            free(names[i]);
+        }
     }
     printf("%u passed, %u failed\n", t.passed, t.failed);
-    return t.failed ? 1 : 0;
+    code = t.failed ? 1 : 0;
+    if (o.junit && write_junit(&t, o.junit))
+        code = EXIT_NOINPUT;
+    tally_free(&t);
+    return code;
 }

@@ -58,7 +58,7 @@ struct sbx {
 
 /* Registry keys: addresses, so no Lua code can name them. */
 static const char k_base = 0, k_envmt = 0, k_loaded = 0, k_loading = 0,
-                  k_proxy = 0, k_trips = 0;
+                  k_proxy = 0, k_trips = 0, k_lazy = 0, k_lens = 0;
 
 static uint64_t now_ns(void)
 {
@@ -143,12 +143,23 @@ static void mem_refused(sbx *s, size_t nsz)
     }
 }
 
+/* The count hook makes the VM stop at every instruction (about a third of
+ * the time of a typical rule, docs/sandbox.md "Performance"), so it is set
+ * only while a call runs under an instruction or time limit. */
+static void budget_hook(sbx *s)
+{
+    if (s->armed && (s->step_limit || s->deadline_ns))
+        lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, s->quantum);
+    else
+        lua_sethook(s->L, NULL, 0, 0);
+}
+
 static void mem_granted(sbx *s, size_t nsz)
 {
     if (s->fail_pending && s->fail_size == nsz && s->tripped == SBX_EMEM) {
         s->tripped = 0;
         s->rearmed = 0;
-        lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, s->quantum);
+        budget_hook(s);
     }
     s->fail_pending = 0;
 }
@@ -197,17 +208,23 @@ void sbx_arm(sbx *s, uint64_t instructions, unsigned timeout_ms)
     s->fail_pending = 0;
     s->log_lines = 0;
     s->armed = 1;
-    lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, s->quantum);
+    budget_hook(s);
 }
 
 void sbx_disarm(sbx *s)
 {
     s->armed = 0;
     s->tripped = 0;
-    lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, SBX_QUANTUM);
+    budget_hook(s);
 }
 
-void sbx_exempt(sbx *s, int on) { s->exempt = on; }
+int sbx_exempt(sbx *s, int on)
+{
+    int prev = s->exempt;
+
+    s->exempt = on;
+    return prev;
+}
 void sbx_reset_exempt(sbx *s) { s->exempt_bytes = 0; }
 
 /* ---- protected calls ------------------------------------------------------ */
@@ -319,6 +336,17 @@ int sbx_cpcall(sbx *s, lua_CFunction fn, void *ud, int nargs, int nresults,
 
 /* ---- read-only proxies ---------------------------------------------------- */
 
+/*
+ * A proxy is an empty table whose own metatable has __index = the real
+ * table, so a read costs the VM two extra table lookups and no call. Model
+ * proxies (sbx_readonly_fixed) also answer # from a closure holding the
+ * length, and ipairs walks their real table directly (sb_ipairs): the two
+ * things a rule does per node that used to go through a C call into the
+ * proxy's metatable. See docs/sandbox.md "Performance".
+ */
+
+#define SBX_LEN_CACHE 256 /* __len closures shared for lengths below this */
+
 /* Pushes the table behind proxy idx and returns 1, or pushes nothing and
  * returns 0. Raw accesses with a light-userdata key: never raises. */
 static int proxy_real(lua_State *L, int idx)
@@ -343,11 +371,51 @@ int sbx_is_proxy(lua_State *L, int idx)
     return 1;
 }
 
+/* Pushes the completer of the lazily filled real table at idx and returns
+ * 1, or returns 0 (pushing nothing) when the table is complete. */
+static int push_completer(lua_State *L, int idx)
+{
+    if (!lua_getmetatable(L, idx))
+        return 0;
+    if (lua_rawgetp(L, -1, &k_lazy) != LUA_TFUNCTION) {
+        lua_pop(L, 2);
+        return 0;
+    }
+    lua_remove(L, -2);
+    return 1;
+}
+
+/* Like proxy_real, but the table pushed is complete. May raise. */
+static int proxy_whole(lua_State *L, int idx)
+{
+    if (!proxy_real(L, idx))
+        return 0;
+    if (push_completer(L, -1)) {
+        lua_pushvalue(L, -2);
+        lua_call(L, 1, 0);
+    }
+    return 1;
+}
+
+void sbx_mark_lazy(lua_State *L, int mt, lua_CFunction complete)
+{
+    mt = lua_absindex(L, mt);
+    lua_pushcfunction(L, complete);
+    lua_rawsetp(L, mt, &k_lazy);
+}
+
 void sbx_unproxy(lua_State *L, int idx)
 {
     idx = lua_absindex(L, idx);
-    if (!proxy_real(L, idx))
+    if (!proxy_real(L, idx)) {
         lua_pushvalue(L, idx);
+        return;
+    }
+    if (lua_checkstack(L, 3) && push_completer(L, -1)) {
+        lua_pushvalue(L, -2);
+        if (lua_pcall(L, 1, 0, 0) != LUA_OK)
+            lua_pop(L, 1); /* out of memory: the table stays partial */
+    }
 }
 
 static int ro_newindex(lua_State *L)
@@ -358,12 +426,42 @@ static int ro_newindex(lua_State *L)
     return luaL_error(L, "attempt to modify a read-only table");
 }
 
+/* # of a proxy whose real table may change (a module's own table). */
 static int ro_len(lua_State *L)
 {
-    if (!proxy_real(L, 1))
+    if (!proxy_whole(L, 1))
         return luaL_error(L, "not a read-only table");
     lua_pushinteger(L, (lua_Integer)lua_rawlen(L, -1));
     return 1;
+}
+
+/* # of a proxy of fixed data: the length is the closure's upvalue. */
+static int ro_fixed_len(lua_State *L)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    return 1;
+}
+
+/* Pushes the __len closure for len, shared for small lengths. */
+static void push_fixed_len(lua_State *L, lua_Integer len)
+{
+    int cached = len < SBX_LEN_CACHE;
+
+    if (cached) {
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &k_lens);
+        if (lua_rawgeti(L, -1, len) == LUA_TFUNCTION) {
+            lua_remove(L, -2);
+            return;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pushinteger(L, len);
+    lua_pushcclosure(L, ro_fixed_len, 1);
+    if (cached) {
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -3, len);
+        lua_remove(L, -2);
+    }
 }
 
 /* The iterator pairs() gets: the real table is its upvalue, which no rule
@@ -379,7 +477,7 @@ static int ro_next(lua_State *L)
 
 static int ro_pairs(lua_State *L)
 {
-    if (!proxy_real(L, 1))
+    if (!proxy_whole(L, 1))
         return luaL_error(L, "not a read-only table");
     lua_pushcclosure(L, ro_next, 1);
     lua_pushvalue(L, 1);
@@ -387,10 +485,10 @@ static int ro_pairs(lua_State *L)
     return 3;
 }
 
-void sbx_readonly(lua_State *L)
+/* Wraps the table on top: fixed < 0 gives a dynamic __len, otherwise # is
+ * fixed (no __len when it is 0). */
+static void make_proxy(lua_State *L, lua_Integer fixed)
 {
-    if (sbx_is_proxy(L, -1))
-        return;
     luaL_checkstack(L, 4, "read-only proxy");
     lua_createtable(L, 0, 0);
     lua_createtable(L, 0, 6);
@@ -400,8 +498,13 @@ void sbx_readonly(lua_State *L)
     lua_rawsetp(L, -2, &k_proxy);
     lua_pushcfunction(L, ro_newindex);
     lua_setfield(L, -2, "__newindex");
-    lua_pushcfunction(L, ro_len);
-    lua_setfield(L, -2, "__len");
+    if (fixed != 0) {
+        if (fixed < 0)
+            lua_pushcfunction(L, ro_len);
+        else
+            push_fixed_len(L, fixed);
+        lua_setfield(L, -2, "__len");
+    }
     lua_pushcfunction(L, ro_pairs);
     lua_setfield(L, -2, "__pairs");
     lua_pushliteral(L, "read-only");
@@ -410,13 +513,24 @@ void sbx_readonly(lua_State *L)
     lua_remove(L, -2);
 }
 
+void sbx_readonly(lua_State *L)
+{
+    if (!sbx_is_proxy(L, -1))
+        make_proxy(L, -1);
+}
+
+void sbx_readonly_fixed(lua_State *L, lua_Integer len)
+{
+    make_proxy(L, len > 0 ? len : 0);
+}
+
 /* ---- the replaced base functions ------------------------------------------ */
 
 static int sb_next(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 2);
-    if (proxy_real(L, 1))
+    if (proxy_whole(L, 1))
         lua_replace(L, 1);
     if (lua_next(L, 1))
         return 2;
@@ -424,14 +538,26 @@ static int sb_next(lua_State *L)
     return 1;
 }
 
+/* rawget(proxy, k) reads the real table; a lazily filled one through its
+ * __index, which only builds what a complete table would hold. */
 static int sb_rawget(lua_State *L)
 {
+    int lazy;
+
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checkany(L, 2);
     lua_settop(L, 2);
-    if (proxy_real(L, 1))
-        lua_replace(L, 1);
-    lua_rawget(L, 1);
+    if (!proxy_real(L, 1)) {
+        lua_rawget(L, 1);
+        return 1;
+    }
+    lua_replace(L, 1);
+    lazy = push_completer(L, 1);
+    lua_settop(L, 2);
+    if (lazy)
+        lua_gettable(L, 1);
+    else
+        lua_rawget(L, 1);
     return 1;
 }
 
@@ -442,10 +568,43 @@ static int sb_rawlen(lua_State *L)
     luaL_argexpected(L, t == LUA_TTABLE || t == LUA_TSTRING, 1,
                      "table or string");
     lua_settop(L, 1);
-    if (proxy_real(L, 1))
+    if (proxy_whole(L, 1))
         lua_replace(L, 1);
     lua_pushinteger(L, (lua_Integer)lua_rawlen(L, 1));
     return 1;
+}
+
+/* ipairs as in the base library, except that over a proxy it reads the
+ * real table directly (one C call per step instead of the proxy's
+ * __index chain); the real table is the iterator's upvalue, unreachable
+ * from Lua. A lazily filled table still builds entries on first read. */
+static int ipairs_step(lua_State *L, int t)
+{
+    lua_Integer i = luaL_checkinteger(L, 2);
+
+    i = (lua_Integer)((lua_Unsigned)i + 1u);
+    lua_pushinteger(L, i);
+    return lua_geti(L, t, i) == LUA_TNIL ? 1 : 2;
+}
+
+static int ipairs_plain(lua_State *L) { return ipairs_step(L, 1); }
+
+static int ipairs_real(lua_State *L)
+{
+    return ipairs_step(L, lua_upvalueindex(1));
+}
+
+static int sb_ipairs(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    lua_settop(L, 1);
+    if (proxy_real(L, 1))
+        lua_pushcclosure(L, ipairs_real, 1);
+    else
+        lua_pushcfunction(L, ipairs_plain);
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 0);
+    return 3;
 }
 
 static int sb_rawset(lua_State *L)
@@ -758,7 +917,7 @@ static void open_lib(lua_State *L, const char *name, lua_CFunction open)
 static int setup(lua_State *L)
 {
     static const char *const base_names[] = {
-        "assert", "error", "getmetatable", "ipairs", "pairs", "pcall",
+        "assert", "error", "getmetatable", "pairs", "pcall",
         "rawequal", "select", "tonumber", "tostring", "type", "_VERSION",
         NULL};
     static const char *const os_names[] = {"time", "clock", "date", NULL};
@@ -795,6 +954,7 @@ static int setup(lua_State *L)
     copy_fields(L, base, G, base_names);
     set_fn(L, base, "print", sb_print);
     set_fn(L, base, "next", sb_next);
+    set_fn(L, base, "ipairs", sb_ipairs);
     set_fn(L, base, "rawget", sb_rawget);
     set_fn(L, base, "rawlen", sb_rawlen);
     set_fn(L, base, "rawset", sb_rawset);
@@ -827,6 +987,9 @@ static int setup(lua_State *L)
 
     lua_newtable(L);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &k_loaded);
+
+    lua_createtable(L, SBX_LEN_CACHE, 0);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &k_lens);
 
     lua_createtable(L, 3, 0); /* keeps the trip reasons interned */
     for (i = SBX_ESTEPS; i <= SBX_ETIME; i++) {
@@ -893,7 +1056,6 @@ sbx *sbx_new(const sbx_config *cfg, op_error *err)
         goto oom;
     lua_atpanic(s->L, sbx_panic);
     lua_setwarnf(s->L, sbx_warnf, s);
-    lua_sethook(s->L, sbx_hook, LUA_MASKCOUNT, SBX_QUANTUM);
     if (sbx_cpcall(s, setup, s, 0, 0, &reason) != SBX_OK) {
         op_error_set(err, OP_ENOMEM, "cannot set up the Lua sandbox: %s",
                      reason ? reason : "out of memory");

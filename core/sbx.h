@@ -68,8 +68,9 @@ void sbx_arm(sbx *s, uint64_t instructions, unsigned timeout_ms);
 void sbx_disarm(sbx *s);
 
 /* While exempt, allocations do not count against the cap (used while the
- * host builds the model tables; see docs/sandbox.md "memory"). */
-void sbx_exempt(sbx *s, int on);
+ * host builds the model tables; see docs/sandbox.md "memory"). Returns
+ * the previous setting, so that nested builders can restore it. */
+int sbx_exempt(sbx *s, int on);
 /* Forgets every exemption after the exempt data became garbage. */
 void sbx_reset_exempt(sbx *s);
 size_t sbx_mem_used(const sbx *s);
@@ -98,8 +99,28 @@ void sbx_push_env(lua_State *L);
  * wrapped: callers build proxies bottom-up. May raise. */
 void sbx_readonly(lua_State *L);
 
-/* Pushes the table behind the proxy at idx, or the value itself when it is
- * not a proxy. Never raises. Host code only: never hand the result to Lua. */
+/* Like sbx_readonly, for host data that never changes once wrapped: # is
+ * len without a call into the real table (0: no __len at all, which is
+ * what # of a table without an array part gives anyway), and the real
+ * table may be filled lazily (below). May raise. */
+void sbx_readonly_fixed(lua_State *L, lua_Integer len);
+
+/*
+ * Lazily filled data: the real table behind a proxy may have a metatable
+ * of its own, which no rule can reach. Its __index builds a missing entry
+ * on first read (and stores it raw); sbx_mark_lazy(L, mt, complete) marks
+ * such a metatable (at index mt) with a C function that complete(real)
+ * builds every remaining entry and removes the metatable. The sandbox
+ * calls it before any raw view of the table (pairs, next, rawlen,
+ * sbx_unproxy), so a rule never sees a partial table; rawget goes through
+ * the lazy __index. May raise.
+ */
+void sbx_mark_lazy(lua_State *L, int mt, lua_CFunction complete);
+
+/* Pushes the table behind the proxy at idx (completed when lazy), or the
+ * value itself when it is not a proxy. Never raises (completing a lazy
+ * table that runs out of memory leaves it partial). Host code only: never
+ * hand the result to Lua. */
 void sbx_unproxy(lua_State *L, int idx);
 int sbx_is_proxy(lua_State *L, int idx);
 

@@ -677,6 +677,34 @@ static void test_limits_default(void **state)
     assert_int_equal(l.isolate, -1);
 }
 
+/* The model's tables are built lazily: raw views of tables nothing has
+ * read yet (pairs, next, rawget, rawlen) still show whole tables, in both
+ * modes. */
+static void test_lazy_model(void **state)
+{
+    int isolate;
+
+    (void)state;
+    for (isolate = 0; isolate <= 1; isolate++) {
+        results errs, out;
+        ruleset *rs = load(LUA_DIR "/lazy", isolate, 1, &errs);
+        model *m = make_model();
+        op_error err;
+
+        assert_int_equal(errs.ne, 0);
+        results_init(&out);
+        assert_int_equal(ruleset_run(rs, m, &out, &err), 0);
+        print_errors(&out);
+        assert_int_equal(out.ne, 0);
+        assert_non_null(finding_of(&out, "l.first_reads", "lazy ok"));
+        assert_non_null(finding_of(&out, "l.later", "same tables"));
+        results_free(&errs);
+        results_free(&out);
+        ruleset_free(rs);
+        model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -692,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_overrides_and_disabled),
         cmocka_unit_test(test_run_two_models),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_lazy_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

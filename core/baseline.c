@@ -1,0 +1,399 @@
+/*
+ * baseline.c - reading, changing and writing the decisions file
+ * (baseline.h). Kept sorted by fingerprint in memory as on disk.
+ */
+#include "baseline.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "jsonw.h"
+
+#define BASELINE_FILE_MAX ((size_t)64 << 20)
+#define BASELINE_MAX_DECISIONS 1000000
+
+void baseline_init(baseline *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+static void decision_free(decision *d)
+{
+    free(d->rule);
+    free(d->run);
+    free(d->node);
+    free(d->reason);
+    free(d->decided_at);
+}
+
+void baseline_free(baseline *b)
+{
+    size_t i;
+
+    for (i = 0; i < b->n; i++)
+        decision_free(&b->d[i]);
+    free(b->d);
+    baseline_init(b);
+}
+
+int decision_status_parse(const char *s)
+{
+    if (s && strcmp(s, "approved") == 0)
+        return DECISION_APPROVED;
+    if (s && strcmp(s, "dismissed") == 0)
+        return DECISION_DISMISSED;
+    return -1;
+}
+
+const char *decision_status_name(decision_status s)
+{
+    return s == DECISION_APPROVED ? "approved" : "dismissed";
+}
+
+static int fp_cmp(const void *a, const void *b)
+{
+    return strcmp(((const decision *)a)->fingerprint,
+                  ((const decision *)b)->fingerprint);
+}
+
+static int valid_fp(const char *s)
+{
+    size_t i;
+
+    for (i = 0; i < 16; i++)
+        if (!isxdigit((unsigned char)s[i]))
+            return 0;
+    return s[16] == '\0';
+}
+
+static int grow(baseline *b)
+{
+    decision *p;
+    size_t ncap;
+
+    if (b->n < b->cap)
+        return 0;
+    ncap = b->cap ? b->cap * 2 : 16;
+    p = realloc(b->d, ncap * sizeof *p);
+    if (!p)
+        return OP_ENOMEM;
+    b->d = p;
+    b->cap = ncap;
+    return 0;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *len, int *missing, op_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n;
+
+    *missing = 0;
+    if (!f) {
+        *missing = errno == ENOENT;
+        op_error_set(err, *missing ? OP_ENOTFOUND : OP_EIO, "%s: %s", path,
+                     strerror(errno));
+        return NULL;
+    }
+    buf = malloc(BASELINE_FILE_MAX + 1);
+    if (!buf) {
+        fclose(f);
+        op_error_set(err, OP_ENOMEM, "out of memory");
+        return NULL;
+    }
+    n = fread(buf, 1, BASELINE_FILE_MAX + 1, f);
+    if (ferror(f) || n > BASELINE_FILE_MAX) {
+        op_error_set(err, ferror(f) ? OP_EIO : OP_ELIMIT,
+                     ferror(f) ? "%s: read error" : "%s: larger than 64 MiB",
+                     path);
+        fclose(f);
+        free(buf);
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static char *dup_or_null(const char *s, int *oom)
+{
+    char *d;
+
+    if (!s)
+        return NULL;
+    if (!(d = strdup(s)))
+        *oom = 1;
+    return d;
+}
+
+static int read_decision(baseline *b, const cJSON *o, const char *path, int i,
+                         op_error *err)
+{
+    const char *fp = jstr(o, "fingerprint"), *rule = jstr(o, "rule");
+    int st = decision_status_parse(jstr(o, "status"));
+    decision *d;
+    int oom = 0;
+
+    if (!cJSON_IsObject(o) || !fp || !valid_fp(fp))
+        return op_error_set(err, OP_EPARSE,
+                            "%s: decisions[%d]: needs a 16-hex-digit 'fingerprint'",
+                            path, i);
+    if (!rule || st < 0)
+        return op_error_set(err, OP_EPARSE,
+                            "%s: decisions[%d] (%s): needs 'rule' and 'status' "
+                            "(approved or dismissed)", path, i, fp);
+    if (grow(b))
+        return op_error_set(err, OP_ENOMEM, "out of memory");
+    d = &b->d[b->n];
+    memset(d, 0, sizeof *d);
+    memcpy(d->fingerprint, fp, 17);
+    d->status = (decision_status)st;
+    d->rule = dup_or_null(rule, &oom);
+    d->run = dup_or_null(jstr(o, "run"), &oom);
+    d->node = dup_or_null(jstr(o, "node"), &oom);
+    d->reason = dup_or_null(jstr(o, "reason"), &oom);
+    d->decided_at = dup_or_null(jstr(o, "decided_at"), &oom);
+    b->n++;
+    return oom ? op_error_set(err, OP_ENOMEM, "out of memory") : 0;
+}
+
+int baseline_load(const char *path, baseline *b, int missing_ok,
+                  op_error *err)
+{
+    cJSON *root = NULL, *list, *o;
+    const cJSON *ver;
+    size_t len = 0, i;
+    int missing, rc = 0, k = 0;
+    char *buf;
+
+    baseline_init(b);
+    buf = slurp(path, &len, &missing, err);
+    if (!buf)
+        return missing && missing_ok ? 0 : err->code;
+    root = cJSON_ParseWithLength(buf, len);
+    if (!root) {
+        rc = op_error_set(err, OP_EPARSE, "%s: not valid JSON", path);
+        goto out;
+    }
+    ver = cJSON_GetObjectItemCaseSensitive(root, "optipipe_baseline");
+    list = cJSON_GetObjectItemCaseSensitive(root, "decisions");
+    if (!cJSON_IsNumber(ver) || !cJSON_IsArray(list)) {
+        rc = op_error_set(err, OP_EPARSE,
+                          "%s: not an optipipe decisions file (needs "
+                          "\"optipipe_baseline\": 1 and \"decisions\": [...])",
+                          path);
+        goto out;
+    }
+    if (ver->valuedouble != BASELINE_FORMAT) {
+        rc = op_error_set(err, OP_EPARSE,
+                          "%s: decisions file format %g; this optipipe reads %d",
+                          path, ver->valuedouble, BASELINE_FORMAT);
+        goto out;
+    }
+    if (cJSON_GetArraySize(list) > BASELINE_MAX_DECISIONS) {
+        rc = op_error_set(err, OP_ELIMIT, "%s: too many decisions", path);
+        goto out;
+    }
+    cJSON_ArrayForEach(o, list)
+        if ((rc = read_decision(b, o, path, ++k, err)))
+            goto out;
+    if (b->n > 1)
+        qsort(b->d, b->n, sizeof *b->d, fp_cmp);
+    for (i = 1; i < b->n; i++)
+        if (strcmp(b->d[i - 1].fingerprint, b->d[i].fingerprint) == 0) {
+            rc = op_error_set(err, OP_EPARSE,
+                              "%s: fingerprint %s is decided twice (a merge "
+                              "conflict?); keep one of them", path,
+                              b->d[i].fingerprint);
+            goto out;
+        }
+out:
+    if (rc)
+        baseline_free(b);
+    cJSON_Delete(root);
+    free(buf);
+    return rc;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+static void write_decision(jw *w, const decision *d)
+{
+    jw_obj(w);
+    jw_key(w, "fingerprint");
+    jw_str(w, d->fingerprint);
+    jw_key(w, "rule");
+    jw_str(w, d->rule);
+    jw_key(w, "run");
+    jw_str(w, d->run);
+    if (d->node) {
+        jw_key(w, "node");
+        jw_str(w, d->node);
+    }
+    jw_key(w, "status");
+    jw_str(w, decision_status_name(d->status));
+    if (d->reason) {
+        jw_key(w, "reason");
+        jw_str(w, d->reason);
+    }
+    jw_key(w, "decided_at");
+    jw_str(w, d->decided_at);
+    jw_obj_end(w);
+}
+
+int baseline_save(baseline *b, const char *path, op_error *err)
+{
+    char tmp[4096];
+    FILE *f;
+    jw w;
+    size_t i;
+    int bad;
+
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >=
+        (int)sizeof tmp)
+        return op_error_set(err, OP_EIO, "%s: path too long", path);
+    if (b->n > 1)
+        qsort(b->d, b->n, sizeof *b->d, fp_cmp);
+    f = fopen(tmp, "w");
+    if (!f)
+        return op_error_set(err, OP_EIO, "%s: cannot write: %s", tmp,
+                            strerror(errno));
+    jw_init(&w, f, 1);
+    jw_obj(&w);
+    jw_key(&w, "optipipe_baseline");
+    jw_int(&w, BASELINE_FORMAT);
+    jw_key(&w, "decisions");
+    jw_arr(&w);
+    for (i = 0; i < b->n; i++)
+        write_decision(&w, &b->d[i]);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    fputc('\n', f);
+    bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return op_error_set(err, OP_EIO, "%s: cannot write: %s", path,
+                            bad ? "write failed" : strerror(e));
+    }
+    return 0;
+}
+
+/* ---- changing ------------------------------------------------------------ */
+
+const decision *baseline_find(const baseline *b, const char *fingerprint)
+{
+    decision key;
+
+    if (!b->n || strlen(fingerprint) != 16)
+        return NULL;
+    memcpy(key.fingerprint, fingerprint, 17);
+    return bsearch(&key, b->d, b->n, sizeof *b->d, fp_cmp);
+}
+
+void baseline_now(char *buf, size_t len)
+{
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    time_t t = time(NULL);
+    struct tm tm;
+
+    if (sde && *sde) {
+        char *end;
+        long long v = strtoll(sde, &end, 10);
+        if (!*end && v >= 0)
+            t = (time_t)v;
+    }
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int baseline_set(baseline *b, const finding *f, decision_status status,
+                 const char *reason, const char *when)
+{
+    decision *d = (decision *)baseline_find(b, f->fingerprint);
+    decision nd;
+    char now[32];
+    int oom = 0;
+
+    if (!when) {
+        baseline_now(now, sizeof now);
+        when = now;
+    }
+    memset(&nd, 0, sizeof nd);
+    memcpy(nd.fingerprint, f->fingerprint, 17);
+    nd.status = status;
+    nd.rule = dup_or_null(f->rule, &oom);
+    nd.run = dup_or_null(f->run_id ? f->run_id : "", &oom);
+    nd.node = dup_or_null(f->node_id, &oom);
+    nd.reason = dup_or_null(reason && *reason ? reason : NULL, &oom);
+    nd.decided_at = dup_or_null(when, &oom);
+    if (oom || (!d && grow(b))) {
+        decision_free(&nd);
+        return OP_ENOMEM;
+    }
+    if (d) {
+        decision_free(d);
+        *d = nd;
+        return 0;
+    }
+    b->d[b->n++] = nd;
+    if (b->n > 1)
+        qsort(b->d, b->n, sizeof *b->d, fp_cmp);
+    return 0;
+}
+
+static int has_fingerprint(const results *res, const char *fp)
+{
+    size_t i;
+
+    for (i = 0; i < res->n; i++)
+        if (strcmp(res->f[i].fingerprint, fp) == 0)
+            return 1;
+    return 0;
+}
+
+size_t baseline_prune(baseline *b, const results *res)
+{
+    size_t i, kept = 0, removed = 0;
+
+    for (i = 0; i < b->n; i++) {
+        if (has_fingerprint(res, b->d[i].fingerprint)) {
+            b->d[kept++] = b->d[i];
+        } else {
+            decision_free(&b->d[i]);
+            removed++;
+        }
+    }
+    b->n = kept;
+    return removed;
+}
+
+size_t baseline_apply(const baseline *b, results *res)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < res->n; i++)
+        if (!res->f[i].suppressed && baseline_find(b, res->f[i].fingerprint)) {
+            res->f[i].suppressed = FINDING_BASELINE;
+            n++;
+        }
+    return n;
+}

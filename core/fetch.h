@@ -1,0 +1,93 @@
+/*
+ * fetch.h - collecting live data over HTTP: a Flink JobManager's REST API
+ * into a `flink_rest_export` (DESIGN §9) and a Spark History Server's event
+ * logs into a folder. `optipipe fetch` (cmd_fetch.c) and `optipipe analyze
+ * http(s)://...` share these entry points; every request goes through the
+ * one libcurl wrapper in fetch_http.c. See docs/fetch.md.
+ */
+#ifndef OP_CORE_FETCH_H
+#define OP_CORE_FETCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <optipipe/common.h>
+
+#define FETCH_MAX_HEADERS 32
+
+/* Outcomes, equal to the process exit codes of `optipipe fetch`. */
+enum fetch_result {
+    FETCH_OK = 0,         /* everything fetched */
+    FETCH_EUSAGE = 2,     /* bad URL, option or ambiguous job choice */
+    FETCH_ENOTHING = 3,   /* nothing could be fetched */
+    FETCH_INCOMPLETE = 4  /* written, but some requests failed */
+};
+
+typedef struct fetch_opts {
+    /* connection: every request (fetch_http.c) */
+    double connect_timeout_s; /* default 10 */
+    double timeout_s;         /* one request, whole; default 30 */
+    int retries;              /* after connection errors, timeouts, 5xx: 2 */
+    uint64_t max_response;    /* bytes per response; 0 = command default */
+    const char *cacert;       /* PEM file of CAs to trust, or NULL */
+    int insecure;             /* skip TLS verification (explicit only) */
+    const char *token_env;    /* environment variable holding the token */
+    const char *headers[FETCH_MAX_HEADERS]; /* "Name: value", borrowed */
+    size_t nheaders;
+    int progress;             /* progress line on diag (a TTY) */
+    int quiet;                /* no notices; failures are still reported */
+    FILE *diag;               /* diagnostics (stderr); NULL = silent */
+    /* flink */
+    const char *job;          /* job id, or NULL to discover */
+    int all_running;          /* every RUNNING job */
+    int samples;              /* later polls of the time-varying paths */
+    double interval_s;        /* between polls; default 60 */
+    double bp_wait_s;         /* backpressure re-request wait; < 0: auto */
+    /* spark-history */
+    const char *app;          /* application id */
+    const char *attempt;      /* attempt id, or NULL for all attempts */
+} fetch_opts;
+
+/* Fills o with the defaults above (diag = stderr, no progress). */
+void fetch_opts_init(fetch_opts *o);
+
+/* Parses one connection or Flink option at argv[*i] (--job, --all-running,
+ * --samples, --interval, --backpressure-wait, --timeout,
+ * --connect-timeout, --retries, --max-size, --header, --token-env,
+ * --cacert, --insecure). Values are borrowed from argv. Returns 1 and
+ * advances *i past a consumed value, 0 when argv[*i] is not one of them,
+ * -1 with err set when its value is missing or invalid. `analyze` may call
+ * it to accept the same options for URL inputs. */
+int fetch_opt_parse(fetch_opts *o, int argc, char **argv, int *i,
+                    op_error *err);
+
+/* The option lines of fetch_opt_parse, for --help texts. */
+extern const char fetch_opts_help[];
+
+/* Whether s is an http:// or https:// URL (case-insensitive scheme). */
+int fetch_is_url(const char *s);
+
+/* Fetches from the JobManager at url what the Flink rules use (o->job, or
+ * the one running job, or o->all_running) and returns a
+ * `flink_rest_export` document in *buf (malloc'd, NUL-terminated, owned by
+ * the caller; *len bytes without the NUL).
+ * Returns FETCH_OK; FETCH_INCOMPLETE with *buf set and err saying how many
+ * requests failed (the document lists them under "errors"); or
+ * FETCH_ENOTHING / FETCH_EUSAGE with *buf NULL and err saying why. Failed
+ * requests are also reported on o->diag as they happen. */
+int fetch_flink_to_memory(const char *url, const fetch_opts *o, char **buf,
+                          size_t *len, op_error *err);
+
+/* Downloads the event logs of application o->app (attempt o->attempt, or
+ * all) from the Spark History Server at url and unpacks them into dir
+ * (created when missing). Returns a fetch_result; on FETCH_INCOMPLETE some
+ * archive entries were refused or unreadable (named on o->diag and in
+ * err), on FETCH_ENOTHING / FETCH_EUSAGE err says why. */
+int fetch_spark_history(const char *url, const fetch_opts *o,
+                        const char *dir, op_error *err);
+
+/* `optipipe fetch flink|spark-history ...`; argv[0] is the subcommand.
+ * Returns the process exit code (a fetch_result). */
+int fetch_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * luadata.c - Lua data files (luadata.h): read bounded, run once in a
+ * fresh sandbox under a budget, convert the returned table to cJSON.
+ */
+#include "luadata.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lua_json.h"
+#include "sbx.h"
+
+#define LUADATA_MEM ((size_t)256 << 20)
+#define LUADATA_INSTRUCTIONS 100000000u
+#define LUADATA_TIMEOUT_MS 10000u
+
+static char *slurp(const char *path, size_t *len, op_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n;
+
+    if (!f) {
+        op_error_set(err, errno == ENOENT ? OP_ENOTFOUND : OP_EIO,
+                     "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    buf = malloc(LUADATA_FILE_MAX + 1);
+    if (!buf) {
+        op_error_set(err, OP_ENOMEM, "out of memory");
+        goto out;
+    }
+    n = fread(buf, 1, LUADATA_FILE_MAX + 1, f);
+    if (ferror(f) || n > LUADATA_FILE_MAX) {
+        op_error_set(err, ferror(f) ? OP_EIO : OP_ELIMIT,
+                     ferror(f) ? "%s: read error" : "%s: larger than %zu bytes",
+                     path, LUADATA_FILE_MAX);
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    buf[n] = '\0';
+    *len = n;
+out:
+    fclose(f);
+    return buf;
+}
+
+/* Runs the chunk; leaves its first result on the stack. */
+static int run_chunk(sbx *s, const char *path, char *src, size_t len,
+                     op_error *err)
+{
+    lua_State *L = sbx_lua(s);
+    char chunk[4096 + 2];
+    char *reason = NULL;
+    int rc;
+
+    snprintf(chunk, sizeof chunk, "@%s", path);
+    sbx_push_env(L);
+    if (sbx_load_text(L, src, len, chunk)) {
+        rc = op_error_set(err, OP_EPARSE, "%s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return rc;
+    }
+    sbx_arm(s, LUADATA_INSTRUCTIONS, LUADATA_TIMEOUT_MS);
+    rc = sbx_pcall(s, 0, 1, &reason);
+    sbx_disarm(s);
+    if (rc != SBX_OK) {
+        char *tb = reason ? strstr(reason, "\nstack traceback:") : NULL;
+        if (tb) /* a data file's line number says it all */
+            *tb = '\0';
+        rc = op_error_set(err, rc == SBX_EHOST ? OP_ENOMEM : OP_EPARSE,
+                          "%s%s%s", rc == SBX_ELUA ? "" : path,
+                          rc == SBX_ELUA ? "" : ": ",
+                          reason ? reason : "out of memory");
+        free(reason);
+        return rc;
+    }
+    return 0;
+}
+
+int luadata_eval_file(const char *path, cJSON **out, op_error *err)
+{
+    sbx_config cfg = {LUADATA_MEM, NULL, NULL};
+    size_t len = 0, budget = LUADATA_JSON_MAX;
+    char msg[OP_ERROR_MAX];
+    char *src = NULL;
+    sbx *s = NULL;
+    lua_State *L;
+    int rc;
+
+    *out = NULL;
+    src = slurp(path, &len, err);
+    if (!src)
+        return err ? err->code : OP_EIO;
+    s = sbx_new(&cfg, err);
+    if (!s) {
+        rc = OP_ENOMEM;
+        goto out;
+    }
+    sbx_set_label(s, path);
+    L = sbx_lua(s);
+    if ((rc = run_chunk(s, path, src, len, err)))
+        goto out;
+    if (!lua_istable(L, -1)) {
+        rc = op_error_set(err, OP_EPARSE, "%s: must return a table (got %s)",
+                          path, luaL_typename(L, -1));
+        goto out;
+    }
+    if (ljson_from_lua(L, -1, path, &budget, out, msg, sizeof msg))
+        rc = op_error_set(err, OP_EPARSE, "%s", msg);
+out:
+    sbx_free(s, LUADATA_INSTRUCTIONS, LUADATA_TIMEOUT_MS);
+    free(src);
+    return rc;
+}

@@ -1,0 +1,364 @@
+/*
+ * report_html.c - the HTML report: one self-contained page (inline CSS and
+ * SVG, no network, no external scripts, fonts or images) with a summary,
+ * then per run its findings and the charts that explain them (drawn by
+ * report_html_<engine>.c).
+ *
+ * Safety: every string from inputs or rules is HTML-escaped (html_put),
+ * and a Content-Security-Policy allows no network at all and only the one
+ * inline script below, by its hash, so even a missed escape could not run
+ * code. That script only acts when the page is opened as report.html#selftest:
+ * it measures the charts and writes a verdict for the browser test
+ * (tests/e2e/report_browser.sh). Its hash is checked by that test too.
+ */
+#include <string.h>
+
+#include "report_html.h"
+
+/* The only script; CSP_SCRIPT_HASH is sha256 of exactly these bytes. */
+static const char selftest_js[] =
+    "(function(){if(location.hash!==\"#selftest\")return;"
+    "var out={ok:true,charts:[]};"
+    "document.querySelectorAll(\"svg[data-chart]\").forEach(function(s){"
+    "var r=s.getBoundingClientRect();"
+    "out.charts.push({chart:s.getAttribute(\"data-chart\"),"
+    "width:Math.round(r.width),height:Math.round(r.height)});"
+    "if(!(r.width>0&&r.height>0))out.ok=false;});"
+    "document.getElementById(\"selftest\").textContent=JSON.stringify(out);})();";
+#define CSP_SCRIPT_HASH "sha256-oGABYHz6ZXIifcVM6x4KDghADiCKo4pPn2HWKibgszU="
+
+static const char css[] =
+    ":root{color-scheme:light;--fg:#1b1b1b;--muted:#555;--line:#d0d0d0;--card:#fafafa;"
+    "--err:#b3261e;--warn:#8a4b00;--info:#0b5cad}\n"
+    "*{box-sizing:border-box}\n"
+    "body{margin:0;font:15px/1.5 system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,sans-serif;"
+    "color:var(--fg);background:#fff}\n"
+    "main{max-width:1120px;margin:0 auto;padding:24px}\n"
+    "h1{font-size:1.6em;margin:0}h2{font-size:1.3em;margin:40px 0 2px;padding-top:12px;"
+    "border-top:3px solid var(--line)}h3{font-size:1.1em;margin:24px 0 8px}"
+    "h4{font-size:1em;margin:0 0 6px}\n"
+    ".meta{color:var(--muted);margin:0 0 12px}\n"
+    ".tiles{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}"
+    ".tile{border:1px solid var(--line);border-radius:6px;padding:8px 16px;min-width:110px}"
+    ".tile b{display:block;font-size:1.7em;line-height:1.2}\n"
+    ".sev{display:inline-block;font-size:.78em;font-weight:700;padding:0 8px;border-radius:10px;"
+    "color:#fff;text-transform:uppercase;letter-spacing:.04em;vertical-align:1px}"
+    ".sev-error{background:var(--err)}.sev-warning{background:var(--warn)}"
+    ".sev-info{background:var(--info)}\n"
+    ".finding{border:1px solid var(--line);border-left:6px solid var(--info);border-radius:4px;"
+    "background:var(--card);padding:12px 16px;margin:12px 0;break-inside:avoid}"
+    ".finding.error{border-left-color:var(--err)}.finding.warning{border-left-color:var(--warn)}\n"
+    ".finding p{margin:6px 0}.node{font-weight:400;color:var(--muted)}\n"
+    "table{border-collapse:collapse;font-size:.88em;margin:8px 0}"
+    "th,td{border:1px solid var(--line);padding:2px 8px;text-align:left;vertical-align:top}"
+    "th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}"
+    "pre.change{background:#f1f1f1;border-radius:4px;padding:8px 12px;overflow-x:auto;"
+    "white-space:pre-wrap}.del{color:#8b0000}.add{color:#005a00}.target{color:var(--muted)}\n"
+    "figure{margin:20px 0;break-inside:avoid}figure svg{display:block;width:100%;height:auto;"
+    "border:1px solid var(--line);border-radius:4px;background:#fff}"
+    "figcaption{color:var(--muted);font-size:.88em;margin-top:4px}"
+    ".fig-title{font-weight:600;margin-bottom:4px}"
+    ".row{display:flex;flex-wrap:wrap;gap:16px}.row figure{flex:1 1 420px;max-width:560px}\n"
+    "details.data summary{cursor:pointer;color:var(--muted);font-size:.88em}\n"
+    "dl.evidence{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));"
+    "gap:2px 16px;margin:8px 0 0;font-size:.85em}dl.evidence div{display:flex;gap:8px;"
+    "min-width:0;border-bottom:1px dotted var(--line)}dl.evidence dt{font-family:ui-monospace,"
+    "SFMono-Regular,Menlo,Consolas,monospace;color:var(--muted)}dl.evidence dd{margin:0 0 0 auto;"
+    "text-align:right;overflow-wrap:anywhere;font-variant-numeric:tabular-nums}\n"
+    "svg text{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,sans-serif;"
+    "font-size:12px;fill:#1b1b1b}"
+    "svg .small{font-size:11px}svg .tiny{font-size:9.5px}svg .strong{font-weight:700}"
+    "svg .on-dark{fill:#fff}\n"
+    ".axis line{stroke:#444}.axis .grid{stroke:#e4e4e4}\n"
+    ".edge{fill:none;stroke:#555;stroke-width:1.5}.arrow{fill:#555}"
+    ".vertex rect{stroke:#777}.vertex.bottleneck>rect:first-of-type{stroke:#000;stroke-width:3}"
+    ".badge{fill:#000}svg .badge-text{fill:#fff;font-size:10px;font-weight:700}"
+    ".v-none,.v-idle{fill:#f2f2f2}"
+    ".v-busy0{fill:#fbe3d6}.v-busy1{fill:#f6c3a5}.v-busy2{fill:#f0a074}.v-busy3{fill:#e87d45}"
+    ".v-busy4{fill:#d55e00}.v-bp0{fill:#dceaf5}.v-bp1{fill:#b3d3ea}.v-bp2{fill:#85b8dc}"
+    ".v-bp3{fill:#569ccc}.v-bp4{fill:#2b7fbd}"
+    ".vertex .track{fill:#fff;stroke:#999;stroke-width:.5}.vertex .bar-busy{fill:#a33a00;stroke:none}"
+    ".vertex .bar-bp{fill:#003f73;stroke:none}\n"
+    ".pt{fill:#0072b2}.pt-fail{stroke:#c04a00;stroke-width:2;fill:none}"
+    ".trend{stroke:#c04a00;stroke-width:2}.proj{stroke-dasharray:6 4}"
+    ".limit{stroke:#000;stroke-width:1.2;stroke-dasharray:4 3}\n"
+    ".bar-ok,.bar-node{fill:#56b4e9}.bar-failed,.bar-cp{fill:#c04a00}.bar-running{fill:#e69f00}"
+    ".bar-test{fill:#c8c8c8}.flagged{stroke:#000;stroke-width:2}\n"
+    ".whisker{stroke:#555;stroke-width:1.5}.box{fill:#56b4e9;stroke:#0072b2}"
+    ".median{stroke:#000;stroke-width:2.5}.p99{fill:#0072b2}.max{fill:#555}.max.skew{fill:#c04a00}\n"
+    "footer{margin-top:40px;color:var(--muted);font-size:.85em}\n"
+    "@media print{body{font-size:11pt}main{max-width:none;padding:0}details.data{display:none}"
+    "h2{break-after:avoid}.finding,figure{break-inside:avoid}"
+    ".finding{background:none}}\n";
+
+static const char *sev_class(severity s)
+{
+    return s == SEV_ERROR ? "error" : s == SEV_WARNING ? "warning" : "info";
+}
+
+static void put_head(hout *h)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'; img-src data:; script-src '" CSP_SCRIPT_HASH "'\">\n"
+          "<title>opti-pipe report</title>\n<style>\n", h->f);
+    fputs(css, h->f);
+    fputs("</style>\n</head>\n<body>\n<main>\n", h->f);
+}
+
+static void tile(hout *h, const char *label, size_t n, const char *cls)
+{
+    fprintf(h->f, "<div class=\"tile\"><b>%zu</b>", n);
+    if (cls)
+        fprintf(h->f, "<span class=\"sev sev-%s\">%s</span></div>\n", cls, label);
+    else
+        fprintf(h->f, "%s</div>\n", label);
+}
+
+static size_t run_findings(const report_ctx *ctx, size_t run)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < ctx->res->n; i++)
+        n += ctx->res->f[i].run_index == run && report_visible(ctx, &ctx->res->f[i]);
+    return n;
+}
+
+static void runs_table(hout *h)
+{
+    const model *m = h->ctx->an->m;
+    char d[48];
+    size_t i;
+
+    fputs("<table class=\"runs\"><thead><tr><th scope=\"col\">source</th><th scope=\"col\">run"
+          "</th><th scope=\"col\">status</th><th scope=\"col\">duration</th>"
+          "<th scope=\"col\">findings</th></tr></thead><tbody>\n", h->f);
+    for (i = 0; i < m->nruns; i++) {
+        const struct op_run *r = m->runs[i];
+        if (r->superseded)
+            continue;
+        fputs("<tr><td>", h->f);
+        html_put(h->f, r->source);
+        fprintf(h->f, "</td><td><a href=\"#run-%zu\">", i);
+        html_put(h->f, report_run_name(r));
+        fputs("</a></td><td>", h->f);
+        html_put(h->f, r->status ? r->status : "unknown");
+        fprintf(h->f, "</td><td class=\"num\">%s</td><td class=\"num\">%zu</td></tr>\n",
+                (r->set & MSET_DURATION_MS)
+                    ? report_fmt_duration(d, sizeof d, (double)r->duration_ms) : "",
+                run_findings(h->ctx, i));
+    }
+    fputs("</tbody></table>\n", h->f);
+}
+
+static void put_summary(hout *h)
+{
+    const report_ctx *ctx = h->ctx;
+    size_t count[3], total = report_counts(ctx, count);
+
+    fputs("<header>\n<h1>opti-pipe report</h1>\n", h->f);
+    fprintf(h->f, "<p class=\"meta\">%zu input%s, %zu run%s, opti-pipe %s</p>\n</header>\n",
+            ctx->an->ninputs, ctx->an->ninputs == 1 ? "" : "s", ctx->an->m->nruns,
+            ctx->an->m->nruns == 1 ? "" : "s", OP_VERSION);
+    fputs("<section aria-label=\"Summary\">\n<div class=\"tiles\">\n", h->f);
+    tile(h, "findings", total, NULL);
+    tile(h, "error", count[SEV_ERROR], "error");
+    tile(h, "warning", count[SEV_WARNING], "warning");
+    tile(h, "info", count[SEV_INFO], "info");
+    if (ctx->res->ne)
+        tile(h, "rule errors", ctx->res->ne, NULL);
+    fputs("</div>\n", h->f);
+    runs_table(h);
+    fputs("</section>\n", h->f);
+}
+
+/* Evidence as a compact grid of key/value pairs: it backs the message, it
+ * should not push the charts off the screen. */
+static void put_evidence(hout *h, const finding *f)
+{
+    const cJSON *e;
+    char buf[512];
+
+    if (!f->evidence || !f->evidence->child)
+        return;
+    fputs("<dl class=\"evidence\" aria-label=\"Evidence\">\n", h->f);
+    cJSON_ArrayForEach(e, f->evidence) {
+        fputs("<div><dt>", h->f);
+        html_put(h->f, e->string);
+        fputs("</dt><dd>", h->f);
+        html_put(h->f, report_fmt_value(buf, sizeof buf, e));
+        fputs("</dd></div>\n", h->f);
+    }
+    fputs("</dl>\n", h->f);
+}
+
+static void put_changes(hout *h, const finding *f)
+{
+    const cJSON *c;
+    char buf[512];
+
+    if (!f->changes || !f->changes->child)
+        return;
+    fputs("<pre class=\"change\" aria-label=\"Proposed change\">", h->f);
+    cJSON_ArrayForEach(c, f->changes) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "target");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "key");
+        const cJSON *from = cJSON_GetObjectItemCaseSensitive(c, "from");
+        if (cJSON_IsString(t)) {
+            fputs("<span class=\"target\"># ", h->f);
+            html_put(h->f, t->valuestring);
+            fputs("</span>\n", h->f);
+        }
+        if (from) {
+            fputs("<span class=\"del\">- ", h->f);
+            html_put(h->f, cJSON_IsString(k) ? k->valuestring : "?");
+            fputs(": ", h->f);
+            html_put(h->f, report_fmt_value(buf, sizeof buf, from));
+            fputs("</span>\n", h->f);
+        }
+        fputs("<span class=\"add\">+ ", h->f);
+        html_put(h->f, cJSON_IsString(k) ? k->valuestring : "?");
+        fputs(": ", h->f);
+        html_put(h->f, report_fmt_value(buf, sizeof buf, cJSON_GetObjectItemCaseSensitive(c, "to")));
+        fputs("</span>\n", h->f);
+    }
+    fputs("</pre>\n", h->f);
+}
+
+static void put_finding(hout *h, const finding *f)
+{
+    fprintf(h->f, "<article class=\"finding %s\" id=\"f-%s\">\n<h4><span class=\"sev sev-%s\">%s"
+            "</span> <code>", sev_class(f->sev), f->fingerprint, sev_class(f->sev),
+            severity_name(f->sev));
+    html_put(h->f, f->rule);
+    fputs("</code>", h->f);
+    if (f->node_name) {
+        fputs(" <span class=\"node\">on ", h->f);
+        html_put(h->f, f->node_name);
+        fputs("</span>", h->f);
+    }
+    if (f->suppressed)
+        fputs(" <span class=\"node\">(suppressed by baseline)</span>", h->f);
+    fputs("</h4>\n<p class=\"msg\">", h->f);
+    html_put(h->f, f->message);
+    fputs("</p>\n", h->f);
+    if (f->recommendation) {
+        fputs("<p class=\"rec\"><strong>Recommendation:</strong> ", h->f);
+        html_put(h->f, f->recommendation);
+        fputs("</p>\n", h->f);
+    }
+    put_changes(h, f);
+    put_evidence(h, f);
+    fputs("</article>\n", h->f);
+}
+
+static void put_findings(hout *h, size_t run)
+{
+    const results *res = h->ctx->res;
+    size_t i, shown = 0;
+
+    for (i = 0; i < res->n; i++)
+        if (res->f[i].run_index == run && report_visible(h->ctx, &res->f[i])) {
+            put_finding(h, &res->f[i]);
+            shown++;
+        }
+    if (!shown)
+        fputs("<p>No findings.</p>\n", h->f);
+}
+
+static void put_charts(hout *h, const struct op_run *r)
+{
+    unsigned figs = h->nfig;
+
+    fputs("<h3>Charts</h3>\n", h->f);
+    if (strcmp(r->source, "flink") == 0)
+        html_charts_flink(h, r);
+    else if (strcmp(r->source, "spark") == 0)
+        html_charts_spark(h, r);
+    else if (strcmp(r->source, "dbt") == 0)
+        html_charts_dbt(h, r);
+    if (h->nfig == figs)
+        fputs("<p class=\"meta\">No chart for this run: its data has no timeline, graph "
+              "or series to draw.</p>\n", h->f);
+}
+
+static void put_run(hout *h, const struct op_run *r)
+{
+    char d[48];
+
+    fprintf(h->f, "<section class=\"run\" id=\"run-%zu\">\n<h2>", r->index);
+    html_put(h->f, r->source);
+    fputs(": ", h->f);
+    html_put(h->f, report_run_name(r));
+    fputs("</h2>\n<p class=\"meta\"><code>", h->f);
+    html_put(h->f, r->id);
+    fputs("</code> \xc2\xb7 ", h->f);
+    html_put(h->f, r->status ? r->status : "unknown");
+    if (r->set & MSET_DURATION_MS)
+        fprintf(h->f, " \xc2\xb7 %s", report_fmt_duration(d, sizeof d, (double)r->duration_ms));
+    if (r->nhistory)
+        fprintf(h->f, " \xc2\xb7 newest of %zu runs in its history", r->nhistory + 1);
+    fputs("</p>\n", h->f);
+    put_findings(h, r->index);
+    put_charts(h, r);
+    fputs("</section>\n", h->f);
+}
+
+static void put_problems(hout *h)
+{
+    const report_ctx *ctx = h->ctx;
+    size_t i, j;
+
+    if (ctx->res->ne) {
+        fputs("<section><h2>Rule errors</h2>\n<ul>\n", h->f);
+        for (i = 0; i < ctx->res->ne; i++) {
+            fputs("<li><code>", h->f);
+            html_put(h->f, ctx->res->e[i].rule);
+            fputs("</code>: ", h->f);
+            html_put(h->f, ctx->res->e[i].error);
+            fputs("</li>\n", h->f);
+        }
+        fputs("</ul></section>\n", h->f);
+    }
+    for (i = 0, j = 0; i < ctx->an->ninputs; i++)
+        j += ctx->an->inputs[i].nwarnings;
+    if (!j)
+        return;
+    fputs("<section><h2>Input warnings</h2>\n<ul>\n", h->f);
+    for (i = 0; i < ctx->an->ninputs; i++)
+        for (j = 0; j < ctx->an->inputs[i].nwarnings; j++) {
+            fputs("<li>", h->f);
+            html_put(h->f, ctx->an->inputs[i].warnings[j]);
+            fputs("</li>\n", h->f);
+        }
+    fputs("</ul></section>\n", h->f);
+}
+
+int report_html(const report_ctx *ctx)
+{
+    const model *m = ctx->an->m;
+    hout h = {ctx->out, ctx, 0};
+    size_t i;
+
+    put_head(&h);
+    put_summary(&h);
+    for (i = 0; i < m->nruns; i++)
+        if (!m->runs[i]->superseded)
+            put_run(&h, m->runs[i]);
+    for (i = 0; i < ctx->res->n; i++)
+        if (ctx->res->f[i].run_index == SIZE_MAX && report_visible(ctx, &ctx->res->f[i])) {
+            fputs("<section class=\"run\"><h2>Across runs</h2>\n", h.f);
+            put_findings(&h, SIZE_MAX);
+            fputs("</section>\n", h.f);
+            break;
+        }
+    put_problems(&h);
+    fprintf(h.f, "<footer>Generated by opti-pipe %s. Charts are inline SVG; each has its "
+            "data as a table underneath.</footer>\n", OP_VERSION);
+    fputs("<pre id=\"selftest\" hidden></pre>\n</main>\n<script>", h.f);
+    fputs(selftest_js, h.f);
+    fputs("</script>\n</body>\n</html>\n", h.f);
+    return ferror(h.f) ? OP_EIO : 0;
+}

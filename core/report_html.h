@@ -1,0 +1,91 @@
+/*
+ * report_html.h - internals of the HTML report, shared by the page
+ * (report_html.c), the SVG primitives (report_html_svg.c) and the charts of
+ * each engine (report_html_flink.c, _spark.c, _dbt.c).
+ *
+ * Charts are drawn here, in C, as inline SVG: the page needs no script to
+ * show them, prints as it looks, and stays one file. Every string from an
+ * input goes through html_put() or html_put_trunc().
+ */
+#ifndef OP_CORE_REPORT_HTML_H
+#define OP_CORE_REPORT_HTML_H
+
+#include "report_util.h"
+
+typedef struct hout {
+    FILE *f;
+    const report_ctx *ctx;
+    unsigned nfig; /* figures written: makes element ids unique */
+} hout;
+
+/* A linear map from the data range [d0, d1] to pixels [r0, r1]. */
+typedef struct hscale {
+    double d0, d1, r0, r1;
+} hscale;
+
+#define HTML_MAX_TICKS 16
+
+/* Writes s escaped for HTML text and attribute values (&, <, >, ", '),
+ * without control characters and with broken UTF-8 replaced. */
+void html_put(FILE *f, const char *s);
+
+/* The same, cut after max characters with an ellipsis. */
+void html_put_trunc(FILE *f, const char *s, size_t max);
+
+/* printf-style, then escaped (at most 1 KiB). */
+void html_printf(FILE *f, const char *fmt, ...) OP_PRINTF(2, 3);
+
+hscale hs_make(double d0, double d1, double r0, double r1);
+double hs_map(const hscale *s, double v);
+
+/* Up to max "nice" tick values (1, 2, 5 × 10^k steps) covering [lo, hi]
+ * into out; returns how many. */
+size_t hs_ticks(double lo, double hi, size_t want, double *out, size_t max);
+
+/* Rounds v up to the next nice value (for an axis end). */
+double hs_nice_ceil(double v);
+
+/* Opens a figure: <figure><svg data-chart=chart ...> with a <title> and a
+ * <desc> (the text alternative screen readers announce). */
+void fig_open(hout *h, const char *chart, int width, int height,
+              const char *title, const char *desc);
+
+/* Closes the <svg> and writes the caption; the caller may then add a data
+ * table (fig_table_open) before fig_end(). */
+void fig_svg_end(hout *h, const char *caption);
+void fig_end(hout *h);
+
+/* A collapsible data table under a chart: "<details><table><tr><th>...".
+ * heads is a '|'-separated list of column names. Close with
+ * fig_table_end(). */
+void fig_table_open(hout *h, const char *summary, const char *heads);
+void fig_table_end(hout *h);
+
+/* Writes a horizontal axis at y from scale x, labelled as durations in ms
+ * (time = 1) or plain numbers. */
+void svg_x_axis(hout *h, const hscale *x, double y, double top, int time);
+
+/* A vertical axis at x from scale y (durations in ms). */
+void svg_y_axis(hout *h, const hscale *y, double x, double right);
+
+/* <text> at x, y; anchor "start" | "middle" | "end"; cls may be NULL. */
+void svg_text(hout *h, double x, double y, const char *anchor,
+              const char *cls, const char *s);
+
+/* The first shown finding in run of rule (NULL: any rule) on node (NULL:
+ * any node), or NULL: charts mark what the findings talk about. */
+const finding *html_finding_on(const report_ctx *ctx, size_t run,
+                               const char *rule, const char *node);
+
+/* A number metric of a node/run map, or NAN. */
+double html_metric(const mmap *m, const char *key);
+
+/* A string attr, or NULL. */
+const char *html_attr(const mmap *m, const char *key);
+
+/* Charts of one run, by engine; each writes nothing when it has no data. */
+void html_charts_flink(hout *h, const struct op_run *r);
+void html_charts_spark(hout *h, const struct op_run *r);
+void html_charts_dbt(hout *h, const struct op_run *r);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * report_util.c - helpers shared by the reporters (see report_util.h).
+ * Durations and byte counts read like the rules' own (sdk units.lua), so a
+ * chart axis and a finding message name the same numbers the same way.
+ */
+#include "report_util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define DOC_MAX (64 * 1024)
+
+int report_visible(const report_ctx *ctx, const finding *f)
+{
+    return !f->suppressed || ctx->show_suppressed;
+}
+
+size_t report_counts(const report_ctx *ctx, size_t count[3])
+{
+    size_t i, total = 0;
+
+    count[0] = count[1] = count[2] = 0;
+    for (i = 0; i < ctx->res->n; i++)
+        if (report_visible(ctx, &ctx->res->f[i])) {
+            count[ctx->res->f[i].sev]++;
+            total++;
+        }
+    return total;
+}
+
+int report_fail_level(const report_ctx *ctx)
+{
+    return ctx->fail_on ? severity_parse(ctx->fail_on) : -1;
+}
+
+const char *report_run_name(const struct op_run *r)
+{
+    return r->name ? r->name : r->id;
+}
+
+/* "%.1f" without a trailing ".0", as units.lua's one_decimal. */
+static void one_decimal(char *buf, size_t n, double v, const char *unit)
+{
+    char num[48];
+    size_t len;
+
+    snprintf(num, sizeof num, "%.1f", v);
+    len = strlen(num);
+    if (len > 2 && strcmp(num + len - 2, ".0") == 0)
+        num[len - 2] = '\0';
+    snprintf(buf, n, "%s %s", num, unit);
+}
+
+const char *report_fmt_value(char *buf, size_t n, const cJSON *v)
+{
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d == floor(d) && fabs(d) < 1e15)
+            snprintf(buf, n, "%.0f", d);
+        else
+            snprintf(buf, n, "%.4g", d);
+    } else if (cJSON_IsString(v)) {
+        snprintf(buf, n, "%s", v->valuestring);
+    } else if (cJSON_IsBool(v)) {
+        snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    } else if (!v || cJSON_IsNull(v)) {
+        snprintf(buf, n, "(unset)");
+    } else {
+        char *s = cJSON_PrintUnformatted(v);
+        snprintf(buf, n, "%s", s ? s : "?");
+        cJSON_free(s);
+    }
+    return buf;
+}
+
+const char *report_fmt_duration(char *buf, size_t n, double ms)
+{
+    char tmp[64];
+    double a = fabs(ms), t;
+
+    if (!isfinite(ms)) {
+        snprintf(buf, n, "?");
+        return buf;
+    }
+    if (a < 999.95)
+        one_decimal(tmp, sizeof tmp, a, "ms");
+    else if ((t = floor(a / 100 + 0.5)) < 600)
+        one_decimal(tmp, sizeof tmp, t / 10, "s");
+    else if ((t = floor(a / 1000 + 0.5)) < 3600)
+        snprintf(tmp, sizeof tmp, "%.0fm %02.0fs", floor(t / 60), fmod(t, 60));
+    else if ((t = floor(a / 60000 + 0.5)) < 1440)
+        snprintf(tmp, sizeof tmp, "%.0fh %02.0fm", floor(t / 60), fmod(t, 60));
+    else {
+        t = floor(a / 3600000 + 0.5);
+        snprintf(tmp, sizeof tmp, "%.0fd %02.0fh", floor(t / 24), fmod(t, 24));
+    }
+    snprintf(buf, n, "%s%s", ms < 0 ? "-" : "", tmp);
+    return buf;
+}
+
+const char *report_fmt_bytes(char *buf, size_t n, double bytes)
+{
+    static const char *const names[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = fabs(bytes) / 1024;
+    size_t i = 0;
+
+    if (!isfinite(bytes)) {
+        snprintf(buf, n, "?");
+        return buf;
+    }
+    if (fabs(bytes) < 1023.5) {
+        snprintf(buf, n, "%.0f B", bytes);
+        return buf;
+    }
+    while ((v >= 1024 || floor(v * 10 + 0.5) / 10 >= 1024) && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    one_decimal(buf, n, bytes < 0 ? -v : v, names[i]);
+    return buf;
+}
+
+size_t report_utf8_next(const char *s, uint32_t *cp)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len, i;
+    uint32_t c, min;
+
+    if (!*p)
+        return 0;
+    if (*p < 0x80) {
+        *cp = *p;
+        return 1;
+    }
+    if ((*p & 0xe0) == 0xc0)
+        len = 2, c = *p & 0x1f, min = 0x80;
+    else if ((*p & 0xf0) == 0xe0)
+        len = 3, c = *p & 0x0f, min = 0x800;
+    else if ((*p & 0xf8) == 0xf0)
+        len = 4, c = *p & 0x07, min = 0x10000;
+    else
+        goto bad;
+    for (i = 1; i < len; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            goto bad;
+        c = (c << 6) | (p[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        goto bad;
+    *cp = c;
+    return len;
+bad:
+    *cp = 0xfffd;
+    return 1;
+}
+
+int report_is_control(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+/* Appends cp to out as UTF-8; returns the bytes written (at most 4). */
+static size_t utf8_put(char *out, uint32_t cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+char *report_clean_dup(const char *s, int keep_newlines)
+{
+    size_t len, o = 0, k;
+    uint32_t cp;
+    char *out;
+
+    s = s ? s : "";
+    len = strlen(s);
+    out = malloc(len * 3 + 1); /* a broken byte grows to U+FFFD (3 bytes) */
+    if (!out)
+        return NULL;
+    while ((k = report_utf8_next(s, &cp))) {
+        s += k;
+        if (cp == '\n' && keep_newlines)
+            out[o++] = '\n';
+        else if (cp == '\n' || cp == '\t' || cp == '\r')
+            out[o++] = ' ';
+        else if (!report_is_control(cp))
+            o += utf8_put(out + o, cp);
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* Bundled rule ids are dotted words; anything else never becomes a path. */
+static int plain_id(const char *id)
+{
+    size_t i;
+
+    if (!id || !*id || strlen(id) > 128 || id[0] == '.')
+        return 0;
+    for (i = 0; id[i]; i++)
+        if (!isalnum((unsigned char)id[i]) && !strchr("._-", id[i]))
+            return 0;
+    return strstr(id, "..") == NULL;
+}
+
+char *report_rule_doc(const char *id)
+{
+    char path[4096 + 256];
+    char *buf = NULL;
+    size_t n;
+    FILE *f;
+
+    if (!plain_id(id))
+        return NULL;
+    snprintf(path, sizeof path, "%s/docs/rules/%s.md", cli_home(), id);
+    f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    buf = malloc(DOC_MAX + 1);
+    if (buf) {
+        n = fread(buf, 1, DOC_MAX, f);
+        buf[n] = '\0';
+    }
+    fclose(f);
+    return buf;
+}

@@ -1,0 +1,58 @@
+/*
+ * report_util.h - what the reporters share: which findings are shown,
+ * counts, readable values and durations, and a UTF-8 decoder that every
+ * escaper uses so that control characters and broken bytes from inputs
+ * never reach an output unchanged.
+ */
+#ifndef OP_CORE_REPORT_UTIL_H
+#define OP_CORE_REPORT_UTIL_H
+
+#include <stdint.h>
+
+#include "report.h"
+
+/* Whether the report shows f (baseline-suppressed ones only on request). */
+int report_visible(const report_ctx *ctx, const finding *f);
+
+/* Counts the shown findings by severity (count[SEV_INFO..SEV_ERROR]) and
+ * returns their total. */
+size_t report_counts(const report_ctx *ctx, size_t count[3]);
+
+/* The severity from ctx->fail_on, or -1 when none was given. */
+int report_fail_level(const report_ctx *ctx);
+
+/* The run's display name: its name, else its id. Borrowed. */
+const char *report_run_name(const struct op_run *r);
+
+/* Writes a finding value (evidence entry, change from/to) into buf as
+ * people read it: integers without decimals, other numbers with 4
+ * significant digits, strings as they are, "(unset)" for null/absent.
+ * Longer values are cut. Returns buf. */
+const char *report_fmt_value(char *buf, size_t n, const cJSON *v);
+
+/* Writes a duration in ms as "850 ms", "2.7 s", "3m 57s", "1h 02m" into
+ * buf. Returns buf. */
+const char *report_fmt_duration(char *buf, size_t n, double ms);
+
+/* Writes a byte count as "720 MiB". Returns buf. */
+const char *report_fmt_bytes(char *buf, size_t n, double bytes);
+
+/* Decodes the character at s (NUL-terminated). Returns its length in
+ * bytes (0 at the end) and its code point in *cp; an invalid or truncated
+ * sequence yields length 1 and U+FFFD. */
+size_t report_utf8_next(const char *s, uint32_t *cp);
+
+/* Whether cp is a control character (C0, DEL or C1). */
+int report_is_control(uint32_t cp);
+
+/* A copy of s (NULL reads as "") with control characters removed (newline
+ * and tab become a space unless keep_newlines) and broken UTF-8 replaced
+ * by U+FFFD; NULL on out of memory. Free with free(). */
+char *report_clean_dup(const char *s, int keep_newlines);
+
+/* Reads the documentation of a bundled rule (docs/rules/<id>.md next to
+ * the binary, see cli_home()) into a new string, at most 64 KiB; NULL when
+ * there is none or id is not a plain rule id. Free with free(). */
+char *report_rule_doc(const char *id);
+
+#endif

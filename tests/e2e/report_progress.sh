@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The progress bar of long parses: never in a pipe or file, never with
+# --quiet, and drawn (then cleared) when OPTIPIPE_PROGRESS=always forces
+# it past the terminal and half-second checks, which a test cannot meet
+# without depending on timing.
+# Usage: report_progress.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+check() { # check NAME COMMAND...
+    local name=$1
+    shift
+    if "$@"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $name"
+        echo "  stderr: $(head -c 400 "$tmp/err" | cat -v)"
+    fi
+}
+spark="$src/fixtures/demo/spark-application_1700000000000_0042.zstd"
+
+unset OPTIPIPE_PROGRESS
+"$bin" analyze "$src/fixtures/demo" >"$tmp/out" 2>"$tmp/err"
+check "no bar when stderr is a file" bash -c "! grep -q \$'\\r' '$tmp/err'"
+"$bin" analyze "$src/fixtures/demo" 2>&1 >/dev/null | cat >"$tmp/err"
+check "no bar when stderr is a pipe" bash -c "! grep -q \$'\\r' '$tmp/err'"
+
+OPTIPIPE_PROGRESS=always "$bin" analyze "$spark" >"$tmp/out" 2>"$tmp/err"
+check "forced: the bar names the input, bytes and rate" \
+    grep -q "spark-application_1700000000000_0042.zstd .* read .*/s" "$tmp/err"
+check "forced: the bar is cleared at the end" grep -q $'\r\033\[K$' "$tmp/err"
+check "forced: the report itself is unchanged" grep -q "opti-pipe 0.1.0" "$tmp/out"
+
+OPTIPIPE_PROGRESS=always "$bin" analyze --quiet "$spark" >"$tmp/out" 2>"$tmp/err"
+check "--quiet: no bar even when forced" bash -c "! grep -q \$'\\r' '$tmp/err'"
+
+OPTIPIPE_PROGRESS=always "$bin" analyze --format json "$spark" >"$tmp/out" 2>"$tmp/err"
+check "forced: stdout stays clean json" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
