@@ -5,6 +5,10 @@
  * analysis of the others.
  */
 #include "analyze.h"
+
+#include <unistd.h>
+
+#include "fetch.h"
 #include "progress.h"
 
 #include <stdarg.h>
@@ -125,7 +129,8 @@ static const char *msg_body(const char *path, const char *msg)
 }
 
 /* Reads one input: a file, "-", or a rolling event-log folder. */
-static int parse_file(analysis *an, input_rec *in, int rolling)
+static int parse_file(analysis *an, input_rec *in, int rolling,
+                      const char *mem, size_t mem_len)
 {
     op_stream *s = NULL;
     op_builder *b = NULL;
@@ -138,8 +143,9 @@ static int parse_file(analysis *an, input_rec *in, int rolling)
     int rc;
 
     op_error_clear(&err);
-    rc = rolling ? input_open_rolling(in->path, &an->limits, &s, &err)
-                 : input_open(in->path, &an->limits, &s, &err);
+    rc = mem ? input_open_mem(in->path, mem, mem_len, &an->limits, &s, &err)
+         : rolling ? input_open_rolling(in->path, &an->limits, &s, &err)
+                   : input_open(in->path, &an->limits, &s, &err);
     if (!rc)
         rc = input_peek(s, OP_PROBE_HEAD, &head, &head_len, &err);
     if (rc) {
@@ -246,7 +252,7 @@ static int visit(const char *file, void *ud)
         rec_warn(an, NULL, "%s: out of memory", file);
         return 0;
     }
-    parse_file(an, in, 0);
+    parse_file(an, in, 0, NULL, 0);
     return 0;
 }
 
@@ -258,11 +264,50 @@ static void walk_error(const char *file, const char *msg, void *ud)
     rec_warn(an, in, "%s: %s", file, msg);
 }
 
+/* A JobManager URL: fetched into memory (fetch.h) and read like a file
+ * named by the URL. */
+static void add_url(analysis *an, const char *url)
+{
+    fetch_opts dflt;
+    const fetch_opts *fo = an->fetch;
+    input_rec *in = rec_new(an, url);
+    char *buf = NULL;
+    size_t len = 0;
+    op_error err;
+    int rc;
+
+    if (!in) {
+        rec_warn(an, NULL, "%s: out of memory", url);
+        return;
+    }
+    if (!fo) {
+        fetch_opts_init(&dflt);
+        dflt.diag = an->diag;
+        dflt.progress = an->diag && !an->quiet && isatty(fileno(an->diag));
+        fo = &dflt;
+    }
+    op_error_clear(&err);
+    rc = fetch_flink_to_memory(url, fo, &buf, &len, &err);
+    if (rc == FETCH_OK || rc == FETCH_INCOMPLETE) {
+        if (rc == FETCH_INCOMPLETE)
+            rec_warn(an, in, "%s: %s", url, err.msg);
+        parse_file(an, in, 0, buf, len);
+    } else {
+        rec_warn(an, in, "%s", err.msg); /* names the URL already */
+    }
+    free(buf);
+}
+
 size_t analysis_add(analysis *an, const char *path)
 {
     size_t before = an->nok, i;
     walk_state ws = {an, NULL, 0, 0};
     op_error err;
+
+    if (fetch_is_url(path)) {
+        add_url(an, path);
+        return an->nok - before;
+    }
 
     op_error_clear(&err);
     if (input_walk(path, visit, walk_error, &ws, &err)) {
@@ -272,7 +317,7 @@ size_t analysis_add(analysis *an, const char *path)
     for (i = 0; i < ws.nrolling; i++) {
         input_rec *in = rec_new(an, ws.rolling[i]);
         if (in)
-            parse_file(an, in, 1);
+            parse_file(an, in, 1, NULL, 0);
         free(ws.rolling[i]);
     }
     free(ws.rolling);

@@ -28,6 +28,7 @@ typedef struct analysis {
     size_t ninputs, cap;
     size_t nok;  /* inputs read successfully */
     FILE *diag;  /* where diagnostics go (stderr); NULL for silence */
+    const struct fetch_opts *fetch; /* for http(s):// inputs; NULL: defaults */
     int quiet;
 } analysis;
 

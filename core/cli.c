@@ -6,7 +6,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +133,6 @@ int cli_load_rules(const cli_opts *o, ruleset **out, results *errs,
     *out = rs;
     return 0;
 }
-
 
 /* ---- option parsing ------------------------------------------------------ */
 
@@ -364,6 +362,14 @@ int cli_parse_opts(cli_opts *o, int argc, char **argv, const char *help,
                 return rc;
             continue;
         }
+        if (cmd & READS) { /* connection options of URL inputs */
+            op_error ferr;
+            rc = fetch_opt_parse(&o->fetch, argc, argv, &i, &ferr);
+            if (rc < 0)
+                return cli_usage_error("%s", ferr.msg);
+            if (rc > 0)
+                continue;
+        }
         d = find_opt(a, cmd);
         if (!d)
             return cli_usage_error("unknown option '%s'", a);
@@ -386,6 +392,7 @@ void cli_opts_default(cli_opts *o)
     o->plugin_path = getenv("OPTIPIPE_PLUGIN_PATH");
     input_limits_default(&o->limits);
     rule_limits_default(&o->rlimits);
+    fetch_opts_init(&o->fetch);
 }
 
 FILE *cli_open_output(const cli_opts *o)
@@ -467,6 +474,8 @@ static int read_inputs(cli_session *s)
         return EXIT_NOINPUT;
     }
     s->an.quiet = o->quiet;
+    o->fetch.progress = !o->quiet && isatty(STDERR_FILENO);
+    s->an.fetch = &o->fetch;
     for (i = 0; i < o->ninputs; i++)
         analysis_add(&s->an, o->inputs[i]);
     analysis_freeze(&s->an);

@@ -13,6 +13,7 @@
 #define OP_CORE_CLI_H
 
 #include "analyze.h"
+#include "fetch.h"
 #include "baseline.h"
 #include "config.h"
 #include "findings.h"
@@ -48,6 +49,7 @@ typedef struct cli_opts {
     int deterministic;
     int no_bundled; /* --no-bundled: only --rules folders */
     input_limits limits;
+    fetch_opts fetch; /* for http(s):// inputs (fetch.h) */
     rule_limits rlimits;
     const char *inputs[4096];
     size_t ninputs;

@@ -144,7 +144,7 @@ static int env_name_ok(const char *s)
 static int conn_opt(fetch_opts *o, const char *a, const char *v, int *used,
                     op_error *err)
 {
-    double d;
+    double d = 0;
 
     *used = 1;
     if (!strcmp(a, "--insecure")) {
@@ -199,7 +199,7 @@ static int conn_opt(fetch_opts *o, const char *a, const char *v, int *used,
 static int flink_opt(fetch_opts *o, const char *a, const char *v, int *used,
                      op_error *err)
 {
-    double d;
+    double d = 0;
 
     *used = 1;
     if (!strcmp(a, "--all-running")) {

@@ -733,7 +733,10 @@ typedef struct lint {
 static void problem(lint *l, const char *file, const char *id, const char *fmt,
                     const char *arg)
 {
-    printf("%s: %s: ", file, id ? id : "?");
+    if (id)
+        printf("%s: %s: ", file, id);
+    else
+        printf("%s: ", file);
     printf(fmt, arg);
     putchar('\n');
     l->problems++;

@@ -65,11 +65,18 @@ static void value_text(const cJSON *v, char *buf, size_t len)
  * cut (a comment must never end early or run on). */
 static void put_line_text(FILE *f, const char *s, size_t max)
 {
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
     size_t i;
 
-    for (i = 0; s && s[i] && i < max; i++)
-        fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i], f);
-    if (s && s[i])
+    for (i = 0; p[i] && i < max; i++) {
+        if (p[i] < 0x20 || p[i] == 0x7f)
+            fputc(' ', f);
+        else if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+            fputc(' ', f), i++; /* a C1 control */
+        else
+            fputc(p[i], f);
+    }
+    if (p[i])
         fputs("...", f);
 }
 

@@ -534,11 +534,13 @@ static void flush_get(fx *x, const char *list, const char *q,
                       const char *suffix, fx_strs *out)
 {
     char path[FX_PATH_MAX];
+    int w;
 
     if (!*q)
         return;
-    snprintf(path, sizeof path, "%s?get=%s%s", list, q, suffix);
-    strs_add(x, out, path);
+    w = snprintf(path, sizeof path, "%s?get=%s%s", list, q, suffix);
+    if (w > 0 && (size_t)w < sizeof path)
+        strs_add(x, out, path);
 }
 
 /* Lists the metric names at path list (not kept) and appends to out the

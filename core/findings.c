@@ -276,16 +276,32 @@ static uint64_t fnv(uint64_t h, const char *s)
     return h;
 }
 
-/* Identity of a finding: rule, run, node and the config keys it changes.
- * Never the message (its numbers move between runs) nor any address. */
-static uint64_t identity(const finding *f)
+/* What stays the same about a run from one day to the next: its history
+ * key (a dbt project, a Spark app's attempts), else its name (a Flink job
+ * or Spark app name), else its id. Ids alone (app ids, invocation ids, job
+ * ids) change with every execution, and a dismissed finding must stay
+ * dismissed on tomorrow's log of the same pipeline. */
+static const char *run_identity(const model *m, size_t run_index)
+{
+    const struct op_run *r;
+
+    if (!m || run_index >= m->nruns)
+        return NULL;
+    r = m->runs[run_index];
+    return r->history_key ? r->history_key : r->name ? r->name : r->id;
+}
+
+/* Identity of a finding: rule, source, the run's stable identity, node and
+ * the config keys it changes. Never the message (its numbers move between
+ * runs) nor any address. */
+static uint64_t identity(const finding *f, const model *m)
 {
     uint64_t h = 1469598103934665603ull;
     const cJSON *c;
 
     h = fnv(h, f->rule);
     h = fnv(h, f->source);
-    h = fnv(h, f->run_id);
+    h = fnv(h, run_identity(m, f->run_index));
     h = fnv(h, f->node_id);
     cJSON_ArrayForEach(c, f->changes) {
         h = fnv(h, str_item(c, "target"));
@@ -326,20 +342,23 @@ static int error_cmp(const void *pa, const void *pb)
 
 void results_finish(results *r, const model *m)
 {
+    uint64_t *ids;
     size_t i, j;
 
-    (void)m;
     if (r->n > 1)
         qsort(r->f, r->n, sizeof *r->f, finding_cmp);
     if (r->ne > 1)
         qsort(r->e, r->ne, sizeof *r->e, error_cmp);
     /* Equal identities (one rule, two findings on one node) are told apart
      * by their rank in the sorted order, which is itself stable. */
+    ids = r->n ? malloc(r->n * sizeof *ids) : NULL;
     for (i = 0; i < r->n; i++) {
-        uint64_t h = identity(&r->f[i]);
+        uint64_t h = identity(&r->f[i], m);
         unsigned dup_rank = 0;
+        if (ids)
+            ids[i] = h;
         for (j = 0; j < i; j++)
-            if (identity(&r->f[j]) == h)
+            if ((ids ? ids[j] : identity(&r->f[j], m)) == h)
                 dup_rank++;
         if (dup_rank) {
             char ord[16];
@@ -349,6 +368,7 @@ void results_finish(results *r, const model *m)
         snprintf(r->f[i].fingerprint, sizeof r->f[i].fingerprint, "%016llx",
                  (unsigned long long)h);
     }
+    free(ids);
 }
 
 size_t results_count_at_least(const results *r, severity sev)

@@ -29,7 +29,7 @@ typedef struct finding {
     double impact_ms; /* estimated time saved; < 0 when the rule gave none */
     size_t run_index; /* into model.runs; SIZE_MAX for bundle-wide findings */
     char fingerprint[17]; /* 16 hex digits */
-    int suppressed;       /* hidden by a baseline */
+    int suppressed;       /* hidden: 1 by a baseline, 2 by config ignore */
 } finding;
 
 typedef struct rule_error {

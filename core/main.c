@@ -13,6 +13,7 @@
 #include <lua.h>
 
 #include "cli.h"
+#include "fetch.h"
 #include "emit_changes.h"
 #include "jsonw.h"
 #include "model_json.h"
@@ -275,6 +276,7 @@ static const command commands[] = {
     {"baseline", baseline_main},
     {"rules", rules_main},
     {"plugins", cmd_plugins},
+    {"fetch", fetch_main},
 };
 
 int main(int argc, char **argv)

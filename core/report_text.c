@@ -136,7 +136,8 @@ static void put_finding(const tctx *t, const finding *f)
         term_put(t, f->node_name);
     }
     if (f->suppressed)
-        fputs("  (suppressed by baseline)", t->f);
+        fputs(f->suppressed == 2 ? "  (ignored by config)"
+                                 : "  (suppressed by baseline)", t->f);
     fputs("\n    ", t->f);
     term_put(t, f->message);
     fputc('\n', t->f);

@@ -132,8 +132,18 @@ static int read_line(asker *a, char *buf, size_t len)
  * crafted name cannot drive the terminal. */
 static void put_safe(const char *s)
 {
-    for (; s && *s; s++)
-        putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+    for (; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            putchar('?');
+        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            putchar('?'); /* a C1 control (U+0080..U+009F), e.g. CSI */
+            p++;
+        } else {
+            putchar(*p);
+        }
+    }
 }
 
 static void put_value(const cJSON *v)

@@ -164,19 +164,45 @@ static void dir_of(const char *path, char *out, size_t len)
         snprintf(out, len, "%.*s", (int)(slash - path), path);
 }
 
+/* Text from rules and inputs, on one line, without control characters
+ * (C0, DEL, and C1 as UTF-8) that could drive a terminal. */
+static void put_clean(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "-");
+
+    for (; *p; p++) {
+        if (*p == '\n' && p[1]) {
+            fputs("\n        ", f); /* a traceback stays readable */
+        } else if (*p < 0x20 || *p == 0x7f) {
+            fputc('?', f);
+        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            fputc('?', f);
+            p++;
+        } else {
+            fputc(*p, f);
+        }
+    }
+}
+
 static void print_findings(FILE *f, const results *res, const char *rule)
 {
     size_t i;
 
     for (i = 0; i < res->n; i++)
-        if (strcmp(res->f[i].rule, rule) == 0)
-            fprintf(f, "      got: %s node=%s: %s\n",
-                    severity_name(res->f[i].sev),
-                    res->f[i].node_id ? res->f[i].node_id : "-",
-                    res->f[i].message);
-    for (i = 0; i < res->ne; i++)
-        fprintf(f, "      rule error: %s: %s\n", res->e[i].rule,
-                res->e[i].error);
+        if (strcmp(res->f[i].rule, rule) == 0) {
+            fprintf(f, "      got: %s node=", severity_name(res->f[i].sev));
+            put_clean(f, res->f[i].node_id);
+            fputs(": ", f);
+            put_clean(f, res->f[i].message);
+            fputc('\n', f);
+        }
+    for (i = 0; i < res->ne; i++) {
+        fputs("      rule error: ", f);
+        put_clean(f, res->e[i].rule);
+        fputs(": ", f);
+        put_clean(f, res->e[i].error);
+        fputc('\n', f);
+    }
 }
 
 /* Enables only `rule` and applies the case's option overrides. */

@@ -58,7 +58,7 @@ struct sbx {
 
 /* Registry keys: addresses, so no Lua code can name them. */
 static const char k_base = 0, k_envmt = 0, k_loaded = 0, k_loading = 0,
-                  k_proxy = 0, k_trips = 0, k_lazy = 0, k_lens = 0;
+                  k_trips = 0, k_lazy = 0, k_lens = 0;
 
 static uint64_t now_ns(void)
 {
@@ -185,7 +185,7 @@ static void *sbx_alloc(void *ud, void *p, size_t osz, size_t nsz)
             return NULL;
         }
     }
-    q = realloc(p, nsz);
+    q = p ? realloc(p, nsz) : malloc(nsz);
     if (!q)
         return NULL;
     s->used = s->used - osz + nsz;
@@ -347,18 +347,27 @@ int sbx_cpcall(sbx *s, lua_CFunction fn, void *ud, int nargs, int nresults,
 
 #define SBX_LEN_CACHE 256 /* __len closures shared for lengths below this */
 
+static int ro_newindex(lua_State *L);
+
 /* Pushes the table behind proxy idx and returns 1, or pushes nothing and
- * returns 0. Raw accesses with a light-userdata key: never raises. */
+ * returns 0. A proxy is recognised by its __newindex, a C function no Lua
+ * code can obtain (getmetatable gives "read-only"). Raw accesses: never
+ * raises. */
 static int proxy_real(lua_State *L, int idx)
 {
     idx = lua_absindex(L, idx);
-    if (lua_type(L, idx) != LUA_TTABLE || !lua_checkstack(L, 2) ||
+    if (lua_type(L, idx) != LUA_TTABLE || !lua_checkstack(L, 3) ||
         !lua_getmetatable(L, idx))
         return 0;
-    if (lua_rawgetp(L, -1, &k_proxy) != LUA_TTABLE) {
+    lua_pushliteral(L, "__newindex");
+    lua_rawget(L, -2);
+    if (lua_tocfunction(L, -1) != ro_newindex) {
         lua_pop(L, 2);
         return 0;
     }
+    lua_pop(L, 1);
+    lua_pushliteral(L, "__index");
+    lua_rawget(L, -2);
     lua_remove(L, -2);
     return 1;
 }
@@ -475,27 +484,16 @@ static int ro_next(lua_State *L)
     return 1;
 }
 
-static int ro_pairs(lua_State *L)
-{
-    if (!proxy_whole(L, 1))
-        return luaL_error(L, "not a read-only table");
-    lua_pushcclosure(L, ro_next, 1);
-    lua_pushvalue(L, 1);
-    lua_pushnil(L);
-    return 3;
-}
-
 /* Wraps the table on top: fixed < 0 gives a dynamic __len, otherwise # is
- * fixed (no __len when it is 0). */
+ * fixed (no __len when it is 0). The metatable holds three or four
+ * entries: pairs, next, rawget and rawlen know proxies by themselves. */
 static void make_proxy(lua_State *L, lua_Integer fixed)
 {
     luaL_checkstack(L, 4, "read-only proxy");
     lua_createtable(L, 0, 0);
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 4);
     lua_pushvalue(L, -3);
     lua_setfield(L, -2, "__index");
-    lua_pushvalue(L, -3);
-    lua_rawsetp(L, -2, &k_proxy);
     lua_pushcfunction(L, ro_newindex);
     lua_setfield(L, -2, "__newindex");
     if (fixed != 0) {
@@ -505,8 +503,6 @@ static void make_proxy(lua_State *L, lua_Integer fixed)
             push_fixed_len(L, fixed);
         lua_setfield(L, -2, "__len");
     }
-    lua_pushcfunction(L, ro_pairs);
-    lua_setfield(L, -2, "__pairs");
     lua_pushliteral(L, "read-only");
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
@@ -536,6 +532,27 @@ static int sb_next(lua_State *L)
         return 2;
     lua_pushnil(L);
     return 1;
+}
+
+/* pairs as in the base library (a __pairs metamethod is honoured), except
+ * that a proxy is walked through a closure over its whole real table. */
+static int sb_pairs(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    lua_settop(L, 1);
+    if (proxy_whole(L, 1)) {
+        lua_pushcclosure(L, ro_next, 1);
+        lua_pushvalue(L, 1);
+        lua_pushnil(L);
+    } else if (luaL_getmetafield(L, 1, "__pairs") != LUA_TNIL) {
+        lua_pushvalue(L, 1);
+        lua_call(L, 1, 3);
+    } else {
+        lua_pushcfunction(L, sb_next);
+        lua_pushvalue(L, 1);
+        lua_pushnil(L);
+    }
+    return 3;
 }
 
 /* rawget(proxy, k) reads the real table; a lazily filled one through its
@@ -917,7 +934,7 @@ static void open_lib(lua_State *L, const char *name, lua_CFunction open)
 static int setup(lua_State *L)
 {
     static const char *const base_names[] = {
-        "assert", "error", "getmetatable", "pairs", "pcall",
+        "assert", "error", "getmetatable", "pcall",
         "rawequal", "select", "tonumber", "tostring", "type", "_VERSION",
         NULL};
     static const char *const os_names[] = {"time", "clock", "date", NULL};
@@ -955,6 +972,7 @@ static int setup(lua_State *L)
     set_fn(L, base, "print", sb_print);
     set_fn(L, base, "next", sb_next);
     set_fn(L, base, "ipairs", sb_ipairs);
+    set_fn(L, base, "pairs", sb_pairs);
     set_fn(L, base, "rawget", sb_rawget);
     set_fn(L, base, "rawlen", sb_rawlen);
     set_fn(L, base, "rawset", sb_rawset);

@@ -347,37 +347,37 @@ static int read_run(rd *r, const cJSON *o, int index)
         {"duration_ms", OP_I_DURATION_MS}};
     const char *source = jstr(o, "source"), *id = jstr(o, "id"), *hk;
     const cJSON *nodes, *n, *w, *order;
-    char at[128], nat[160];
+    char at_run[128], nat[160];
     op_run *run;
     size_t i;
     int rc, k = 0;
 
-    snprintf(at, sizeof at, "runs[%d]", index + 1);
+    snprintf(at_run, sizeof at_run, "runs[%d]", index + 1);
     if (!cJSON_IsObject(o) || !source || !*source || !id || !*id)
-        return fail(r, at, "every run needs a string source and id");
+        return fail(r, at_run, "every run needs a string source and id");
     run = op_run_get(r->b, source, id);
-    if ((rc = set_strs(r, o, run, NULL, at)))
+    if ((rc = set_strs(r, o, run, NULL, at_run)))
         return rc;
     for (i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if ((rc = set_int(r, o, ints[i].k, run, NULL, ints[i].f, at)))
+        if ((rc = set_int(r, o, ints[i].k, run, NULL, ints[i].f, at_run)))
             return rc;
     if ((rc = read_strings(r, cJSON_GetObjectItemCaseSensitive(o, "config"),
-                           at, run, NULL)) ||
+                           at_run, run, NULL)) ||
         (rc = read_metrics(r, cJSON_GetObjectItemCaseSensitive(o, "metrics"),
-                           at, run, NULL)))
+                           at_run, run, NULL)))
         return rc;
     nodes = cJSON_GetObjectItemCaseSensitive(o, "nodes");
-    if ((rc = check_type(r, nodes, 0, at)))
+    if ((rc = check_type(r, nodes, 0, at_run)))
         return rc;
     cJSON_ArrayForEach(n, nodes) {
-        snprintf(nat, sizeof nat, "%s.nodes[%d]", at, ++k);
+        snprintf(nat, sizeof nat, "%s.nodes[%d]", at_run, ++k);
         if ((rc = read_node(r, run, n, nat)))
             return rc;
     }
-    if ((rc = read_series(r, run, cJSON_GetObjectItemCaseSensitive(o, "series"), at)))
+    if ((rc = read_series(r, run, cJSON_GetObjectItemCaseSensitive(o, "series"), at_run)))
         return rc;
     w = cJSON_GetObjectItemCaseSensitive(o, "warnings");
-    if ((rc = check_type(r, w, 0, at)))
+    if ((rc = check_type(r, w, 0, at_run)))
         return rc;
     cJSON_ArrayForEach(n, w)
         if (cJSON_IsString(n))
@@ -385,11 +385,13 @@ static int read_run(rd *r, const cJSON *o, int index)
     hk = jstr(o, "history_key");
     if (hk) {
         /* history_order, else started_at, else the position in the file */
+        int64_t pos = index;
         order = cJSON_GetObjectItemCaseSensitive(o, "history_order");
         if (!cJSON_IsNumber(order))
             order = cJSON_GetObjectItemCaseSensitive(o, "started_at");
-        op_run_history(r->b, run, hk,
-                       cJSON_IsNumber(order) ? (int64_t)order->valuedouble : index);
+        if (cJSON_IsNumber(order) && !as_int(order->valuedouble, &pos))
+            return fail(r, at_run, "history_order is an integer");
+        op_run_history(r->b, run, hk, pos);
     }
     return 0;
 }

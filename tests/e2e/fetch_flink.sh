@@ -16,7 +16,8 @@ same_findings() { python3 "$src/tests/fetch/same_findings.py" "$1" "$2"; }
 # --- every fixture: fetched export == fixture, finding for finding ---------
 names=""
 while read -r name jid nsamples; do
-    fx=$(ls "$src"/fixtures/flink/"$name".json "$src"/fixtures/demo/"$name".json 2>/dev/null | head -1)
+    fx="$src/fixtures/flink/$name.json"
+    [ -e "$fx" ] || fx="$src/fixtures/demo/$name.json"
     echo "$fx" >"$tmp/$name.src"
     start_server flink "$fx"
     run fetch flink "$url" --job "$jid" --samples "$nsamples" --interval 0 \
@@ -117,8 +118,11 @@ stop_server
 # --- progress on a terminal -------------------------------------------------
 start_server flink "$healthy"
 python3 - "$bin" "$url" "$tmp/tty.json" >"$tmp/out" 2>"$tmp/err" <<'EOF'
-import os, pty, subprocess, sys
-master, slave = pty.openpty()
+import os, subprocess, sys
+try:
+    master, slave = os.openpty()
+except OSError:
+    sys.exit(77)  # no pseudo-terminals here
 p = subprocess.run([sys.argv[1], "fetch", "flink", sys.argv[2], "--samples", "1",
                     "--interval", "0", "-o", sys.argv[3]],
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -137,9 +141,13 @@ sys.stdout.write(out.decode("utf-8", "replace"))
 sys.exit(p.returncode)
 EOF
 rc=$?
-check "progress run exits 0" test "$rc" = 0
-check "progress names the endpoint on a terminal" has "$tmp/out" "GET /jobs/$hjid"
-check "progress counts the samples" has "$tmp/out" "sample 1 of 1"
+if [ "$rc" = 77 ]; then
+    echo "NOTE: no pseudo-terminal available: progress checks skipped"
+else
+    check "progress run exits 0" test "$rc" = 0
+    check "progress names the endpoint on a terminal" has "$tmp/out" "GET /jobs/$hjid"
+    check "progress counts the samples" has "$tmp/out" "sample 1 of 1"
+fi
 run fetch flink "$url" --samples 1 --interval 0 -o "$tmp/notty.json"
 check "no progress when stderr is no terminal" lacks "$tmp/err" "sample 1 of 1"
 stop_server

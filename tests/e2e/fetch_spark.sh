@@ -13,7 +13,7 @@ need_tools python3 timeout
 
 same_findings() { python3 "$src/tests/fetch/same_findings.py" "$1" "$2"; }
 
-app=app-20240101000000-0001
+app="app-20240101000000-0001"
 skew="$src/fixtures/spark/skew.zstd"
 gc="$src/fixtures/spark/gc.zstd"
 roll=eventlog_v2_application_1700000000000_0004
@@ -26,7 +26,8 @@ run fetch spark-history "$url" --app "$app" -o "$tmp/logs"
 check "fetch spark-history exits 0" test "$rc" = 0
 check "the single log is unpacked" test -s "$tmp/logs/$app.zstd"
 check "the rolling folder is unpacked" test -s "$tmp/logs/$roll/events_1_application_1700000000000_0004.zstd"
-check "the download is not left behind" test -z "$(ls -A "$tmp/logs" | grep optipipe)"
+leftovers=$(find "$tmp/logs" -name '.optipipe-*')
+check "the download is not left behind" test -z "$leftovers"
 check "stderr says where the files went" has "$tmp/err" "unpacked into $tmp/logs"
 "$bin" analyze --format json --deterministic "$skew" "$gc" >"$tmp/a.json" 2>/dev/null
 "$bin" analyze --format json --deterministic "$tmp/logs" >"$tmp/b.json" 2>/dev/null

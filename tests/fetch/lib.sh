@@ -1,7 +1,9 @@
+# shellcheck shell=bash
 # tests/fetch/lib.sh - sourced by tests/e2e/fetch_*.sh: checks, and fake
 # servers (tests/fetch/fake_server.py) on 127.0.0.1 with kernel-chosen
 # ports, each stopped at exit (and by its own --lifetime if we die).
 # Expects: bin (the optipipe binary), src (the source dir).
+bin=${bin:?} src=${src:?}
 
 tmp=$(mktemp -d)
 pass=0
@@ -59,12 +61,12 @@ lacks() { ! grep -q -- "$2" "$1"; }
 
 # start_server ARGS... : starts fake_server.py ARGS; sets $port and $url.
 start_server() {
-    local pf="$tmp/port.$RANDOM.$RANDOM" i
+    local pf="$tmp/port.$RANDOM.$RANDOM"
     python3 "$src/tests/fetch/fake_server.py" "$@" --port-file "$pf" \
         --lifetime 240 2>>"$tmp/server.log" &
     server_pids="$server_pids $!"
     last_pid=$!
-    for i in $(seq 600); do
+    for _ in $(seq 600); do
         [ -s "$pf" ] && break
         kill -0 "$last_pid" 2>/dev/null || break
         sleep 0.05
@@ -75,6 +77,7 @@ start_server() {
         exit 1
     fi
     port=$(cat "$pf")
+    # shellcheck disable=SC2034 # used by the sourcing scripts
     url="http://127.0.0.1:$port"
 }
 
