@@ -12,53 +12,27 @@
 
 enum dbt_kind { K_NONE = 0, K_RESULTS, K_MANIFEST, K_SOURCES, K_OTHER };
 
-static int head_has(const op_probe *p, const char *needle)
-{
-    size_t n = strlen(needle), i;
-
-    if (n > p->head_len)
-        return 0;
-    for (i = 0; i + n <= p->head_len; i++)
-        if (p->head[i] == (unsigned char)needle[0] &&
-            !memcmp(p->head + i, needle, n))
-            return 1;
-    return 0;
-}
-
-static int head_first(const op_probe *p)
-{
-    size_t i = 0;
-
-    if (p->head_len >= 3 && p->head[0] == 0xEF && p->head[1] == 0xBB &&
-        p->head[2] == 0xBF)
-        i = 3;
-    for (; i < p->head_len; i++)
-        if (!isspace(p->head[i]))
-            return p->head[i];
-    return 0;
-}
-
 /* The schema URL names the artifact; other dbt artifacts (catalog,
  * semantic_manifest) are left to "not recognized". Without a schema URL in
  * the first bytes (keys reordered by a tool), the shape of a result gives
  * a weaker score. */
 static int dbt_detect(const op_probe *p)
 {
-    if (p->is_dir || head_first(p) != '{')
+    if (p->is_dir || op_probe_first(p) != '{')
         return 0;
-    if (head_has(p, "schemas.getdbt.com/dbt/run-results/") ||
-        head_has(p, "schemas.getdbt.com/dbt/manifest/") ||
-        head_has(p, "schemas.getdbt.com/dbt/sources/"))
+    if (op_probe_has(p, "schemas.getdbt.com/dbt/run-results/") ||
+        op_probe_has(p, "schemas.getdbt.com/dbt/manifest/") ||
+        op_probe_has(p, "schemas.getdbt.com/dbt/sources/"))
         return 95;
-    if (head_has(p, "\"dbt_schema_version\"") || head_has(p, "\"$schema\"") ||
-        head_has(p, "\"definitions\"") || head_has(p, "\"$defs\""))
+    if (op_probe_has(p, "\"dbt_schema_version\"") || op_probe_has(p, "\"$schema\"") ||
+        op_probe_has(p, "\"definitions\"") || op_probe_has(p, "\"$defs\""))
         return 0; /* another dbt artifact, or a JSON Schema describing one */
-    if (head_has(p, "\"unique_id\"") &&
-        (head_has(p, "\"execution_time\"") ||
-         head_has(p, "\"max_loaded_at\"")))
+    if (op_probe_has(p, "\"unique_id\"") &&
+        (op_probe_has(p, "\"execution_time\"") ||
+         op_probe_has(p, "\"max_loaded_at\"")))
         return 60;
-    if (head_has(p, "\"depends_on\"") && head_has(p, "\"resource_type\"") &&
-        head_has(p, "\"nodes\""))
+    if (op_probe_has(p, "\"depends_on\"") && op_probe_has(p, "\"resource_type\"") &&
+        op_probe_has(p, "\"nodes\""))
         return 50;
     return 0;
 }

@@ -19,67 +19,40 @@
 
 /* --- detection --------------------------------------------------------- */
 
-static int head_has(const op_probe *p, const char *needle)
-{
-    size_t n = strlen(needle), i;
-
-    if (n > p->head_len)
-        return 0;
-    for (i = 0; i + n <= p->head_len; i++)
-        if (p->head[i] == (unsigned char)needle[0] &&
-            !memcmp(p->head + i, needle, n))
-            return 1;
-    return 0;
-}
-
-static int head_first(const op_probe *p)
-{
-    size_t i = 0;
-
-    /* UTF-8 byte order mark */
-    if (p->head_len >= 3 && p->head[0] == 0xEF && p->head[1] == 0xBB &&
-        p->head[2] == 0xBF)
-        i = 3;
-    for (; i < p->head_len; i++)
-        if (!isspace(p->head[i]))
-            return p->head[i];
-    return 0;
-}
-
 /* Scores only what the first 4 KiB show; raw responses of other endpoints
  * get a middling score so that a dedicated plugin would still win. */
 static int flink_detect(const op_probe *p)
 {
-    int first = head_first(p);
+    int first = op_probe_first(p);
 
     if (first != '{' && first != '[')
         return 0;
-    if (first == '{' && head_has(p, "\"flink_rest_export\""))
+    if (first == '{' && op_probe_has(p, "\"flink_rest_export\""))
         return 95;
-    if (first == '{' && head_has(p, "\"archive\"") && head_has(p, "\"path\"") &&
-        head_has(p, "/jobs"))
+    if (first == '{' && op_probe_has(p, "\"archive\"") && op_probe_has(p, "\"path\"") &&
+        op_probe_has(p, "/jobs"))
         return 90;
-    if (first == '{' && head_has(p, "\"jid\"") && head_has(p, "\"vertices\""))
+    if (first == '{' && op_probe_has(p, "\"jid\"") && op_probe_has(p, "\"vertices\""))
         return 80;
     if (first == '[')
-        return (head_has(p, ".currentInputWatermark\"") ||
-                head_has(p, "\"busyTimeMsPerSecond\"") ||
-                head_has(p, "\"Shuffle.Netty."))
+        return (op_probe_has(p, ".currentInputWatermark\"") ||
+                op_probe_has(p, "\"busyTimeMsPerSecond\"") ||
+                op_probe_has(p, "\"Shuffle.Netty."))
                    ? 50
                    : 0;
-    if (head_has(p, "\"flink-version\"") ||
-        (head_has(p, "\"state_backend\"") && head_has(p, "\"interval\"")) ||
-        (head_has(p, "\"counts\"") && head_has(p, "\"summary\"") &&
-         head_has(p, "\"latest\"")) ||
-        head_has(p, "\"backpressure-level\"") ||
-        head_has(p, "\"backpressureLevel\"") ||
-        head_has(p, "\"root-exception\"") ||
-        head_has(p, "\"exceptionHistory\"") ||
-        head_has(p, "\"execution-config\"") ||
-        (head_has(p, "\"plan\"") && head_has(p, "\"nodes\"")) ||
-        (head_has(p, "\"jobs\"") && head_has(p, "\"last-modification\"")) ||
-        (head_has(p, "\"subtasks\"") && head_has(p, "\"maxParallelism\"") &&
-         head_has(p, "\"read-records\"")))
+    if (op_probe_has(p, "\"flink-version\"") ||
+        (op_probe_has(p, "\"state_backend\"") && op_probe_has(p, "\"interval\"")) ||
+        (op_probe_has(p, "\"counts\"") && op_probe_has(p, "\"summary\"") &&
+         op_probe_has(p, "\"latest\"")) ||
+        op_probe_has(p, "\"backpressure-level\"") ||
+        op_probe_has(p, "\"backpressureLevel\"") ||
+        op_probe_has(p, "\"root-exception\"") ||
+        op_probe_has(p, "\"exceptionHistory\"") ||
+        op_probe_has(p, "\"execution-config\"") ||
+        (op_probe_has(p, "\"plan\"") && op_probe_has(p, "\"nodes\"")) ||
+        (op_probe_has(p, "\"jobs\"") && op_probe_has(p, "\"last-modification\"")) ||
+        (op_probe_has(p, "\"subtasks\"") && op_probe_has(p, "\"maxParallelism\"") &&
+         op_probe_has(p, "\"read-records\"")))
         return 60;
     return 0;
 }

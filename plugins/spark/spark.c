@@ -27,17 +27,6 @@
 
 /* --- detection ---------------------------------------------------------- */
 
-static int head_has(const op_probe *p, const char *needle)
-{
-    size_t n = strlen(needle), i;
-
-    for (i = 0; i + n <= p->head_len; i++)
-        if (p->head[i] == (unsigned char)needle[0] &&
-            !memcmp(p->head + i, needle, n))
-            return 1;
-    return 0;
-}
-
 static int spark_detect(const op_probe *p)
 {
     size_t i = 0;
@@ -54,8 +43,8 @@ static int spark_detect(const op_probe *p)
         (p->head_len - i >= sizeof b - 1 &&
          !memcmp(p->head + i, b, sizeof b - 1)))
         return 95;
-    if (head_has(p, "\"Event\":\"SparkListener") ||
-        head_has(p, "\"Event\": \"SparkListener"))
+    if (op_probe_has(p, "\"Event\":\"SparkListener") ||
+        op_probe_has(p, "\"Event\": \"SparkListener"))
         return 85;
     return 0;
 }

@@ -7,25 +7,11 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/check.sh"
+E2E_OUT=out
+E2E_ERR=err
 cd "$tmp" || exit 1
-pass=0
-fail=0
-check() { # check NAME CONDITION...
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        echo "  stdout: $(head -c 1000 out 2>/dev/null)"
-        echo "  stderr: $(head -c 1000 err 2>/dev/null)"
-    fi
-}
 op() { "$bin" "$@" >out 2>err; rc=$?; }
-has() { grep -q -- "$2" "$1"; }
 uncomment() { # the scaffold's example check, uncommented
     sed -i -e 's/^    -- \(for \|  \|end\)/    \1/' -e 's/^    --$//' "$1"
 }

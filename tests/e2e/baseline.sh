@@ -8,24 +8,11 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/check.sh"
+E2E_OUT=out
+E2E_ERR=err
 export SOURCE_DATE_EPOCH=1732870000
 cd "$tmp" || exit 1
-pass=0
-fail=0
-check() { # check NAME CONDITION...
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        echo "  stdout: $(head -c 800 out 2>/dev/null)"
-        echo "  stderr: $(head -c 800 err 2>/dev/null)"
-    fi
-}
 op() { "$bin" "$@" >out 2>err; rc=$?; }
 count() { # count JSON [suppressed]: number of findings in a JSON report
     python3 -c '

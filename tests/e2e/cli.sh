@@ -5,29 +5,14 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/lib/check.sh"
+E2E_OUT=$tmp/out
+E2E_ERR=$tmp/err
 
-check() { # check NAME CONDITION...
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        echo "  stdout: $(head -c 600 "$tmp/out" 2>/dev/null)"
-        echo "  stderr: $(head -c 600 "$tmp/err" 2>/dev/null)"
-    fi
-}
 run() { # run ARGS... : records exit code in $rc
     "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
 }
-json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1"; }
-has() { grep -q -- "$2" "$1"; }
 
 demo="$src/fixtures/demo"
 flink_fixture=$(ls "$demo"/flink-*.json 2>/dev/null | head -1)
@@ -160,5 +145,4 @@ if [ -f "$csv_so" ] && [ -f "$src/fixtures/csv/tasks.csv" ]; then
     check "external plugin reads its format" has "$tmp/out" '"source": "csv"'
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

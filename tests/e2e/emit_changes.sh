@@ -7,22 +7,10 @@
 set -u
 bin=$1
 src=$2
+. "$(dirname "$0")/lib/check.sh"
+E2E_OUT=/nonexistent
 here=$src/tests/e2e/emit
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export SOURCE_DATE_EPOCH=1732870000
-pass=0
-fail=0
-check() { # check NAME CONDITION...
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-    fi
-}
 same_dir() { # same_dir EXPECTED ACTUAL
     diff -ru "$1" "$2"
 }

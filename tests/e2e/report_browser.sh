@@ -15,11 +15,9 @@
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$(cd "$2" && pwd)
+. "$(dirname "$0")/lib/check.sh"
+E2E_OUT=/nonexistent
 out_dir=$(dirname "$bin")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
 
 browser=""
 for b in chromium chromium-browser google-chrome; do
@@ -33,17 +31,6 @@ if [ -z "$browser" ]; then
     exit 77
 fi
 
-check() { # check NAME COMMAND...
-    local name=$1
-    shift
-    if "$@" >"$tmp/check.log" 2>&1; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        head -20 "$tmp/check.log"
-    fi
-}
 
 # run_browser LOG ARGS...: headless, offline, a fresh profile every time.
 run_browser() {
@@ -94,5 +81,4 @@ run_browser "$tmp/shot.log" --hide-scrollbars --window-size=1280,2000 \
 check "screenshot saved as $out_dir/report-demo.png" test -s "$out_dir/report-demo.png"
 echo "screenshot: $out_dir/report-demo.png (report: $out_dir/report-demo.html)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

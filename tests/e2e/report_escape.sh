@@ -17,22 +17,9 @@
 set -u
 bin=$1
 src=$(cd "$2" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/lib/check.sh"
+E2E_OUT=/nonexistent
 
-check() { # check NAME COMMAND...
-    local name=$1
-    shift
-    if "$@" >"$tmp/check.log" 2>&1; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        head -20 "$tmp/check.log"
-    fi
-}
 
 mkdir -p "$tmp/in"
 python3 "$src/tests/e2e/report_hostile.py" "$src" "$tmp/in"
@@ -144,5 +131,4 @@ else
     echo "notice: cmark-gfm is not installed (apt-get install cmark-gfm): Markdown rendering not checked"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

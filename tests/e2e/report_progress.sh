@@ -7,21 +7,9 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() { # check NAME COMMAND...
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        echo "  stderr: $(head -c 400 "$tmp/err" | cat -v)"
-    fi
-}
+. "$(dirname "$0")/lib/check.sh"
+E2E_ERR=$tmp/err
+E2E_OUT=/nonexistent
 spark="$src/fixtures/demo/spark-application_1700000000000_0042.zstd"
 
 unset OPTIPIPE_PROGRESS
@@ -42,5 +30,4 @@ check "--quiet: no bar even when forced" bash -c "! grep -q \$'\\r' '$tmp/err'"
 OPTIPIPE_PROGRESS=always "$bin" analyze --format json "$spark" >"$tmp/out" 2>"$tmp/err"
 check "forced: stdout stays clean json" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

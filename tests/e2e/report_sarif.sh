@@ -10,23 +10,10 @@
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$(cd "$2" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/lib/check.sh"
+E2E_OUT=/nonexistent
 unset OPTIPIPE_DOCS_URL
 
-check() { # check NAME COMMAND...
-    local name=$1
-    shift
-    if "$@" >"$tmp/check.log" 2>&1; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        head -20 "$tmp/check.log"
-    fi
-}
 validate() { python3 "$src/tests/schemas/validate.py" "$src/tests/schemas/sarif-schema-2.1.0.json" "$1"; }
 
 cd "$src" || exit 1
@@ -102,5 +89,4 @@ assert not bad, bad[:3]
 assert "<script>alert(1)</script>" in text.encode().decode("unicode_escape") or "\\u003cscript" in text
 ' "$tmp/hostile.sarif"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -33,6 +33,44 @@ typedef struct op_probe {
     int is_dir;                /* reserved: 1 when the input is a directory */
 } op_probe;
 
+/* Whether the probe's head contains needle (a byte string). */
+static inline int op_probe_has(const op_probe *p, const char *needle)
+{
+    size_t n = 0, i;
+
+    while (needle[n])
+        n++;
+    if (n == 0 || n > p->head_len)
+        return n == 0;
+    for (i = 0; i + n <= p->head_len; i++) {
+        size_t k = 0;
+        while (k < n && p->head[i + k] == (unsigned char)needle[k])
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+/* The first byte of the head that is not white space, after a UTF-8 byte
+ * order mark; 0 when there is none. Tells a JSON document ('{', '[') from
+ * other text without parsing it. */
+static inline int op_probe_first(const op_probe *p)
+{
+    size_t i = 0;
+
+    if (p->head_len >= 3 && p->head[0] == 0xEF && p->head[1] == 0xBB &&
+        p->head[2] == 0xBF)
+        i = 3;
+    for (; i < p->head_len; i++) {
+        unsigned char c = p->head[i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' &&
+            c != '\v')
+            return c;
+    }
+    return 0;
+}
+
 typedef struct op_plugin {
     uint32_t magic;       /* OP_ABI_MAGIC */
     uint16_t abi_major;   /* OP_ABI_MAJOR the plugin was built with */
