@@ -552,6 +552,24 @@ static int set_polls(fl_state *st, size_t n, op_error *err)
     return OP_OK;
 }
 
+/* `optipipe fetch` lists the requests that failed under "errors": the
+ * rules that needed them stay quiet, so the run says what is missing. */
+static void note_fetch_errors(fl_state *st, const cJSON *errors)
+{
+    const cJSON *e;
+    char msg[256];
+
+    cJSON_ArrayForEach(e, errors)
+    {
+        const char *path = fl_str(e, "path"), *why = fl_str(e, "error");
+        if (!path)
+            continue;
+        snprintf(msg, sizeof msg, "%.100s could not be fetched: %.120s", path,
+                 why ? why : "unknown error");
+        global_warning(st, msg);
+    }
+}
+
 static int read_export(fl_state *st, op_error *err)
 {
     const cJSON *root = st->root, *resps, *samples, *s, *ver;
@@ -587,6 +605,7 @@ static int read_export(fl_state *st, op_error *err)
         global_warning(st, "more samples than 100000: the rest ignored");
         n = FL_MAX_POLLS;
     }
+    note_fetch_errors(st, fl_get(root, "errors"));
     if ((rc = set_polls(st, n, err)))
         return rc;
     st->c.polls[0].responses = resps;
