@@ -843,6 +843,11 @@ static void tb_add(tbuf *b, const char *fmt, ...)
     va_list ap;
     int k;
 
+    if (!b->s) { /* vsnprintf on NULL + 0 is undefined */
+        b->cap = 4096;
+        b->s = malloc(b->cap);
+        assert_non_null(b->s);
+    }
     for (;;) {
         va_start(ap, fmt);
         k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
