@@ -10,8 +10,9 @@
  * The model is frozen, so building late shows exactly what building early
  * would have, and every table is built once per state (until
  * lmodel_reset): identity holds (run.by_id[id] == run.nodes[i]). A rule
- * that reads two fields of each node no longer pays for building every
- * part of every node (docs/sandbox.md "Performance").
+ * that reads two fields of each node does not pay for building every part
+ * of every node, and the tables are laid out in the order rules read them
+ * (docs/sandbox.md "Performance").
  *
  * A lazy host table keeps its C object (run or node) under the private
  * light-userdata key k_obj, which Lua code cannot name, and a metatable of
@@ -414,6 +415,10 @@ static int lazy_step(lua_State *L)
     luaL_checkstack(L, 8, "model");
     if (!obj)
         return 0; /* already complete */
+    if (kind < 0) { /* its model is gone (lmodel_reset): never touch obj */
+        lazy_done(L, 1);
+        return 0;
+    }
     switch (kind) {
     case LZ_NODES:
         return complete ? nodes_complete(L, obj) : fill_nodes(L, obj);
@@ -627,8 +632,29 @@ void lmodel_push_bundle(lua_State *L, const model *m)
     lua_remove(L, -2);
 }
 
+/* A rule may keep tables of a model in its upvalues past the analysis
+ * (its state lives as long as the ruleset); their C objects may be freed
+ * by then. Retiring the lazy metatables makes such tables ordinary ones,
+ * holding what was built, the next time anything reads them. */
+static void retire_lazy(lua_State *L)
+{
+    int kind;
+
+    for (kind = 0; kind < LZ_KINDS; kind++) {
+        if (lua_rawgetp(L, LUA_REGISTRYINDEX, &k_lazy_mt[kind]) ==
+            LUA_TTABLE) {
+            lua_pushinteger(L, -1);
+            lua_rawsetp(L, -2, &k_kind);
+        }
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &k_lazy_mt[kind]);
+    }
+}
+
 void lmodel_reset(lua_State *L)
 {
+    retire_lazy(L);
     lua_pushnil(L);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &k_cache);
     lua_pushnil(L);

@@ -1,8 +1,9 @@
 /*
  * lua_model.h - the frozen model as rules see it: Lua tables built once
- * per Lua state (per run, on first use) and handed out as read-only
- * proxies. The shape is the one in docs/rules-engine.md and
- * docs/model.md (the same as `optipipe normalize --format json`).
+ * per Lua state, each when a rule first reads it, and handed out as
+ * read-only proxies. The shape is the one in docs/rules-engine.md and
+ * docs/model.md (the same as `optipipe normalize --format json`). The
+ * tables refer to the model: lmodel_reset before running over another one.
  */
 #ifndef OP_CORE_LUA_MODEL_H
 #define OP_CORE_LUA_MODEL_H
@@ -22,8 +23,9 @@ void lmodel_push_run(lua_State *L, const model *m, size_t ri);
  * run's history). May raise. */
 void lmodel_push_bundle(lua_State *L, const model *m);
 
-/* Forgets every cached table (before running over another model) and
- * collects them. May raise. */
+/* Forgets every cached table (before running over another model), makes
+ * tables a rule may still hold ordinary ones that never read the old model
+ * again, and collects garbage. May raise. */
 void lmodel_reset(lua_State *L);
 
 /* The index in m->runs of the run table at idx (as pushed by

@@ -635,7 +635,11 @@ static int add_table(lua_State *L, cJSON *obj, int idx, const char *field,
         cJSON_Delete(v);
         return -1;
     }
-    cJSON_AddItemToObject(obj, field, v);
+    if (!cJSON_AddItemToObject(obj, field, v)) { /* the key copy failed */
+        snprintf(err, errlen, "out of memory");
+        cJSON_Delete(v);
+        return -1;
+    }
     return 0;
 }
 

@@ -3,9 +3,10 @@
 # job of 5,000 vertices, in-process and isolated (forked worker), against the
 # same analysis with no rules, and against the same rule files run by the
 # stand-alone Lua interpreter over plain tables (no sandbox, no limits): the
-# difference is the engine's own overhead. Prints rules_ms (median and
-# minimum of 5 runs; the machine is shared, so the minimum is the steadier
-# figure). Numbers and their analysis: docs/sandbox.md "Performance".
+# difference is the engine's own overhead. Prints rules_ms, median and
+# minimum of 5 rounds; each round runs every case once, so that all cases
+# see the same load on a shared machine. Numbers and their analysis:
+# docs/sandbox.md "Performance".
 # Usage: tests/bench/engine.sh [build/optipipe]
 set -euo pipefail
 bin=${1:-build/optipipe}
@@ -14,32 +15,40 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$here/gen_engine_bundle.py" "$tmp" 5000 50
 mkdir -p "$tmp/none"
-
-# "median min" of five numbers, one per line
-stats() { sort -n | awk '{v[NR] = $1} END {printf "%s ms (min %s ms)", v[3], v[1]}'; }
+lua=$(command -v lua5.4 || true)
 
 # rules_ms from the JSON report: loading and running the rules, validating
 # and sorting findings (parsing is reported apart as read_ms)
 rules_ms() {
-    for _ in 1 2 3 4 5; do
-        "$@" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"]["rules_ms"])'
-    done | stats
+    "$bin" analyze --no-bundled --format json "$tmp/bundle.json" "$@" 2>/dev/null |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"]["rules_ms"])'
 }
 
-common=(analyze --no-bundled --format json "$tmp/bundle.json")
-rules=(--rules "$tmp/rules")
-echo "50 rules over one run of 5,000 nodes; rules_ms, median of 5 runs"
-echo "  no rules:                                   $(rules_ms "$bin" "${common[@]}" --rules "$tmp/none")"
-echo "  in-process (--isolate never):               $(rules_ms "$bin" "${common[@]}" "${rules[@]}" --isolate never)"
-echo "  forked worker (--isolate always):           $(rules_ms "$bin" "${common[@]}" "${rules[@]}" --isolate always)"
-echo "  in-process, no instruction or time limit:   $(rules_ms "$bin" "${common[@]}" "${rules[@]}" --isolate never --rule-instructions 0 --rule-timeout-ms 0)"
-
-lua=$(command -v lua5.4 || true)
 if [ -n "$lua" ]; then
     "$bin" normalize --format json "$tmp/bundle.json" >"$tmp/model.json"
     python3 "$here/model_to_lua.py" "$tmp/model.json" "$tmp/model.lua"
-    plain=$(for _ in 1 2 3 4 5; do "$lua" "$here/plain_rules.lua" "$tmp/model.lua" "$tmp"/rules/*.lua; done | stats)
-    echo "  reference: plain lua5.4, plain tables (CPU): $plain"
+fi
+for _ in 1 2 3 4 5; do
+    rules_ms --rules "$tmp/none" >>"$tmp/none.ms"
+    rules_ms --rules "$tmp/rules" --isolate never >>"$tmp/inproc.ms"
+    rules_ms --rules "$tmp/rules" --isolate always >>"$tmp/worker.ms"
+    rules_ms --rules "$tmp/rules" --isolate never --rule-instructions 0 \
+        --rule-timeout-ms 0 >>"$tmp/nolimits.ms"
+    if [ -n "$lua" ]; then
+        "$lua" "$here/plain_rules.lua" "$tmp/model.lua" "$tmp"/rules/*.lua >>"$tmp/plain.ms"
+    fi
+done
+
+# "median ms (min ms)" of the five numbers in a file
+stats() { sort -n "$1" | awk '{v[NR] = $1} END {printf "%s ms (min %s ms)", v[3], v[1]}'; }
+
+echo "50 rules over one run of 5,000 nodes; rules_ms, median of 5 rounds"
+echo "  no rules:                                    $(stats "$tmp/none.ms")"
+echo "  in-process (--isolate never):                $(stats "$tmp/inproc.ms")"
+echo "  forked worker (--isolate always):            $(stats "$tmp/worker.ms")"
+echo "  in-process, no instruction or time limit:    $(stats "$tmp/nolimits.ms")"
+if [ -n "$lua" ]; then
+    echo "  reference: plain lua5.4 over plain tables:   $(stats "$tmp/plain.ms") (CPU)"
 else
     echo "  reference: lua5.4 not found, skipped"
 fi

@@ -698,11 +698,42 @@ static void test_lazy_model(void **state)
         assert_int_equal(out.ne, 0);
         assert_non_null(finding_of(&out, "l.first_reads", "lazy ok"));
         assert_non_null(finding_of(&out, "l.later", "same tables"));
+        assert_non_null(finding_of(&out, "l.stale", "saved"));
         results_free(&errs);
         results_free(&out);
         ruleset_free(rs);
         model_free(m);
     }
+}
+
+/* A rule keeps tables of one model and reads them over the next, after
+ * the first model was freed: they hold what was built, nothing more. */
+static void test_lazy_stale(void **state)
+{
+    results errs, out;
+    ruleset *rs = load(LUA_DIR "/lazy", 0, 1, &errs);
+    model *m1 = make_model(), *m2 = model_new();
+    op_builder *b = model_builder_new(m2, "other.json");
+    op_error err;
+
+    (void)state;
+    op_run_get(b, "spark", "app-9");
+    model_builder_free(b);
+    model_freeze(m2);
+    results_init(&out);
+    assert_int_equal(ruleset_run(rs, m1, &out, &err), 0);
+    assert_non_null(finding_of(&out, "l.stale", "saved"));
+    results_free(&out);
+    model_free(m1);
+    results_init(&out);
+    assert_int_equal(ruleset_run(rs, m2, &out, &err), 0);
+    print_errors(&out);
+    assert_int_equal(out.ne, 0);
+    assert_non_null(finding_of(&out, "l.stale", "stale ok"));
+    results_free(&out);
+    results_free(&errs);
+    ruleset_free(rs);
+    model_free(m2);
 }
 
 int main(void)
@@ -721,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_run_two_models),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_lazy_model),
+        cmocka_unit_test(test_lazy_stale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,21 @@ return {
     n = 0
     for i, node in ipairs(run.nodes) do n = n + 1; want(node == run.nodes[i], "ipairs") end
     want(n == 3, "ipairs count")
+    -- pairs and ipairs keep the base library's behaviour for other tables
+    local c1 = 0
+    for k, v in pairs(setmetatable({}, { __pairs = function(t)
+      return function(_, k) if not k then return 1, "x" end end, t, nil end })) do
+      c1 = c1 + 1; want(k == 1 and v == "x", "__pairs values")
+    end
+    want(c1 == 1, "__pairs honoured")
+    local c2 = 0
+    for _ in pairs({ a = 1, b = 2 }) do c2 = c2 + 1 end
+    want(c2 == 2, "pairs of a plain table")
+    local c3 = 0
+    for i, v in ipairs(setmetatable({}, { __index = function(_, i) if i <= 2 then return i * 10 end end })) do
+      c3 = c3 + 1; want(v == i * 10, "ipairs through __index")
+    end
+    want(c3 == 2, "ipairs honours __index")
     want(not pcall(function() run.by_id.src.attrs.x = 1 end), "write to a lazy part")
     want(not pcall(function() rawset(run.by_id.src.metrics, "x", 1) end), "rawset on a part")
     want(not pcall(function() run.series.x = {} end), "write to series")
