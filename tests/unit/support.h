@@ -28,6 +28,10 @@ const op_dist *tm_dist(const struct op_node *n, const char *metric);
 /* Whether one of the run's warnings contains needle. */
 int tm_has_warning(const struct op_run *r, const char *needle);
 
+/* A new frozen model the engine tests share (see support.c); free with
+ * model_free(). */
+model *tm_fixture_model(void);
+
 /* ---- byte buffers ----------------------------------------------------------- */
 
 /* A growing, NUL-terminated byte buffer; free p when done. */

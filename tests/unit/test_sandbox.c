@@ -25,76 +25,12 @@
 #include "findings.h"
 #include "model.h"
 #include "rules.h"
+#include "support.h"
 #include "sbx.h"
 
 #define LUA_DIR OP_SOURCE_DIR "/tests/lua"
 #define SDK_DIR LUA_DIR "/sdk"
 #define HOSTILE_RULES 18
-
-/* The same model as test_rules.c (the good pack checks its shape). */
-static model *make_model(void)
-{
-    static const double busy[] = {0.97, 0.95, 0.99};
-    model *m = model_new();
-    op_builder *b;
-    op_run *r;
-    op_node *n;
-    op_record *rec;
-
-    assert_non_null(m);
-    b = model_builder_new(m, "fixture.json");
-    assert_non_null(b);
-    r = op_run_get(b, "flink", "job-1");
-    op_run_str(b, r, OP_F_NAME, "wordcount");
-    op_run_str(b, r, OP_F_STATUS, "running");
-    op_run_str(b, r, OP_F_RAW_STATUS, "RUNNING");
-    op_run_str(b, r, OP_F_ENGINE_VERSION, "1.18");
-    op_run_int(b, r, OP_I_STARTED_AT, 1000);
-    op_run_int(b, r, OP_I_ENDED_AT, 5000);
-    op_run_int(b, r, OP_I_DURATION_MS, 4000);
-    op_run_config(b, r, "state.backend", "rocksdb");
-    op_run_config(b, r, "parallelism.default", "4");
-    op_run_metric_int(b, r, "checkpoints", 12);
-    op_run_metric(b, r, "uptime_ratio", 0.5);
-    op_run_metric(b, r, "nan_metric", NAN);
-    op_run_warning(b, r, "something odd");
-    n = op_node_get(b, r, "src");
-    op_node_str(b, n, OP_F_KIND, "vertex");
-    op_node_str(b, n, OP_F_NAME, "Source");
-    op_node_int(b, n, OP_I_PARALLELISM, 2);
-    op_node_metric(b, n, "busy_ratio", 0.1);
-    n = op_node_get(b, r, "map");
-    op_node_str(b, n, OP_F_KIND, "vertex");
-    op_node_str(b, n, OP_F_NAME, "Map");
-    op_node_int(b, n, OP_I_PARALLELISM, 4);
-    op_node_int(b, n, OP_I_MAX_PARALLELISM, 128);
-    op_node_parent(b, n, "src");
-    op_node_metric(b, n, "busy_ratio", 0.97);
-    op_node_metric_int(b, n, "records_in", 1000);
-    op_node_attr(b, n, "operator", "Map");
-    op_node_dist_values(b, n, "busy_ratio", busy, 3);
-    n = op_node_get(b, r, "sink");
-    op_node_str(b, n, OP_F_KIND, "vertex");
-    op_node_str(b, n, OP_F_NAME, "Sink");
-    op_node_parent(b, n, "map");
-    rec = op_series_append(b, r, "checkpoints");
-    op_record_int(b, rec, "id", 1);
-    op_record_num(b, rec, "duration_ms", 100);
-    op_record_str(b, rec, "status", "COMPLETED");
-    op_record_bool(b, rec, "ok", 1);
-    rec = op_series_append(b, r, "checkpoints");
-    op_record_int(b, rec, "id", 2);
-    op_record_num(b, rec, "duration_ms", 250.5);
-    op_record_str(b, rec, "status", "COMPLETED");
-    op_record_bool(b, rec, "ok", 0);
-    r = op_run_get(b, "spark", "app-1");
-    op_node_get(b, r, "stage-1");
-    op_run_get(b, "spark", "app-2");
-    assert_int_equal(op_builder_failed(b, NULL), 0);
-    model_builder_free(b);
-    model_freeze(m);
-    return m;
-}
 
 static const rule_error *error_of(const results *r, const char *rule)
 {
@@ -170,7 +106,7 @@ static void run_dir(const char *dir, const rule_limits *l, int trusted,
                     results *out)
 {
     ruleset *rs = ruleset_new(l);
-    model *m = make_model();
+    model *m = tm_fixture_model();
     results errs;
     op_error err;
     size_t i;
@@ -377,7 +313,7 @@ static void test_stall_at_load(void **state)
 {
     rule_limits l;
     ruleset *rs;
-    model *m = make_model();
+    model *m = tm_fixture_model();
     results errs, out;
     op_error err;
 
