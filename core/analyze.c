@@ -38,6 +38,9 @@ int analysis_init(analysis *an, const char *plugin_path,
     an->reg = plugins_new();
     if (!an->m || !an->reg)
         return op_error_set(err, OP_ENOMEM, "out of memory");
+    an->finisher = model_builder_new(an->m, NULL);
+    if (!an->finisher)
+        return op_error_set(err, OP_ENOMEM, "out of memory");
     rc = plugins_add_builtins(an->reg, err);
     if (rc)
         return rc;
@@ -45,6 +48,8 @@ int analysis_init(analysis *an, const char *plugin_path,
         plugins_load_path(an->reg, plugin_path, plugin_error, an);
     return 0;
 }
+
+static void finish_plugins(analysis *an);
 
 void analysis_free(analysis *an)
 {
@@ -57,6 +62,11 @@ void analysis_free(analysis *an)
         free(an->inputs[i].path);
     }
     free(an->inputs);
+    /* plugins free what they kept across inputs in finish(): also when the
+     * analysis ends before its model was frozen */
+    if (an->m && !an->m->frozen && an->finisher && an->reg)
+        finish_plugins(an);
+    model_builder_free(an->finisher);
     model_free(an->m);
     plugins_free(an->reg); /* after the model: plugins may own nothing in it */
     memset(an, 0, sizeof *an);
@@ -331,21 +341,14 @@ static void finish_plugins(analysis *an)
 
     for (i = 0; i < plugins_count(an->reg); i++) {
         const op_plugin *p = plugins_get(an->reg, i, NULL);
-        op_builder *b;
         op_error err;
 
         if (!p->finish)
             continue;
-        b = model_builder_new(an->m, NULL);
-        if (!b) {
-            rec_warn(an, NULL, "%s: out of memory", p->name);
-            continue;
-        }
-        model_builder_set_plugin(b, p->name);
+        model_builder_set_plugin(an->finisher, p->name);
         op_error_clear(&err);
-        if (p->finish(b, &err))
+        if (p->finish(an->finisher, &err))
             rec_warn(an, NULL, "plugin %s: %s", p->name, err.msg);
-        model_builder_free(b);
     }
 }
 

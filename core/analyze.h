@@ -28,6 +28,8 @@ typedef struct analysis {
     size_t ninputs, cap;
     size_t nok;  /* inputs read successfully */
     FILE *diag;  /* where diagnostics go (stderr); NULL for silence */
+    op_builder *finisher; /* made up front: finish() must run even when
+                           * memory has run out, or plugin state leaks */
     const struct fetch_opts *fetch; /* for http(s):// inputs; NULL: defaults */
     int quiet;
 } analysis;

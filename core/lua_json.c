@@ -211,7 +211,12 @@ static int conv_object(conv *c, int t, size_t count, cJSON **out)
         goto bad;
     }
     for (i = 0; i < n; i++) {
-        cJSON_AddItemToObject(obj, m[i].key, m[i].v);
+        /* Copies the key: can fail, leaving m[i].v to members_free. */
+        if (!cJSON_AddItemToObject(obj, m[i].key, m[i].v)) {
+            cJSON_Delete(obj);
+            fail(c, "out of memory");
+            goto bad;
+        }
         m[i].v = NULL;
     }
     members_free(m, n);

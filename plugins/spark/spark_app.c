@@ -35,17 +35,24 @@ char *sp_strdup_max(const char *s, size_t max)
     return d;
 }
 
+int64_t sp_jnum(const cJSON *v, int64_t def)
+{
+    /* Clamped to +-2^53, where doubles stop being exact: sums and
+     * differences of event values then cannot overflow int64_t. */
+    const double lim = 9007199254740992.0;
+
+    if (!cJSON_IsNumber(v) || v->valuedouble != v->valuedouble)
+        return def;
+    if (v->valuedouble >= lim)
+        return (int64_t)lim;
+    if (v->valuedouble <= -lim)
+        return -(int64_t)lim;
+    return (int64_t)v->valuedouble;
+}
+
 int64_t sp_jint(const cJSON *o, const char *key, int64_t def)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    if (!cJSON_IsNumber(v))
-        return def;
-    if (v->valuedouble >= 9.2e18)
-        return INT64_MAX;
-    if (v->valuedouble <= -9.2e18)
-        return INT64_MIN;
-    return (int64_t)v->valuedouble;
+    return sp_jnum(cJSON_GetObjectItemCaseSensitive(o, key), def);
 }
 
 const char *sp_jstr(const cJSON *o, const char *key)
@@ -295,33 +302,41 @@ void sp_on_task_start(sp_app *a, const sp_task *t)
     }
 }
 
+/* Task metrics come from the fast scanner clamped to INT64_MAX; summed
+ * over many tasks they saturate instead of overflowing. */
+#define SAT_ADD(acc, x)                                                     \
+    do {                                                                    \
+        if (__builtin_add_overflow((acc), (x), &(acc)))                     \
+            (acc) = (x) < 0 ? INT64_MIN : INT64_MAX;                        \
+    } while (0)
+
 static void add_metrics(sp_metrics *d, const sp_metrics *m)
 {
-    d->run_ms += m->run_ms;
-    d->cpu_ns += m->cpu_ns;
-    d->deser_ms += m->deser_ms;
-    d->deser_cpu_ns += m->deser_cpu_ns;
-    d->gc_ms += m->gc_ms;
-    d->result_size += m->result_size;
-    d->ser_ms += m->ser_ms;
-    d->mem_spill += m->mem_spill;
-    d->disk_spill += m->disk_spill;
+    SAT_ADD(d->run_ms, m->run_ms);
+    SAT_ADD(d->cpu_ns, m->cpu_ns);
+    SAT_ADD(d->deser_ms, m->deser_ms);
+    SAT_ADD(d->deser_cpu_ns, m->deser_cpu_ns);
+    SAT_ADD(d->gc_ms, m->gc_ms);
+    SAT_ADD(d->result_size, m->result_size);
+    SAT_ADD(d->ser_ms, m->ser_ms);
+    SAT_ADD(d->mem_spill, m->mem_spill);
+    SAT_ADD(d->disk_spill, m->disk_spill);
     if (m->peak_mem > d->peak_mem) /* Spark sums it; the max is more use */
         d->peak_mem = m->peak_mem;
-    d->sr_remote_blocks += m->sr_remote_blocks;
-    d->sr_local_blocks += m->sr_local_blocks;
-    d->sr_fetch_wait_ms += m->sr_fetch_wait_ms;
-    d->sr_remote_bytes += m->sr_remote_bytes;
-    d->sr_remote_disk_bytes += m->sr_remote_disk_bytes;
-    d->sr_local_bytes += m->sr_local_bytes;
-    d->sr_records += m->sr_records;
-    d->sw_bytes += m->sw_bytes;
-    d->sw_time_ns += m->sw_time_ns;
-    d->sw_records += m->sw_records;
-    d->in_bytes += m->in_bytes;
-    d->in_records += m->in_records;
-    d->out_bytes += m->out_bytes;
-    d->out_records += m->out_records;
+    SAT_ADD(d->sr_remote_blocks, m->sr_remote_blocks);
+    SAT_ADD(d->sr_local_blocks, m->sr_local_blocks);
+    SAT_ADD(d->sr_fetch_wait_ms, m->sr_fetch_wait_ms);
+    SAT_ADD(d->sr_remote_bytes, m->sr_remote_bytes);
+    SAT_ADD(d->sr_remote_disk_bytes, m->sr_remote_disk_bytes);
+    SAT_ADD(d->sr_local_bytes, m->sr_local_bytes);
+    SAT_ADD(d->sr_records, m->sr_records);
+    SAT_ADD(d->sw_bytes, m->sw_bytes);
+    SAT_ADD(d->sw_time_ns, m->sw_time_ns);
+    SAT_ADD(d->sw_records, m->sw_records);
+    SAT_ADD(d->in_bytes, m->in_bytes);
+    SAT_ADD(d->in_records, m->in_records);
+    SAT_ADD(d->out_bytes, m->out_bytes);
+    SAT_ADD(d->out_records, m->out_records);
 }
 
 static void add_dists(sp_stage *s, const sp_task *t)

@@ -10,6 +10,26 @@
 
 #include "spark_internal.h"
 
+/* Saturating arithmetic for products of event values (cores x ms), which
+ * a hostile log can push past int64_t even after sp_jint's clamp. */
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+
+    if (__builtin_mul_overflow(a, b, &r))
+        return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+
+    if (__builtin_add_overflow(a, b, &r))
+        return b < 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
 static const char *stage_status(int st, const char **raw)
 {
     switch (st) {
@@ -347,7 +367,7 @@ static void executor_stats(sp_app *a, op_run *r, int64_t end)
             removed++;
         if (e->added_at < 0 || stop < e->added_at)
             continue;
-        core_ms += e->cores * (stop - e->added_at);
+        core_ms = sat_add(core_ms, sat_mul(e->cores, stop - e->added_at));
         if (pt) {
             pt[n++] = (ev_point){e->added_at, e->cores, 1};
             pt[n++] = (ev_point){stop, -e->cores, -1};

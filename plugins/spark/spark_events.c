@@ -66,7 +66,7 @@ static void on_app_end(sp_app *a, const cJSON *o)
     saw_time(a, a->app_end);
     if (cJSON_IsNumber(ec)) {
         a->has_exit_code = 1;
-        a->exit_code = (int64_t)ec->valuedouble;
+        a->exit_code = sp_jnum(ec, 0);
     }
 }
 
@@ -132,7 +132,7 @@ static void stage_info(sp_app *a, sp_stage *s, const cJSON *info)
         for (i = 0; i < k; i++) {
             const cJSON *e = cJSON_GetArrayItem(par, i);
             if (cJSON_IsNumber(e))
-                ids[m++] = (int64_t)e->valuedouble;
+                ids[m++] = sp_jnum(e, -1);
         }
         free(s->parents);
         s->parents = ids;

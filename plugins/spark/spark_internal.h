@@ -266,6 +266,8 @@ sp_stage *sp_stage_get(sp_app *a, int64_t id, int64_t attempt);
 
 /* JSON helpers over cJSON (missing or mistyped fields give the default). */
 int64_t sp_jint(const cJSON *o, const char *key, int64_t def);
+/* v as an integer clamped to +-2^53, or def when v is not a number. */
+int64_t sp_jnum(const cJSON *v, int64_t def);
 const char *sp_jstr(const cJSON *o, const char *key);
 char *sp_strdup_max(const char *s, size_t max);
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# run.sh ALLOC_FAIL_EXE OPTIPIPE_HOME [SAMPLES] - runs the demo analysis
+# once without failures to count its allocations, then once per N with
+# allocation N failing: every N up to 300, then SAMPLES (default 300)
+# evenly spread N up to the total. Each run must end with exit 0..3 and
+# no sanitizer, leak or crash report. ALLOC_FAIL_ALL=1 tries every N.
+set -u
+exe=$1
+export OPTIPIPE_HOME=$2
+samples=${3:-300}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+total=$("$exe" 0 2>"$out") || { echo "FAIL: the run without failures failed"; cat "$out"; exit 1; }
+step=$(( total > 300 ? (total - 300) / samples + 1 : 1 ))
+[ "${ALLOC_FAIL_ALL:-0}" = 1 ] && step=1
+echo "$total allocations; failing each of 1..300, then every ${step}th"
+fail=0 runs=0 n=1
+while [ "$n" -le "$total" ]; do
+    timeout 120 "$exe" "$n" >"$out" 2>&1
+    rc=$?
+    runs=$((runs + 1))
+    if [ "$rc" -gt 3 ] || grep -qE "Sanitizer|runtime error|LeakSanitizer" "$out"; then
+        fail=1
+        echo "FAIL: allocation $n: exit $rc"
+        grep -m 12 -E "ERROR|SUMMARY|runtime error|#[0-9] " "$out" | sed 's/^/    /'
+    fi
+    if [ "$n" -lt 300 ]; then n=$((n + 1)); else n=$((n + step)); fi
+done
+echo "$runs runs, $([ $fail = 0 ] && echo "all clean" || echo "some FAILED")"
+exit $fail

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bad_inputs.sh OPTIPIPE SRC REAL - runs `optipipe analyze` on every case of
+# the hostile-input corpus (tests/bad-inputs/gen.py, written to a temp dir
+# here) under rlimits: CPU time (ulimit -t) always, address space
+# (ulimit -v 2 GiB) except under ASan, whose shadow memory needs more.
+# Asserts per case: the exit code, that stderr names the bad file, no
+# sanitizer report; for mixed folders, that the good files were analyzed.
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+corpus=$tmp/corpus
+fail=0
+ncase=0
+
+python3 "$src/tests/bad-inputs/gen.py" "$corpus" >"$tmp/manifest.tsv" || {
+    echo "FAIL: gen.py did not write the corpus"; exit 1; }
+
+# run_case NAME ARGS: runs optipipe with limits; sets rc, fills out/err.
+run_case() {
+    local name=$1 args=$2
+    [ "$args" = "-" ] && args=""
+    (
+        ulimit -t 120
+        if [ "${OP_SANITIZE:-0}" != 1 ] && [ "${OP_SANITIZE:-}" != ON ]; then
+            ulimit -v $((2 * 1024 * 1024))
+        fi
+        # shellcheck disable=SC2086
+        exec timeout 180 "$bin" analyze $args "$corpus/$name"
+    ) >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+while IFS=$'\t' read -r name codes named args; do
+    ncase=$((ncase + 1))
+    run_case "$name" "$args"
+    ok=1
+    case ",$codes," in
+        *",$rc,"*) ;;
+        *) ok=0; echo "FAIL: $name: exit $rc, expected one of $codes" ;;
+    esac
+    case $named in
+        -) ;;
+        out:*)
+            grep -qF "$corpus/${named#out:}" "$tmp/out" ||
+                { ok=0; echo "FAIL: $name: the report does not name ${named#out:}"; } ;;
+        *)
+            grep -qF "$corpus/$named" "$tmp/err" ||
+                { ok=0; echo "FAIL: $name: stderr does not name $named"; } ;;
+    esac
+    if grep -qE "Sanitizer|runtime error|LeakSanitizer|Segmentation|Aborted" "$tmp/err"; then
+        ok=0; echo "FAIL: $name: sanitizer or crash report"
+    fi
+    if [ "$ok" = 0 ]; then
+        fail=1
+        head -c 2000 "$tmp/err" | sed 's/^/    stderr: /'
+    else
+        echo "ok: $name (exit $rc)"
+    fi
+    if [ "$name" = mixed ] && [ "$named" = mixed/a-empty.json ]; then
+        for want in "orders-per-minute" "bad-inputs"; do
+            grep -qF "$want" "$tmp/out" || {
+                fail=1; echo "FAIL: mixed: the good input with run '$want' was not analyzed"; }
+        done
+    fi
+done <"$tmp/manifest.tsv"
+
+echo "$ncase cases"
+exit $fail

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""seeds.py TARGET DIR - writes the seed corpus of one fuzz target into DIR,
+taken from fixtures/ (plus every codec's framing written here around a
+fixture line, since fixtures only hold zstd). Nothing is committed: the
+seeds are assembled at run time, small files only."""
+import gzip
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIX = os.path.join(ROOT, "fixtures")
+SEP = b"\n%%optipipe-fuzz-file%%\n"
+MAX_SEED = 64 * 1024
+M32 = 0xFFFFFFFF
+P1, P2, P3, P4, P5 = 0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1
+
+
+def rotl(x, r):
+    return ((x << r) | (x >> (32 - r))) & M32
+
+
+def xxh32(data, seed=0):
+    """XXH32, for lz4 frame header and lz4-java block checksums."""
+    n, i = len(data), 0
+    if n >= 16:
+        v = [(seed + P1 + P2) & M32, (seed + P2) & M32, seed & M32, (seed - P1) & M32]
+        while i + 16 <= n:
+            for k in range(4):
+                w = struct.unpack_from("<I", data, i + 4 * k)[0]
+                v[k] = (rotl((v[k] + w * P2) & M32, 13) * P1) & M32
+            i += 16
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & M32
+    else:
+        h = (seed + P5) & M32
+    h = (h + n) & M32
+    while i + 4 <= n:
+        h = (rotl((h + struct.unpack_from("<I", data, i)[0] * P3) & M32, 17) * P4) & M32
+        i += 4
+    while i < n:
+        h = (rotl((h + data[i] * P5) & M32, 11) * P1) & M32
+        i += 1
+    h ^= h >> 15
+    h = (h * P2) & M32
+    h ^= h >> 13
+    h = (h * P3) & M32
+    return h ^ (h >> 16)
+
+
+def lz4_java(data):
+    out = b""
+    for off in range(0, len(data), 1024):
+        blk = data[off:off + 1024]
+        chk = xxh32(blk, 0x9747B28C) & 0x0FFFFFFF
+        out += b"LZ4Block" + bytes([0x10]) + struct.pack("<III", len(blk), len(blk), chk) + blk
+    return out + b"LZ4Block" + bytes([0x10]) + struct.pack("<III", 0, 0, 0)
+
+
+def lz4_frame(data):
+    desc = bytes([0x60, 0x40])
+    out = b"\x04\x22\x4d\x18" + desc + bytes([(xxh32(desc) >> 8) & 0xFF])
+    for off in range(0, len(data), 4096):
+        blk = data[off:off + 4096]
+        out += struct.pack("<I", len(blk) | 0x80000000) + blk
+    return out + struct.pack("<I", 0)
+
+
+def snappy_literal(blk):
+    """A raw snappy block holding blk as literals."""
+    n, v = len(blk), b""
+    x = n
+    while True:
+        if x < 0x80:
+            v += bytes([x])
+            break
+        v += bytes([(x & 0x7F) | 0x80])
+        x >>= 7
+    out, off = v, 0
+    while off < n:
+        k = min(60, n - off)
+        out += bytes([(k - 1) << 2]) + blk[off:off + k]
+        off += k
+    return out
+
+
+def snappy_java(data):
+    out = b"\x82SNAPPY\x00" + struct.pack(">II", 1, 1)
+    for off in range(0, len(data), 2048):
+        c = snappy_literal(data[off:off + 2048])
+        out += struct.pack(">I", len(c)) + c
+    return out
+
+
+def lzf(data):
+    out = b""
+    for off in range(0, len(data), 0xFFFF):
+        blk = data[off:off + 0xFFFF]
+        out += b"ZV\x00" + struct.pack(">H", len(blk)) + blk
+    return out
+
+
+def unzstd(path):
+    try:
+        return subprocess.run(["zstd", "-dc", path], check=True,
+                              capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def files(sub, suffix):
+    d = os.path.join(FIX, sub)
+    for dp, _, fs in os.walk(d):
+        for f in sorted(fs):
+            if f.endswith(suffix):
+                yield os.path.join(dp, f)
+
+
+def small(b):
+    return b[:MAX_SEED]
+
+
+def seeds(target):
+    if target in ("stream", "spark"):
+        text = None
+        for p in files("spark", ".zstd"):
+            raw = open(p, "rb").read()
+            if target == "spark" or len(raw) <= MAX_SEED:
+                yield os.path.basename(p), raw
+            text = text or unzstd(p)
+        for p in files("demo", ".zstd"):
+            yield os.path.basename(p), open(p, "rb").read()
+        if target == "stream":
+            plain = small(text or b'{"Event":"SparkListenerLogStart"}\n')
+            yield "plain", plain
+            yield "gzip", gzip.compress(plain)
+            yield "zlib-in-gzip-multi", gzip.compress(plain[:100]) + gzip.compress(plain[100:])
+            yield "lz4-java", lz4_java(plain)
+            yield "lz4-frame", lz4_frame(plain)
+            yield "snappy-java", snappy_java(plain)
+            yield "lzf", lzf(plain)
+            yield "crlf", plain.replace(b"\n", b"\r\n")
+    elif target == "flink":
+        for sub in ("flink", "mixed"):
+            for p in files(sub, ".json"):
+                yield os.path.basename(p), small(open(p, "rb").read())
+        for p in files("demo", ".json"):
+            yield os.path.basename(p), small(open(p, "rb").read())
+    elif target == "dbt":
+        for d in sorted(os.listdir(os.path.join(FIX, "dbt"))) + ["../demo/dbt"]:
+            base = os.path.join(FIX, "dbt", d)
+            if not os.path.isdir(base):
+                continue
+            parts = []
+            for name in ("manifest.json",):
+                p = os.path.join(base, name)
+                if os.path.exists(p):
+                    parts.append(open(p, "rb").read())
+            rr = sorted(f for f in os.listdir(base) if f.startswith("run_results"))
+            parts += [open(os.path.join(base, f), "rb").read() for f in rr[:2]]
+            if os.path.exists(os.path.join(base, "sources.json")):
+                parts.append(open(os.path.join(base, "sources.json"), "rb").read())
+            yield d.replace("/", "_"), SEP.join(parts[:4])
+            for i, part in enumerate(parts):
+                yield "%s-%d" % (d.replace("/", "_"), i), small(part)
+    elif target == "config":
+        for dp, _, fs in os.walk(ROOT):
+            if "/build" in dp or "/." in dp:
+                continue
+            for f in fs:
+                if f == "optipipe.lua":
+                    yield dp.replace("/", "_") + f, small(open(os.path.join(dp, f), "rb").read())
+        yield "minimal", b'return { rules = { ["spark.*"] = { severity = "error" } } }\n'
+        yield "full", (b'return { packs = { "spark", "flink" }, fail_on = "warning",\n'
+                       b'  rules = { ["flink.bottleneck"] = { options = { target_utilization = 0.7 } },\n'
+                       b'            ["dbt.*"] = false },\n'
+                       b'  ignore = { { rule = "spark.skew", node = "stage 3", reason = "known" } },\n'
+                       b'  rules_dirs = { "my-rules" }, plugin_path = { "plugins" },\n'
+                       b'  baseline = "baseline.json" }\n')
+    elif target == "rules":
+        exe = os.environ.get("OPTIPIPE")
+        ins = [os.path.join(FIX, "demo", "flink-window-bottleneck.json"),
+               os.path.join(FIX, "demo", "dbt"),
+               os.path.join(FIX, "spark", "skew.zstd"),
+               os.path.join(FIX, "flink", "checkpoint-trend-rising.json")]
+        for i, p in enumerate(ins):
+            if not exe:
+                break
+            r = subprocess.run([exe, "normalize", "--format", "json", p],
+                               capture_output=True)
+            if r.stdout:
+                yield "model-%d" % i, r.stdout
+        yield "tiny", (b'{"schema": 1, "runs": [{"source": "flink", "id": "j", "nodes": ['
+                       b'{"id": "a", "kind": "operator", "metrics": {"busy_ratio": 0.99}},'
+                       b'{"id": "b", "kind": "operator", "parents": ["a"]}]}]}\n')
+    else:
+        sys.exit("seeds.py: unknown target " + target)
+
+
+def main():
+    target, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    n = 0
+    for name, data in seeds(target):
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+        n += 1
+    print("seeds.py: %d seeds for %s in %s" % (n, target, out), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
