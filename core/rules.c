@@ -482,11 +482,20 @@ static const char *jstr(const cJSON *j, const char *key)
     return cJSON_IsString(it) ? it->valuestring : NULL;
 }
 
+/* A worker's index field; SIZE_MAX (never a valid index) for anything not
+ * a whole number in range, since a crashed or hostile worker may send any
+ * double and converting one out of range is undefined. */
 static size_t jnum(const cJSON *j, const char *key)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
-    return cJSON_IsNumber(it) && it->valuedouble >= 0 ? (size_t)it->valuedouble
-                                                      : SIZE_MAX;
+    double v;
+
+    if (!cJSON_IsNumber(it))
+        return SIZE_MAX;
+    v = it->valuedouble;
+    if (!(v >= 0 && v < 4294967296.0) || v != (double)(uint64_t)v)
+        return SIZE_MAX;
+    return (size_t)v;
 }
 
 static uint64_t call_deadline(const ruleset *rs)
