@@ -505,6 +505,43 @@ static uint64_t call_deadline(const ruleset *rs)
                : 0;
 }
 
+/* How a parent reads one worker: handle() gets each message and returns 1
+ * when the work is done, 0 to go on, < 0 when the message is wrong;
+ * busy() says whether a rule call or load is under way (its deadline then
+ * applies; between steps the worker gets WORKER_SETUP_MS). */
+typedef struct worker_reader {
+    int (*handle)(void *ctx, const cJSON *msg);
+    int (*busy)(const void *ctx);
+    void *ctx;
+} worker_reader;
+
+#define PUMP_DONE 2 /* handle() said the work is done */
+#define PUMP_BAD 3  /* a message was not JSON or handle() refused it */
+
+/* Reads messages until the work is done, a message is bad, or
+ * worker_line() stops (0 end of stream, -1 deadline, -2 protocol). */
+static int worker_pump(worker *w, const ruleset *rs, const worker_reader *rd)
+{
+    char *line;
+
+    for (;;) {
+        uint64_t dl = rd->busy(rd->ctx) ? call_deadline(rs)
+                                        : now_ms() + WORKER_SETUP_MS;
+        cJSON *msg;
+        int rc = worker_line(w, dl, &line);
+
+        if (rc != 1)
+            return rc;
+        msg = cJSON_Parse(line);
+        rc = msg ? rd->handle(rd->ctx, msg) : -1;
+        cJSON_Delete(msg);
+        if (rc == 1)
+            return PUMP_DONE;
+        if (rc < 0)
+            return PUMP_BAD;
+    }
+}
+
 static sbx *pack_sbx(const ruleset *rs, const pack *p, op_error *err)
 {
     sbx_config cfg;
@@ -599,6 +636,23 @@ static int load_msg(load_job *j, const cJSON *msg, size_t *cur,
     return 0;
 }
 
+typedef struct load_reading {
+    load_job *j;
+    size_t *cur;
+    results *errs;
+} load_reading;
+
+static int load_handle(void *ctx, const cJSON *msg)
+{
+    load_reading *lr = ctx;
+    return load_msg(lr->j, msg, lr->cur, lr->errs);
+}
+
+static int load_busy(const void *ctx)
+{
+    return *((const load_reading *)ctx)->cur != SIZE_MAX;
+}
+
 static void load_isolated(load_job *j, results *errs)
 {
     char why[128];
@@ -606,8 +660,9 @@ static void load_isolated(load_job *j, results *errs)
     while (j->next < j->n) {
         worker w;
         size_t cur = SIZE_MAX, victim;
-        int rc, done = 0, bad = 0;
-        char *line;
+        load_reading lr = {j, &cur, errs};
+        worker_reader rd = {load_handle, load_busy, &lr};
+        int rc, done, bad;
 
         if (worker_start(&w, load_child, j) != 0) {
             snprintf(why, sizeof why, "cannot start a worker: %s",
@@ -616,26 +671,9 @@ static void load_isolated(load_job *j, results *errs)
                 results_add_error(errs, j->paths[j->next], why);
             return;
         }
-        for (;;) {
-            uint64_t dl = cur != SIZE_MAX ? call_deadline(j->rs)
-                                          : now_ms() + WORKER_SETUP_MS;
-            cJSON *msg;
-
-            rc = worker_line(&w, dl, &line);
-            if (rc != 1)
-                break;
-            msg = cJSON_Parse(line);
-            rc = msg ? load_msg(j, msg, &cur, errs) : -1;
-            cJSON_Delete(msg);
-            if (rc == 1) {
-                done = 1;
-                break;
-            }
-            if (rc < 0) {
-                bad = 1;
-                break;
-            }
-        }
+        rc = worker_pump(&w, j->rs, &rd);
+        done = rc == PUMP_DONE;
+        bad = rc == PUMP_BAD;
         worker_end(&w, !done, why, sizeof why);
         if (done)
             break;
@@ -1011,6 +1049,24 @@ static int run_msg(run_job *j, const cJSON *msg, run_state *st,
     return 0;
 }
 
+typedef struct run_reading {
+    run_job *j;
+    run_state *st;
+    results *out;
+} run_reading;
+
+static int run_handle(void *ctx, const cJSON *msg)
+{
+    run_reading *rr = ctx;
+    return run_msg(rr->j, msg, rr->st, rr->out);
+}
+
+static int run_busy(const void *ctx)
+{
+    const run_state *st = ((const run_reading *)ctx)->st;
+    return st->call != SIZE_MAX || st->load != SIZE_MAX;
+}
+
 static void run_isolated(run_job *j, results *out)
 {
     char why[128];
@@ -1018,8 +1074,9 @@ static void run_isolated(run_job *j, results *out)
     for (;;) {
         worker w;
         run_state st = {SIZE_MAX, SIZE_MAX, NULL};
-        int rc, done = 0, bad = 0;
-        char *line;
+        run_reading rr = {j, &st, out};
+        worker_reader rd = {run_handle, run_busy, &rr};
+        int rc, done, bad;
         rule *victim;
 
         while (j->next < j->n && j->steps[j->next].r->dead)
@@ -1034,27 +1091,9 @@ static void run_isolated(run_job *j, results *out)
                     record_failure(out, j->steps[j->next].r, SBX_EHOST, why);
             return;
         }
-        for (;;) {
-            uint64_t dl = st.call != SIZE_MAX || st.load != SIZE_MAX
-                              ? call_deadline(j->rs)
-                              : now_ms() + WORKER_SETUP_MS;
-            cJSON *msg;
-
-            rc = worker_line(&w, dl, &line);
-            if (rc != 1)
-                break;
-            msg = cJSON_Parse(line);
-            rc = msg ? run_msg(j, msg, &st, out) : -1;
-            cJSON_Delete(msg);
-            if (rc == 1) {
-                done = 1;
-                break;
-            }
-            if (rc < 0) {
-                bad = 1;
-                break;
-            }
-        }
+        rc = worker_pump(&w, j->rs, &rd);
+        done = rc == PUMP_DONE;
+        bad = rc == PUMP_BAD;
         cJSON_Delete(st.pending);
         worker_end(&w, !done, why, sizeof why);
         if (done)
