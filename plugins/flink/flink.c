@@ -204,11 +204,80 @@ typedef struct fl_pollx {
     size_t n;
 } fl_pollx;
 
+/* Job ids in order of first appearance, with an open-addressing hash of
+ * their positions so that an export with many jobs stays linear. */
+typedef struct jid_list {
+    char (*v)[FL_ID_MAX + 1];
+    size_t n, cap;
+    size_t *tab; /* position + 1 in v; 0 = empty slot */
+    size_t tabcap; /* a power of two, at least twice n */
+} jid_list;
+
+/* Doubles the hash table (all positions re-inserted). */
+static int jid_rehash(jid_list *l)
+{
+    size_t ncap = l->tabcap ? l->tabcap * 2 : 16, i;
+    size_t *nt = calloc(ncap, sizeof *nt);
+
+    if (!nt)
+        return OP_ENOMEM;
+    for (i = 0; i < l->n; i++) {
+        size_t h = fl_hash(l->v[i]) & (ncap - 1);
+        while (nt[h])
+            h = (h + 1) & (ncap - 1);
+        nt[h] = i + 1;
+    }
+    free(l->tab);
+    l->tab = nt;
+    l->tabcap = ncap;
+    return OP_OK;
+}
+
+/* Adds j unless present; *pos (when not NULL) is its position in l->v.
+ * Returns 0 or OP_ENOMEM. */
+static int jid_add(jid_list *l, const char *j, size_t *pos)
+{
+    size_t h;
+
+    if ((l->n + 1) * 2 > l->tabcap && jid_rehash(l))
+        return OP_ENOMEM;
+    h = fl_hash(j) & (l->tabcap - 1);
+    while (l->tab[h]) {
+        if (!strcmp(l->v[l->tab[h] - 1], j)) {
+            if (pos)
+                *pos = l->tab[h] - 1;
+            return OP_OK;
+        }
+        h = (h + 1) & (l->tabcap - 1);
+    }
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 8;
+        void *nv = realloc(l->v, ncap * sizeof *l->v);
+        if (!nv)
+            return OP_ENOMEM;
+        l->v = nv;
+        l->cap = ncap;
+    }
+    snprintf(l->v[l->n++], FL_ID_MAX + 1, "%s", j);
+    l->tab[h] = l->n;
+    if (pos)
+        *pos = l->n - 1;
+    return OP_OK;
+}
+
+static void jid_list_free(jid_list *l)
+{
+    free(l->v);
+    free(l->tab);
+}
+
 typedef struct fl_state {
     fl_ctx c;
     fl_pollx *px; /* = c.px, writable */
     cJSON *root;  /* the parsed document */
     cJSON *owned; /* objects the plugin created (archive payloads) */
+    char *name;   /* c.input, owned: the state outlives the stream */
+    jid_list jids; /* the jobs of a kept export (flink_finish) */
     const char *warn[FL_MAX_GLOBAL_WARNINGS];
     char warnbuf[FL_MAX_GLOBAL_WARNINGS][256];
     size_t nwarn;
@@ -508,7 +577,9 @@ static void global_warning(fl_state *st, const char *msg)
     st->nwarn++;
 }
 
-static int classify_poll(fl_state *st, size_t p, op_error *err)
+/* Sorts the responses of poll p into st->px[p]; warn: report the error
+ * bodies (of each file's first poll, once). */
+static int classify_poll(fl_state *st, size_t p, int warn, op_error *err)
 {
     const cJSON *resps = st->c.polls[p].responses, *it;
     size_t n = (size_t)cJSON_GetArraySize(resps), i = 0;
@@ -524,7 +595,7 @@ static int classify_poll(fl_state *st, size_t p, op_error *err)
             break;
         fl_path_parse(it->string, &x->e[i].path);
         x->e[i].resp = it;
-        if (fl_error_body(it) && p == 0) {
+        if (fl_error_body(it) && warn) {
             char msg[256];
             char first[120];
             fl_first_line(fl_error_body(it), first, sizeof first);
@@ -677,7 +748,11 @@ static int read_archive(fl_state *st, op_error *err)
             global_warning(st, msg);
             continue;
         }
-        cJSON_AddItemToObject(resps, path, doc);
+        if (!cJSON_AddItemToObject(resps, path, doc)) { /* key copy */
+            cJSON_Delete(doc);
+            return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                                st->c.input);
+        }
     }
     if ((rc = set_polls(st, 1, err)))
         return rc;
@@ -820,61 +895,6 @@ static int read_lone(fl_state *st, op_error *err)
 
 /* --- jobs ---------------------------------------------------------------- */
 
-/* Job ids in order of first appearance, with an open-addressing hash of
- * their positions so that an export with many jobs stays linear. */
-typedef struct jid_list {
-    char (*v)[FL_ID_MAX + 1];
-    size_t n, cap;
-    size_t *tab; /* position + 1 in v; 0 = empty slot */
-    size_t tabcap; /* a power of two, at least twice n */
-} jid_list;
-
-/* Doubles the hash table (all positions re-inserted). */
-static int jid_rehash(jid_list *l)
-{
-    size_t ncap = l->tabcap ? l->tabcap * 2 : 16, i;
-    size_t *nt = calloc(ncap, sizeof *nt);
-
-    if (!nt)
-        return OP_ENOMEM;
-    for (i = 0; i < l->n; i++) {
-        size_t h = fl_hash(l->v[i]) & (ncap - 1);
-        while (nt[h])
-            h = (h + 1) & (ncap - 1);
-        nt[h] = i + 1;
-    }
-    free(l->tab);
-    l->tab = nt;
-    l->tabcap = ncap;
-    return OP_OK;
-}
-
-/* Adds j unless present. Returns 0 or OP_ENOMEM. */
-static int jid_add(jid_list *l, const char *j)
-{
-    size_t h;
-
-    if ((l->n + 1) * 2 > l->tabcap && jid_rehash(l))
-        return OP_ENOMEM;
-    h = fl_hash(j) & (l->tabcap - 1);
-    while (l->tab[h]) {
-        if (!strcmp(l->v[l->tab[h] - 1], j))
-            return OP_OK;
-        h = (h + 1) & (l->tabcap - 1);
-    }
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 8;
-        void *nv = realloc(l->v, ncap * sizeof *l->v);
-        if (!nv)
-            return OP_ENOMEM;
-        l->v = nv;
-        l->cap = ncap;
-    }
-    snprintf(l->v[l->n++], FL_ID_MAX + 1, "%s", j);
-    l->tab[h] = l->n;
-    return OP_OK;
-}
-
 /* Every job id named by a path or listed in /jobs/overview, in order of
  * first appearance. */
 static int collect_jids(const fl_state *st, jid_list *l)
@@ -886,7 +906,7 @@ static int collect_jids(const fl_state *st, jid_list *l)
             const fl_entry *e = &st->px[p].e[i];
             const cJSON *j;
 
-            if (e->path.jid[0] && jid_add(l, e->path.jid))
+            if (e->path.jid[0] && jid_add(l, e->path.jid, NULL))
                 return OP_ENOMEM;
             if (e->path.ep != EP_JOBS_OVERVIEW || e->path.jid[0])
                 continue;
@@ -894,7 +914,8 @@ static int collect_jids(const fl_state *st, jid_list *l)
             {
                 const char *jid = fl_str(j, "jid");
                 char tmp[FL_ID_MAX + 1];
-                if (jid && copy_id(jid, strlen(jid), tmp) && jid_add(l, tmp))
+                if (jid && copy_id(jid, strlen(jid), tmp) &&
+                    jid_add(l, tmp, NULL))
                     return OP_ENOMEM;
             }
         }
@@ -977,8 +998,7 @@ static int build_jobs(fl_state *st, op_error *err)
             lone_warnings(st, r);
     }
 out:
-    free(l.v);
-    free(l.tab);
+    jid_list_free(&l);
     return rc;
 }
 
@@ -1005,6 +1025,8 @@ static void state_free(fl_state *st)
 {
     size_t p;
 
+    if (!st)
+        return;
     if (st->px)
         for (p = 0; p < st->c.npolls; p++)
             free(st->px[p].e);
@@ -1014,46 +1036,359 @@ static void state_free(fl_state *st)
     free(st->c.polls);
     cJSON_Delete(st->owned);
     cJSON_Delete(st->root);
+    jid_list_free(&st->jids);
+    free(st->name);
+    free(st);
 }
 
-static int flink_parse(op_stream *in, op_builder *b, op_error *err)
+/* --- several exports of one job -----------------------------------------
+ * Exports and archives are kept until finish(): files that name the same
+ * job are then read as the polls of one export, ordered by captured_at_ms,
+ * so that two exports taken an hour apart give the rates, trends and
+ * series of both, and a file given twice counts once (docs/flink.md
+ * "Several exports of one job"). A lone response is built at once: it is
+ * one endpoint, and the builder merges endpoints by itself. */
+
+typedef struct fl_keep {
+    fl_state **v;
+    size_t n, cap;
+} fl_keep;
+
+static void keep_free(fl_keep *k)
 {
-    fl_state st;
+    size_t i;
+
+    if (!k)
+        return;
+    for (i = 0; i < k->n; i++)
+        state_free(k->v[i]);
+    free(k->v);
+    free(k);
+}
+
+/* Takes st into the plugin's slot and reserves its runs, so that they
+ * keep the order and origin of the input they first appear in. */
+static int keep_state(op_builder *b, fl_state *st, op_error *err)
+{
+    void **slot = op_plugin_slot(b);
+    fl_keep *k = slot ? *slot : NULL;
+    size_t i;
+
+    if (collect_jids(st, &st->jids))
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
+    if (st->jids.n == 0)
+        return op_error_set(err, OP_EPARSE,
+                            "%s: $.responses: no /jobs/<jid> path: the export "
+                            "holds no job",
+                            st->c.input);
+    if (!slot)
+        return op_error_set(err, OP_ENOMEM, "%s: no plugin slot left",
+                            st->c.input);
+    if (!k && !(k = *slot = calloc(1, sizeof *k)))
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
+    if (k->n == k->cap) {
+        size_t ncap = k->cap ? k->cap * 2 : 4;
+        fl_state **nv = realloc(k->v, ncap * sizeof *nv);
+        if (!nv)
+            return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                                st->c.input);
+        k->v = nv;
+        k->cap = ncap;
+    }
+    for (i = 0; i < st->jids.n; i++)
+        op_run_get(b, "flink", st->jids.v[i]);
+    k->v[k->n++] = st;
+    return OP_OK;
+}
+
+static size_t group_root(size_t *g, size_t i)
+{
+    while (g[i] != i)
+        i = g[i] = g[g[i]];
+    return i;
+}
+
+/* g[i] = the first kept file that shares a job with file i, through any
+ * chain of shared jobs. Returns 0 or OP_ENOMEM. */
+static int find_groups(const fl_keep *k, size_t *g)
+{
+    jid_list all = {0};
+    size_t *owner = NULL, i, j, pos;
+    int rc = OP_OK;
+
+    for (i = 0; i < k->n; i++)
+        g[i] = i;
+    for (i = 0; i < k->n && !rc; i++) {
+        for (j = 0; j < k->v[i]->jids.n && !rc; j++) {
+            size_t before = all.n, a, b;
+            if ((rc = jid_add(&all, k->v[i]->jids.v[j], &pos)))
+                break;
+            if (all.n > before) {
+                size_t *no = realloc(owner, all.cap * sizeof *no);
+                if (!no) {
+                    rc = OP_ENOMEM;
+                    break;
+                }
+                owner = no;
+                owner[pos] = i;
+                continue;
+            }
+            a = group_root(g, owner[pos]);
+            b = group_root(g, i);
+            if (a < b)
+                g[b] = a;
+            else
+                g[a] = b;
+        }
+    }
+    for (i = 0; i < k->n; i++)
+        g[i] = group_root(g, i);
+    free(owner);
+    jid_list_free(&all);
+    return rc;
+}
+
+typedef struct poll_ref {
+    int64_t at;
+    size_t file, poll; /* file: position in the group */
+    const fl_state *st;
+} poll_ref;
+
+static int poll_ref_cmp(const void *a, const void *b)
+{
+    const poll_ref *x = a, *y = b;
+
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    return x->poll < y->poll ? -1 : x->poll > y->poll;
+}
+
+static void merged_warning(fl_state *out, const char *msg)
+{
+    size_t w;
+
+    for (w = 0; w < out->nwarn; w++)
+        if (strcmp(out->warn[w], msg) == 0)
+            return;
+    global_warning(out, msg);
+}
+
+/* Warns once per file that repeated captures of an earlier one. */
+static void repeat_warnings(fl_state *out, fl_state *const *m, size_t nm,
+                            const size_t *dropped, const size_t *of)
+{
+    size_t i;
+
+    for (i = 0; i < nm; i++) {
+        char msg[256];
+        if (!dropped[i])
+            continue;
+        snprintf(msg, sizeof msg,
+                 "%.80s repeats %zu capture%s of %.80s (same "
+                 "captured_at_ms): read once",
+                 m[i]->c.input, dropped[i], dropped[i] == 1 ? "" : "s",
+                 m[of[i]]->c.input);
+        merged_warning(out, msg);
+    }
+}
+
+/* The polls of the group's files in time order (in file order when a
+ * poll has no captured_at_ms); a poll taken at the same instant as one of
+ * an earlier file is that poll again and is dropped. Returns the count;
+ * dropped and of are scratch arrays of nm. */
+static size_t order_polls(fl_state *out, fl_state *const *m, size_t nm,
+                          poll_ref *r, size_t *dropped, size_t *of)
+{
+    size_t i, p, n = 0, kept = 0;
+    int timed = 1;
+
+    for (i = 0; i < nm; i++) {
+        dropped[i] = 0;
+        for (p = 0; p < m[i]->c.npolls; p++) {
+            poll_ref x = {m[i]->c.polls[p].captured_at, i, p, m[i]};
+            timed &= x.at > 0;
+            r[n++] = x;
+        }
+    }
+    if (timed)
+        qsort(r, n, sizeof *r, poll_ref_cmp);
+    else
+        merged_warning(out, "several exports of this job, some without "
+                            "captured_at_ms: their polls are read in the "
+                            "order of the files");
+    for (i = 0; i < n; i++) {
+        if (timed && kept && r[kept - 1].at == r[i].at &&
+            r[kept - 1].file != r[i].file) {
+            if (!dropped[r[i].file]++)
+                of[r[i].file] = r[kept - 1].file;
+            continue;
+        }
+        r[kept++] = r[i];
+    }
+    repeat_warnings(out, m, nm, dropped, of);
+    return kept;
+}
+
+/* One state over the polls of the nm kept files in m (which keep owning
+ * their documents), ready for build_jobs. */
+static int merge_states(fl_state *const *m, size_t nm, fl_state *out,
+                        op_error *err)
+{
+    size_t total = 0, n, i, *scratch;
+    poll_ref *r;
+    int rc;
+
+    for (i = 0; i < nm; i++) {
+        total += m[i]->c.npolls;
+        for (n = 0; n < m[i]->nwarn; n++)
+            merged_warning(out, m[i]->warn[n]);
+    }
+    out->c.input = m[0]->c.input;
+    r = malloc(total * sizeof *r);
+    scratch = malloc(2 * nm * sizeof *scratch);
+    if (!r || !scratch) {
+        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                          out->c.input);
+        goto out;
+    }
+    n = order_polls(out, m, nm, r, scratch, scratch + nm);
+    if ((rc = set_polls(out, n, err)))
+        goto out;
+    for (i = 0; i < n; i++) {
+        out->c.polls[i] = r[i].st->c.polls[r[i].poll];
+        if ((rc = classify_poll(out, i, 0, err)))
+            goto out;
+    }
+    rc = build_index(out, err);
+out:
+    free(r);
+    free(scratch);
+    return rc;
+}
+
+/* Builds the jobs of group g (its first file is k->v[first]). */
+static int build_group(op_builder *b, const fl_keep *k, const size_t *g,
+                       size_t first, op_error *err)
+{
+    fl_state **m, *merged;
+    size_t nm = 0, i;
+    int rc;
+
+    for (i = first; i < k->n; i++)
+        nm += g[i] == first;
+    if (nm == 1) {
+        k->v[first]->c.b = b;
+        return build_jobs(k->v[first], err);
+    }
+    m = malloc(nm * sizeof *m);
+    merged = calloc(1, sizeof *merged);
+    if (!m || !merged) {
+        free(m);
+        free(merged);
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            k->v[first]->c.input);
+    }
+    for (nm = 0, i = first; i < k->n; i++)
+        if (g[i] == first)
+            m[nm++] = k->v[i];
+    merged->c.b = b;
+    rc = merge_states(m, nm, merged, err);
+    if (!rc)
+        rc = build_jobs(merged, err);
+    state_free(merged);
+    free(m);
+    return rc;
+}
+
+static int flink_finish(op_builder *b, op_error *err)
+{
+    void **slot = op_plugin_slot(b);
+    fl_keep *k = slot ? *slot : NULL;
+    size_t *g = NULL, i;
+    int rc = OP_OK;
+
+    if (!k)
+        return OP_OK;
+    if (!k->n)
+        goto out;
+    if (!(g = malloc(k->n * sizeof *g)) || find_groups(k, g)) {
+        rc = op_error_set(err, OP_ENOMEM, "flink: out of memory joining "
+                                          "exports");
+        goto out;
+    }
+    for (i = 0; i < k->n && !rc; i++)
+        if (g[i] == i)
+            rc = build_group(b, k, g, i, err);
+    if (!rc && op_builder_failed(b, err))
+        rc = err ? err->code : OP_ENOMEM;
+out:
+    free(g);
+    keep_free(k);
+    *slot = NULL;
+    return rc;
+}
+
+/* --- entry ---------------------------------------------------------------- */
+
+/* Reads one input into st: its container, polls and index. */
+static int read_input(fl_state *st, op_stream *in, op_error *err)
+{
     const char *buf = NULL;
     size_t len = 0, p;
     int rc;
 
-    memset(&st, 0, sizeof st);
-    st.c.b = b;
-    st.c.input = op_stream_name(in);
     if ((rc = op_stream_read_all(in, &buf, &len, err)))
         return rc;
-    st.root = cJSON_ParseWithLength(buf, len);
-    if (!st.root) {
-        json_error(buf, len, st.c.input, err);
+    st->root = cJSON_ParseWithLength(buf, len);
+    if (!st->root) {
+        json_error(buf, len, st->c.input, err);
         return OP_EPARSE;
     }
-    if (cJSON_IsObject(st.root) && fl_get(st.root, "flink_rest_export"))
-        rc = read_export(&st, err);
-    else if (cJSON_IsObject(st.root) &&
-             cJSON_IsArray(fl_get(st.root, "archive")))
-        rc = read_archive(&st, err);
+    if (cJSON_IsObject(st->root) && fl_get(st->root, "flink_rest_export"))
+        rc = read_export(st, err);
+    else if (cJSON_IsObject(st->root) &&
+             cJSON_IsArray(fl_get(st->root, "archive")))
+        rc = read_archive(st, err);
     else
-        rc = read_lone(&st, err);
+        rc = read_lone(st, err);
     if (rc)
+        return rc;
+    if (!st->c.lone)
+        for (p = 0; p < st->c.npolls; p++)
+            if ((rc = classify_poll(st, p, p == 0, err)))
+                return rc;
+    return build_index(st, err);
+}
+
+static int flink_parse(op_stream *in, op_builder *b, op_error *err)
+{
+    fl_state *st = calloc(1, sizeof *st);
+    int rc;
+
+    if (!st || !(st->name = strdup(op_stream_name(in)))) {
+        state_free(st);
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            op_stream_name(in));
+    }
+    st->c.b = b;
+    st->c.input = st->name;
+    if ((rc = read_input(st, in, err)))
         goto out;
-    if (!st.c.lone)
-        for (p = 0; p < st.c.npolls; p++)
-            if ((rc = classify_poll(&st, p, err)))
-                goto out;
-    if ((rc = build_index(&st, err)))
+    if (!st->c.lone) {
+        if ((rc = keep_state(b, st, err)))
+            goto out;
+        st = NULL; /* the slot owns it now */
+    } else if ((rc = build_jobs(st, err))) {
         goto out;
-    if ((rc = build_jobs(&st, err)))
-        goto out;
+    }
     if (op_builder_failed(b, err))
         rc = err ? err->code : OP_ENOMEM;
 out:
-    state_free(&st);
+    state_free(st);
     return rc;
 }
 
@@ -1066,4 +1401,5 @@ const op_plugin op_plugin_flink = {
                    "HistoryServer archive or one raw REST response",
     .detect = flink_detect,
     .parse = flink_parse,
+    .finish = flink_finish,
 };

@@ -44,6 +44,12 @@ static int run_plugin(op_stream *in, const char *name, model **out,
     assert_non_null(b);
     rc = op_plugin_flink.parse(in, b, err);
     model_builder_free(b);
+    /* exports are built when finish() joins them (flink.c) */
+    b = model_builder_new(m, NULL);
+    assert_non_null(b);
+    if (op_plugin_flink.finish(b, rc ? NULL : err) && !rc)
+        rc = err->code;
+    model_builder_free(b);
     model_freeze(m);
     *out = m;
     return rc;
