@@ -304,39 +304,34 @@ void sp_on_task_start(sp_app *a, const sp_task *t)
 
 /* Task metrics come from the fast scanner clamped to INT64_MAX; summed
  * over many tasks they saturate instead of overflowing. */
-#define SAT_ADD(acc, x)                                                     \
-    do {                                                                    \
-        if (__builtin_add_overflow((acc), (x), &(acc)))                     \
-            (acc) = (x) < 0 ? INT64_MIN : INT64_MAX;                        \
-    } while (0)
 
 static void add_metrics(sp_metrics *d, const sp_metrics *m)
 {
-    SAT_ADD(d->run_ms, m->run_ms);
-    SAT_ADD(d->cpu_ns, m->cpu_ns);
-    SAT_ADD(d->deser_ms, m->deser_ms);
-    SAT_ADD(d->deser_cpu_ns, m->deser_cpu_ns);
-    SAT_ADD(d->gc_ms, m->gc_ms);
-    SAT_ADD(d->result_size, m->result_size);
-    SAT_ADD(d->ser_ms, m->ser_ms);
-    SAT_ADD(d->mem_spill, m->mem_spill);
-    SAT_ADD(d->disk_spill, m->disk_spill);
+    SP_SAT_ADD(d->run_ms, m->run_ms);
+    SP_SAT_ADD(d->cpu_ns, m->cpu_ns);
+    SP_SAT_ADD(d->deser_ms, m->deser_ms);
+    SP_SAT_ADD(d->deser_cpu_ns, m->deser_cpu_ns);
+    SP_SAT_ADD(d->gc_ms, m->gc_ms);
+    SP_SAT_ADD(d->result_size, m->result_size);
+    SP_SAT_ADD(d->ser_ms, m->ser_ms);
+    SP_SAT_ADD(d->mem_spill, m->mem_spill);
+    SP_SAT_ADD(d->disk_spill, m->disk_spill);
     if (m->peak_mem > d->peak_mem) /* Spark sums it; the max is more use */
         d->peak_mem = m->peak_mem;
-    SAT_ADD(d->sr_remote_blocks, m->sr_remote_blocks);
-    SAT_ADD(d->sr_local_blocks, m->sr_local_blocks);
-    SAT_ADD(d->sr_fetch_wait_ms, m->sr_fetch_wait_ms);
-    SAT_ADD(d->sr_remote_bytes, m->sr_remote_bytes);
-    SAT_ADD(d->sr_remote_disk_bytes, m->sr_remote_disk_bytes);
-    SAT_ADD(d->sr_local_bytes, m->sr_local_bytes);
-    SAT_ADD(d->sr_records, m->sr_records);
-    SAT_ADD(d->sw_bytes, m->sw_bytes);
-    SAT_ADD(d->sw_time_ns, m->sw_time_ns);
-    SAT_ADD(d->sw_records, m->sw_records);
-    SAT_ADD(d->in_bytes, m->in_bytes);
-    SAT_ADD(d->in_records, m->in_records);
-    SAT_ADD(d->out_bytes, m->out_bytes);
-    SAT_ADD(d->out_records, m->out_records);
+    SP_SAT_ADD(d->sr_remote_blocks, m->sr_remote_blocks);
+    SP_SAT_ADD(d->sr_local_blocks, m->sr_local_blocks);
+    SP_SAT_ADD(d->sr_fetch_wait_ms, m->sr_fetch_wait_ms);
+    SP_SAT_ADD(d->sr_remote_bytes, m->sr_remote_bytes);
+    SP_SAT_ADD(d->sr_remote_disk_bytes, m->sr_remote_disk_bytes);
+    SP_SAT_ADD(d->sr_local_bytes, m->sr_local_bytes);
+    SP_SAT_ADD(d->sr_records, m->sr_records);
+    SP_SAT_ADD(d->sw_bytes, m->sw_bytes);
+    SP_SAT_ADD(d->sw_time_ns, m->sw_time_ns);
+    SP_SAT_ADD(d->sw_records, m->sw_records);
+    SP_SAT_ADD(d->in_bytes, m->in_bytes);
+    SP_SAT_ADD(d->in_records, m->in_records);
+    SP_SAT_ADD(d->out_bytes, m->out_bytes);
+    SP_SAT_ADD(d->out_records, m->out_records);
 }
 
 static void add_dists(sp_stage *s, const sp_task *t)
@@ -466,7 +461,7 @@ void sp_on_task_end(sp_app *a, const sp_task *t)
     if (had_start && t->has_metrics) {
         add_metrics(&s->sum, &t->m);
         if (t->finish > 0 && t->launch > 0 && t->finish >= t->launch)
-            s->task_time_ms += t->finish - t->launch;
+            SP_SAT_ADD(s->task_time_ms, t->finish - t->launch);
         if (t->reason == SP_R_SUCCESS)
             add_dists(s, t);
     }

@@ -21,15 +21,6 @@ static int64_t sat_mul(int64_t a, int64_t b)
     return r;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-
-    if (__builtin_add_overflow(a, b, &r))
-        return b < 0 ? INT64_MIN : INT64_MAX;
-    return r;
-}
-
 static const char *stage_status(int st, const char **raw)
 {
     switch (st) {
@@ -223,7 +214,7 @@ static void emit_job(sp_app *a, op_run *r, const sp_job *j)
         const sp_stage *s = latest_attempt(a, j->stages[i]);
         int w;
         if (s)
-            tasks += s->num_tasks;
+            SP_SAT_ADD(tasks, s->num_tasks);
         w = snprintf(buf + len, sizeof buf - len, "%s%lld", i ? "," : "",
                      (long long)j->stages[i]);
         if (w < 0 || (size_t)w >= sizeof buf - len) {
@@ -367,7 +358,7 @@ static void executor_stats(sp_app *a, op_run *r, int64_t end)
             removed++;
         if (e->added_at < 0 || stop < e->added_at)
             continue;
-        core_ms = sat_add(core_ms, sat_mul(e->cores, stop - e->added_at));
+        SP_SAT_ADD(core_ms, sat_mul(e->cores, stop - e->added_at));
         if (pt) {
             pt[n++] = (ev_point){e->added_at, e->cores, 1};
             pt[n++] = (ev_point){stop, -e->cores, -1};
@@ -376,7 +367,7 @@ static void executor_stats(sp_app *a, op_run *r, int64_t end)
     if (pt) {
         qsort(pt, n, sizeof *pt, cmp_point);
         for (i = 0; i < n; i++) {
-            cores += pt[i].dcores;
+            SP_SAT_ADD(cores, pt[i].dcores);
             execs += pt[i].dexec;
             if (cores > max_cores)
                 max_cores = cores;
@@ -433,19 +424,21 @@ static void run_sums(sp_app *a, op_run *r)
             continue;
         stages++;
         failed += s->status == SP_ST_FAILED;
-        tasks += s->completed + s->failed + s->killed;
+        tasks += s->completed + s->failed + s->killed; /* counts of events */
         tfail += s->failed;
         tkill += s->killed;
-        task_time += s->task_time_ms;
-        t.run_ms += s->sum.run_ms;
-        t.cpu_ns += s->sum.cpu_ns;
-        t.gc_ms += s->sum.gc_ms;
-        t.mem_spill += s->sum.mem_spill;
-        t.disk_spill += s->sum.disk_spill;
-        t.sr_remote_bytes += s->sum.sr_remote_bytes + s->sum.sr_local_bytes;
-        t.sw_bytes += s->sum.sw_bytes;
-        t.in_bytes += s->sum.in_bytes;
-        t.out_bytes += s->sum.out_bytes;
+        /* the stage totals saturate; so must their sum (fuzzing found it) */
+        SP_SAT_ADD(task_time, s->task_time_ms);
+        SP_SAT_ADD(t.run_ms, s->sum.run_ms);
+        SP_SAT_ADD(t.cpu_ns, s->sum.cpu_ns);
+        SP_SAT_ADD(t.gc_ms, s->sum.gc_ms);
+        SP_SAT_ADD(t.mem_spill, s->sum.mem_spill);
+        SP_SAT_ADD(t.disk_spill, s->sum.disk_spill);
+        SP_SAT_ADD(t.sr_remote_bytes, s->sum.sr_remote_bytes);
+        SP_SAT_ADD(t.sr_remote_bytes, s->sum.sr_local_bytes);
+        SP_SAT_ADD(t.sw_bytes, s->sum.sw_bytes);
+        SP_SAT_ADD(t.in_bytes, s->sum.in_bytes);
+        SP_SAT_ADD(t.out_bytes, s->sum.out_bytes);
     }
     for (i = 0; i < a->njobs; i++)
         jfail += a->jobs[i].ended && !a->jobs[i].succeeded;

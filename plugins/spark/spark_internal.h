@@ -87,6 +87,15 @@ size_t sp_unescape(sp_span in, char *out, size_t cap);
 /* Exact values up to SP_DIST_EXACT_MAX, then a DDSketch-style log-bucket
  * histogram with SP_SKETCH_ALPHA relative accuracy. count, min, max, sum
  * and mean stay exact in both modes. */
+/* acc += x, saturating at the bounds of int64_t: sums of values a log
+ * controls (task metrics, durations, stage totals) must not overflow. */
+#define SP_SAT_ADD(acc, x)                                                  \
+    do {                                                                    \
+        int64_t sp_x_ = (x);                                                \
+        if (__builtin_add_overflow((acc), sp_x_, &(acc)))                   \
+            (acc) = sp_x_ < 0 ? INT64_MIN : INT64_MAX;                      \
+    } while (0)
+
 #define SP_SKETCH_ALPHA 0.005
 
 typedef struct sp_dist {
