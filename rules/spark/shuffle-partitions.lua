@@ -16,9 +16,9 @@ return {
   tags = { "performance", "partitioning", "config" },
   options = {
     max_task_bytes = 1024 * 1024 * 1024, -- per shuffle task: too big above
-    min_task_bytes = 8 * 1024 * 1024,    -- ... too small below
+    min_task_bytes = su.SHUFFLE_MIN_TASK_BYTES, -- ... too small below (8 MiB)
     target_task_bytes = 200 * 1024 * 1024,
-    min_tasks_small = 200,               -- "too small" only for this many tasks
+    min_tasks_small = su.SHUFFLE_MIN_TASKS_SMALL, -- "too small" only from 200 tasks
   },
   check = function(run, ctx)
     local o = ctx.options

@@ -31,6 +31,9 @@ return {
       if d and d.count > 0 then
         local med = d.p50
         if tasks > o.many_tasks and med < o.small_task_ms then
+          if su.small_shuffle(run, n) then
+            goto next -- spark.shuffle-partitions sizes it by bytes
+          end
           local factor = math.max(med, 1) / o.target_task_ms
           local change, txt = su.resize(run, n, factor)
           local dd = n.dist.duration_ms
@@ -71,6 +74,7 @@ return {
           end
         end
       end
+      ::next::
     end
   end,
 }

@@ -1,12 +1,15 @@
 -- Tests of spark.small-tasks (fixtures/spark/gen_eventlog.py, make_fixtures.sh).
 local F = "../../fixtures/spark/"
 return { rule = "spark.small-tasks", cases = {
-  { name = "600 tasks of 40 ms: fewer partitions (threshold lowered for a small fixture)",
-    inputs = { F .. "small-tasks.zstd" }, options = { many_tasks = 500 },
-    expect = { { node = "stage-1-0", message = "ran 600 tasks with a median of",
+  { name = "a scan of 6000 small files: fewer partitions, at the defaults",
+    inputs = { F .. "many-small-tasks.zstd" },
+    expect = { { node = "stage-0-0", message = "ran 6000 tasks with a median of 40 ms",
                  recommendation = "Use fewer, larger partitions",
-                 evidence = { tasks = 600, direction = "fewer" },
-                 changes = { { key = "spark.sql.shuffle.partitions", from = "600", to = "12" } } } } },
+                 evidence = { tasks = 6000, direction = "fewer" },
+                 changes = { { key = "spark.sql.files.maxPartitionBytes", from = "128m",
+                               to = "2g" } } } } },
+  { name = "600 tiny shuffle tasks are spark.shuffle-partitions' (sized by bytes): quiet",
+    inputs = { F .. "small-tasks.zstd" }, options = { many_tasks = 500 }, expect = {} },
   { name = "below DataFlint's 5000 tasks: quiet", inputs = { F .. "small-tasks.zstd" },
     expect = {} },
   { name = "8 tasks of 25 minutes on 16 cores: more partitions",

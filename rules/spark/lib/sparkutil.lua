@@ -168,6 +168,21 @@ function M.stage_source(n)
   return "other"
 end
 
+-- A shuffle stage whose task count is spark.sql.shuffle.partitions and
+-- whose partitions are small by bytes (under min_bytes each, with at least
+-- min_tasks of them). spark.shuffle-partitions sizes such stages by bytes;
+-- spark.small-tasks leaves them to it, so that one key never gets two
+-- proposed values from two rules. The defaults are that rule's.
+M.SHUFFLE_MIN_TASK_BYTES = 8 * MIB
+M.SHUFFLE_MIN_TASKS_SMALL = 200
+function M.small_shuffle(run, n, min_bytes, min_tasks)
+  local parts = tonumber((M.conf(run, "spark.sql.shuffle.partitions")))
+  local bytes = n.metrics.shuffle_read_bytes or 0
+  return M.stage_source(n) == "shuffle" and parts ~= nil and n.parallelism == parts
+    and parts >= (min_tasks or M.SHUFFLE_MIN_TASKS_SMALL)
+    and bytes / parts < (min_bytes or M.SHUFFLE_MIN_TASK_BYTES)
+end
+
 -- The bytes a stage processed: the largest of its inputs and outputs
 -- (Dr. Elephant's denominator for spill).
 function M.data_bytes(n)
