@@ -77,9 +77,16 @@ static int load_bundled(const cli_opts *o, ruleset *rs, results *errs,
         return op_error_set(err, OP_ENOTFOUND,
                             "%s: cannot open the bundled rule packs: %s "
                             "(set OPTIPIPE_HOME)", root, strerror(errno));
-    while ((de = readdir(d)) && n < 256)
-        if (de->d_name[0] != '.' && (names[n] = strdup(de->d_name)))
-            n++;
+    while ((de = readdir(d)) && n < 256) {
+        if (de->d_name[0] == '.')
+            continue;
+        /* A pack left out would pass for a clean run with fewer rules. */
+        if (!(names[n] = strdup(de->d_name))) {
+            rc = op_error_set(err, OP_ENOMEM, "out of memory");
+            break;
+        }
+        n++;
+    }
     closedir(d);
     qsort(names, n, sizeof *names, name_cmp);
     for (i = 0; i < o->npacks; i++) {

@@ -430,11 +430,15 @@ cJSON *rule_meta_to_json(const rule_meta *m)
                             : cJSON_CreateObject();
     int ok = j && src && tags && opt;
 
-    if (ok) {
-        cJSON_AddItemToObject(j, "sources", src);
-        cJSON_AddItemToObject(j, "tags", tags);
-        cJSON_AddItemToObject(j, "options", opt);
-        src = tags = opt = NULL;
+    /* An item stays ours until it is attached: a failed key copy leaves
+     * it detached, and the cleanup below frees it. */
+    if (ok && (ok = cJSON_AddItemToObject(j, "sources", src)))
+        src = NULL;
+    if (ok && (ok = cJSON_AddItemToObject(j, "tags", tags)))
+        tags = NULL;
+    if (ok && (ok = cJSON_AddItemToObject(j, "options", opt)))
+        opt = NULL;
+    if (ok)
         ok = cJSON_AddStringToObject(j, "id", m->id) &&
              cJSON_AddStringToObject(j, "title", m->title) &&
              cJSON_AddStringToObject(j, "severity",
@@ -443,7 +447,6 @@ cJSON *rule_meta_to_json(const rule_meta *m)
              cJSON_AddStringToObject(j, "pack", m->pack ? m->pack : "") &&
              (!m->description ||
               cJSON_AddStringToObject(j, "description", m->description));
-    }
     cJSON_Delete(src);
     cJSON_Delete(tags);
     cJSON_Delete(opt);
@@ -505,6 +508,35 @@ int rule_meta_from_json(const cJSON *j, rule_meta *m)
     return 0;
 }
 
+/* Puts v under key in obj, in the place of have when there is one (keeps
+ * the order of the defaults). Takes v in every case: frees it on failure.
+ * cJSON_ReplaceItemInObject does not check its copy of the key, so the copy
+ * is made here. */
+static int put_option(cJSON *obj, cJSON *have, const char *key, cJSON *v)
+{
+    size_t len = strlen(key) + 1;
+    char *copy;
+
+    if (!have) {
+        if (cJSON_AddItemToObject(obj, key, v))
+            return 0;
+        cJSON_Delete(v);
+        return -1;
+    }
+    if (!(copy = cJSON_malloc(len))) {
+        cJSON_Delete(v);
+        return -1;
+    }
+    memcpy(copy, key, len);
+    if (v->string && !(v->type & cJSON_StringIsConst))
+        cJSON_free(v->string);
+    v->string = copy;
+    v->type &= ~cJSON_StringIsConst;
+    /* Cannot fail: have is an item of obj and v is not NULL. */
+    cJSON_ReplaceItemViaPointer(obj, have, v);
+    return 0;
+}
+
 static cJSON *merge(const cJSON *base, const cJSON *over)
 {
     const cJSON *it;
@@ -514,21 +546,17 @@ static cJSON *merge(const cJSON *base, const cJSON *over)
         return base ? cJSON_Duplicate(base, 1) : cJSON_CreateObject();
     if (!cJSON_IsObject(base) || !cJSON_IsObject(over))
         return cJSON_Duplicate(over, 1);
-    out = cJSON_Duplicate(base, 1);
+    if (!(out = cJSON_Duplicate(base, 1)))
+        return NULL;
     cJSON_ArrayForEach(it, over) {
         cJSON *have, *v;
-        if (!out || !it->string)
+        if (!it->string)
             continue;
         have = cJSON_GetObjectItemCaseSensitive(out, it->string);
-        v = merge(have, it);
-        if (!v) {
+        if (!(v = merge(have, it)) || put_option(out, have, it->string, v)) {
             cJSON_Delete(out);
             return NULL;
         }
-        if (have)
-            cJSON_ReplaceItemInObjectCaseSensitive(out, it->string, v);
-        else
-            cJSON_AddItemToObject(out, it->string, v);
     }
     return out;
 }

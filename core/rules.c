@@ -343,12 +343,39 @@ static cJSON *msg_new(const char *type)
     return m;
 }
 
+/* Adds a number / string / item (taken, freed on failure) to message m; on
+ * failure frees m and returns NULL. A message missing a field would be
+ * misread by the parent, so emit() of the NULL ends the worker instead. */
+static cJSON *msg_num(cJSON *m, const char *key, double v)
+{
+    if (m && !cJSON_AddNumberToObject(m, key, v)) {
+        cJSON_Delete(m);
+        m = NULL;
+    }
+    return m;
+}
+
+static cJSON *msg_str(cJSON *m, const char *key, const char *v)
+{
+    if (m && !cJSON_AddStringToObject(m, key, v)) {
+        cJSON_Delete(m);
+        m = NULL;
+    }
+    return m;
+}
+
+static cJSON *msg_item(cJSON *m, const char *key, cJSON *v)
+{
+    if (m && v && cJSON_AddItemToObject(m, key, v))
+        return m;
+    cJSON_Delete(v);
+    cJSON_Delete(m);
+    return NULL;
+}
+
 static void emit_num(int fd, const char *type, const char *key, size_t v)
 {
-    cJSON *m = msg_new(type);
-    if (m)
-        cJSON_AddNumberToObject(m, key, (double)v);
-    emit(fd, m);
+    emit(fd, msg_num(msg_new(type), key, (double)v));
 }
 
 /* A worker's state dies with the process: closing it would only make the
@@ -506,7 +533,8 @@ static uint64_t call_deadline(const ruleset *rs)
 }
 
 /* How a parent reads one worker: handle() gets each message and returns 1
- * when the work is done, 0 to go on, < 0 when the message is wrong;
+ * when the work is done, 0 to go on, -1 when the message is wrong, -2 when
+ * it could not be kept (out of memory);
  * busy() says whether a rule call or load is under way (its deadline then
  * applies; between steps the worker gets WORKER_SETUP_MS). */
 typedef struct worker_reader {
@@ -517,6 +545,7 @@ typedef struct worker_reader {
 
 #define PUMP_DONE 2 /* handle() said the work is done */
 #define PUMP_BAD 3  /* a message was not JSON or handle() refused it */
+#define PUMP_NOMEM 4 /* handle() ran out of memory */
 
 /* Reads messages until the work is done, a message is bad, or
  * worker_line() stops (0 end of stream, -1 deadline, -2 protocol). */
@@ -538,7 +567,7 @@ static int worker_pump(worker *w, const ruleset *rs, const worker_reader *rd)
         if (rc == 1)
             return PUMP_DONE;
         if (rc < 0)
-            return PUMP_BAD;
+            return rc == -2 ? PUMP_NOMEM : PUMP_BAD;
     }
 }
 
@@ -580,20 +609,12 @@ static void load_child(void *ctx, int fd)
         emit_num(fd, "load", "i", i);
         if (lrule_load(s, j->paths[i], j->p->name, j->p->trusted, &j->rs->lim,
                        &meta, &ref, &reason) == 0) {
-            m = msg_new("meta");
-            if (m) {
-                cJSON_AddNumberToObject(m, "i", (double)i);
-                cJSON_AddItemToObject(m, "meta", rule_meta_to_json(&meta));
-            }
+            m = msg_num(msg_new("meta"), "i", (double)i);
+            m = msg_item(m, "meta", rule_meta_to_json(&meta));
         } else {
-            m = msg_new("lerr");
-            if (m) {
-                cJSON_AddNumberToObject(m, "i", (double)i);
-                cJSON_AddStringToObject(m, "rule",
-                                        meta.id ? meta.id : j->paths[i]);
-                cJSON_AddStringToObject(m, "error",
-                                        reason ? reason : "out of memory");
-            }
+            m = msg_num(msg_new("lerr"), "i", (double)i);
+            m = msg_str(m, "rule", meta.id ? meta.id : j->paths[i]);
+            m = msg_str(m, "error", reason ? reason : "out of memory");
         }
         free(reason);
         rule_meta_clear(&meta);
@@ -622,7 +643,8 @@ static int load_msg(load_job *j, const cJSON *msg, size_t *cur,
                                 &meta))
             return -1;
         meta.trusted = j->p->trusted;
-        add_rule(j->rs, j->p, &meta, LUA_NOREF, errs);
+        if (add_rule(j->rs, j->p, &meta, LUA_NOREF, errs))
+            results_add_error(errs, j->paths[i], "out of memory");
         *cur = SIZE_MAX;
         j->next = i + 1;
     } else if (strcmp(t, "lerr") == 0) {
@@ -679,6 +701,8 @@ static void load_isolated(load_job *j, results *errs)
             break;
         if (rc == -1 && !bad)
             snprintf(why, sizeof why, "%s", SBX_REASON_TIME);
+        else if (rc == PUMP_NOMEM)
+            snprintf(why, sizeof why, "out of memory");
         else if (bad || rc == -2)
             snprintf(why, sizeof why, "worker protocol error");
         victim = cur != SIZE_MAX ? cur : j->next;
@@ -730,7 +754,9 @@ int ruleset_load_dir(ruleset *rs, const char *dir, const char *pack_name,
             int ref;
             if (lrule_load(p->sb, paths[i], p->name, trusted, &rs->lim, &meta,
                            &ref, &reason) == 0) {
-                add_rule(rs, p, &meta, ref, errs);
+                /* Like a rule that failed to load: named, not dropped. */
+                if (add_rule(rs, p, &meta, ref, errs))
+                    results_add_error(errs, paths[i], "out of memory");
             } else {
                 results_add_error(errs, meta.id ? meta.id : paths[i],
                                   reason ? reason : "out of memory");
@@ -910,25 +936,23 @@ static void reload_rules(run_job *j, sbx *s)
         rule *r = j->rs->rules[i];
         rule_meta meta;
         char *reason = NULL;
-        int ref;
+        int ref, ok;
 
         if (r->p != j->p || r->dead || !r->meta.enabled)
             continue;
         emit_num(j->fd, "load", "i", i);
-        if (lrule_load(s, r->meta.file, j->p->name, j->p->trusted, &j->rs->lim,
-                       &meta, &ref, &reason) == 0 &&
-            strcmp(meta.id, r->meta.id) != 0) {
+        /* By the return code: out of memory, reason may be NULL. */
+        ok = lrule_load(s, r->meta.file, j->p->name, j->p->trusted,
+                        &j->rs->lim, &meta, &ref, &reason) == 0;
+        if (ok && strcmp(meta.id, r->meta.id) != 0) {
             lrule_unref(s, ref);
+            ok = 0;
             free(reason);
             reason = strdup("the rule file changed since it was loaded");
         }
-        if (reason) {
-            cJSON *m = msg_new("lfail");
-            if (m) {
-                cJSON_AddNumberToObject(m, "i", (double)i);
-                cJSON_AddStringToObject(m, "error", reason);
-            }
-            emit(j->fd, m);
+        if (!ok) {
+            cJSON *m = msg_num(msg_new("lfail"), "i", (double)i);
+            emit(j->fd, msg_str(m, "error", reason ? reason : "out of memory"));
             r->dead = 1;
         } else {
             r->fn_ref = ref;
@@ -962,21 +986,17 @@ static void run_child(void *ctx, int fd)
                          &findings, &reason);
         if (kind == SBX_OK) {
             cJSON_ArrayForEach(f, findings) {
-                m = msg_new("f");
-                if (m)
-                    cJSON_AddItemReferenceToObject(m, "f", f);
+                /* A reference to its members: the finding stays in
+                 * findings. */
+                m = msg_item(msg_new("f"), "f",
+                             cJSON_CreateObjectReference(f->child));
                 emit(fd, m);
             }
             emit_num(fd, "ok", "s", k);
         } else {
-            m = msg_new("fail");
-            if (m) {
-                cJSON_AddNumberToObject(m, "s", (double)k);
-                cJSON_AddNumberToObject(m, "kind", kind);
-                cJSON_AddStringToObject(m, "error",
-                                        reason ? reason : "out of memory");
-            }
-            emit(fd, m);
+            m = msg_num(msg_new("fail"), "s", (double)k);
+            m = msg_num(m, "kind", kind);
+            emit(fd, msg_str(m, "error", reason ? reason : "out of memory"));
             if (kind != SBX_ELUA)
                 j->steps[k].r->dead = 1;
         }
@@ -1015,10 +1035,13 @@ static int run_msg(run_job *j, const cJSON *msg, run_state *st,
         return 0;
     }
     if (strcmp(t, "f") == 0) {
-        cJSON *f = cJSON_GetObjectItemCaseSensitive(msg, "f");
-        if (st->call == SIZE_MAX || !f)
+        cJSON *f = cJSON_GetObjectItemCaseSensitive(msg, "f"), *copy;
+        if (st->call == SIZE_MAX || !f || !st->pending)
             return -1;
-        cJSON_AddItemToArray(st->pending, cJSON_Duplicate(f, 1));
+        /* A finding that cannot be kept fails the rule: never drop one. */
+        if (!(copy = cJSON_Duplicate(f, 1)))
+            return -2;
+        cJSON_AddItemToArray(st->pending, copy);
         return 0;
     }
     if (s >= j->n)
@@ -1028,7 +1051,7 @@ static int run_msg(run_job *j, const cJSON *msg, run_state *st,
         j->steps[s].r->ran = 1;
         cJSON_Delete(st->pending);
         st->pending = cJSON_CreateArray();
-        return st->pending ? 0 : -1;
+        return st->pending ? 0 : -2;
     }
     if (strcmp(t, "ok") == 0) {
         if (st->pending)
@@ -1100,6 +1123,8 @@ static void run_isolated(run_job *j, results *out)
             return;
         if (rc == -1 && !bad)
             snprintf(why, sizeof why, "%s", SBX_REASON_TIME);
+        else if (rc == PUMP_NOMEM)
+            snprintf(why, sizeof why, "out of memory");
         else if (bad || rc == -2)
             snprintf(why, sizeof why, "worker protocol error");
         if (st.call != SIZE_MAX) {
