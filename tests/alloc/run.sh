@@ -23,7 +23,7 @@ trap 'rm -f "$out"' EXIT
 total=$("$exe" 0 2>"$out") || { echo "FAIL: the run without failures failed"; cat "$out"; exit 1; }
 step=$(( total > prefix ? (total - prefix) / samples + 1 : 1 ))
 [ "${ALLOC_FAIL_ALL:-0}" = 1 ] && step=1
-echo "$total allocations; failing each of 1..$prefix, then every ${step}th;" \
+echo "$total allocations; failing each of 1..$prefix, then one N in ${step};" \
      "${runs_list[*]} in a row, in turn"
 fail=0 runs=0 n=1
 while [ "$n" -le "$total" ]; do
