@@ -117,8 +117,9 @@ static void print_outcome(FILE *f, const cli_session *s)
             s->res.n, s->res.ne, s->an.nok, s->an.ninputs, nwarn);
 }
 
-/* Writes the reports named in the space-separated list (or every format)
- * to /dev/null; returns the first failure's exit code, or code. */
+/* Writes the reports named in the list (space- or comma-separated, or
+ * "all") to /dev/null. Returns code, EXIT_NOINPUT when a report failed,
+ * EXIT_USAGE for an unknown format. */
 static int write_reports(const cli_session *s, const char *list, int code)
 {
     char names[256], *save = NULL, *name;
@@ -174,14 +175,12 @@ int main(int argc, char **argv)
     code = cli_session_run(&s, &o);
     if (!code && getenv("ALLOC_FAIL_REPORT"))
         code = write_reports(&s, getenv("ALLOC_FAIL_REPORT"), code);
-    if (!fail_at) {
+    if (!fail_at)
         printf("%lu\n", alloc_count);
-        print_outcome(stderr, &s);
-    } else {
+    else
         fprintf(stderr, "alloc_fail: allocation %lu of %lu failed; exit %d\n",
                 fail_at, alloc_count, code);
-        print_outcome(stderr, &s);
-    }
+    print_outcome(stderr, &s);
     cli_session_free(&s);
     return code;
 }
