@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "input.h"
 #include "jsonw.h"
 
 #define BASELINE_FILE_MAX ((size_t)64 << 20)
@@ -92,40 +93,6 @@ static int grow(baseline *b)
 
 /* ---- reading ------------------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len, int *missing, op_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    size_t n;
-
-    *missing = 0;
-    if (!f) {
-        *missing = errno == ENOENT;
-        op_error_set(err, *missing ? OP_ENOTFOUND : OP_EIO, "%s: %s", path,
-                     strerror(errno));
-        return NULL;
-    }
-    buf = malloc(BASELINE_FILE_MAX + 1);
-    if (!buf) {
-        fclose(f);
-        op_error_set(err, OP_ENOMEM, "out of memory");
-        return NULL;
-    }
-    n = fread(buf, 1, BASELINE_FILE_MAX + 1, f);
-    if (ferror(f) || n > BASELINE_FILE_MAX) {
-        op_error_set(err, ferror(f) ? OP_EIO : OP_ELIMIT,
-                     ferror(f) ? "%s: read error" : "%s: larger than 64 MiB",
-                     path);
-        fclose(f);
-        free(buf);
-        return NULL;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 static const char *jstr(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -180,13 +147,13 @@ int baseline_load(const char *path, baseline *b, int missing_ok,
     cJSON *root = NULL, *list, *o;
     const cJSON *ver;
     size_t len = 0, i;
-    int missing, rc = 0, k = 0;
+    int rc = 0, k = 0;
     char *buf;
 
     baseline_init(b);
-    buf = slurp(path, &len, &missing, err);
+    buf = input_read_file(path, BASELINE_FILE_MAX, &len, err);
     if (!buf)
-        return missing && missing_ok ? 0 : err->code;
+        return err->code == OP_ENOTFOUND && missing_ok ? 0 : err->code;
     root = cJSON_ParseWithLength(buf, len);
     if (!root) {
         rc = op_error_set(err, OP_EPARSE, "%s: not valid JSON", path);

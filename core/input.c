@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -652,6 +653,38 @@ const char *input_warning(const op_stream *st)
         return input_rolling_warning(st);
 
     return s && s->warning[0] ? s->warning : NULL;
+}
+
+char *input_read_file(const char *path, size_t max, size_t *len,
+                      op_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n;
+
+    if (!f) {
+        op_error_set(err, errno == ENOENT ? OP_ENOTFOUND : OP_EIO,
+                     "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!(buf = malloc(max + 1))) {
+        op_error_set(err, OP_ENOMEM, "out of memory");
+        goto out;
+    }
+    n = fread(buf, 1, max + 1, f); /* one more byte tells "too large" */
+    if (ferror(f) || n > max) {
+        op_error_set(err, ferror(f) ? OP_EIO : OP_ELIMIT,
+                     ferror(f) ? "%s: read error" : "%s: larger than %zu bytes",
+                     path, max);
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    buf[n] = '\0';
+    *len = n;
+out:
+    fclose(f);
+    return buf;
 }
 
 void input_close(op_stream *st)

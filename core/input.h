@@ -48,6 +48,14 @@ const char *input_warning(const op_stream *s);
 /* Closes the stream and frees it. Accepts NULL. */
 void input_close(op_stream *s);
 
+/* Reads the whole file at path (a small local file: a config, baseline,
+ * Lua data file) into a new NUL-terminated buffer of *len bytes, the
+ * caller's to free. Not a stream: no codec, no line cap. Returns NULL with
+ * err set: OP_ENOTFOUND when path does not exist, OP_EIO when it cannot be
+ * read, OP_ELIMIT when it is larger than max bytes, OP_ENOMEM. */
+char *input_read_file(const char *path, size_t max, size_t *len,
+                      op_error *err);
+
 /* Calls fn for every regular file under path (path itself when it is a
  * file or "-"), recursing into directories in byte-sorted name order,
  * skipping hidden entries (".name") and never following a directory

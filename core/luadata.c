@@ -12,44 +12,13 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "input.h"
 #include "lua_json.h"
 #include "sbx.h"
 
 #define LUADATA_MEM ((size_t)256 << 20)
 #define LUADATA_INSTRUCTIONS 100000000u
 #define LUADATA_TIMEOUT_MS 10000u
-
-static char *slurp(const char *path, size_t *len, op_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n;
-
-    if (!f) {
-        op_error_set(err, errno == ENOENT ? OP_ENOTFOUND : OP_EIO,
-                     "%s: cannot read: %s", path, strerror(errno));
-        return NULL;
-    }
-    buf = malloc(LUADATA_FILE_MAX + 1);
-    if (!buf) {
-        op_error_set(err, OP_ENOMEM, "out of memory");
-        goto out;
-    }
-    n = fread(buf, 1, LUADATA_FILE_MAX + 1, f);
-    if (ferror(f) || n > LUADATA_FILE_MAX) {
-        op_error_set(err, ferror(f) ? OP_EIO : OP_ELIMIT,
-                     ferror(f) ? "%s: read error" : "%s: larger than %zu bytes",
-                     path, LUADATA_FILE_MAX);
-        free(buf);
-        buf = NULL;
-        goto out;
-    }
-    buf[n] = '\0';
-    *len = n;
-out:
-    fclose(f);
-    return buf;
-}
 
 /* Runs the chunk; leaves its first result on the stack. */
 static int run_chunk(sbx *s, const char *path, char *src, size_t len,
@@ -95,7 +64,7 @@ int luadata_eval_file(const char *path, cJSON **out, op_error *err)
     int rc;
 
     *out = NULL;
-    src = slurp(path, &len, err);
+    src = input_read_file(path, LUADATA_FILE_MAX, &len, err);
     if (!src)
         return err ? err->code : OP_EIO;
     s = sbx_new(&cfg, err);

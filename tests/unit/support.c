@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,4 +189,24 @@ void db_be16(dbuf *b, unsigned v)
 {
     db_u8(b, v >> 8);
     db_u8(b, v & 0xff);
+}
+
+/* ---- a scratch directory ------------------------------------------------ */
+
+char tm_tmpdir[64];
+
+int tm_tmpdir_setup(void **state)
+{
+    (void)state;
+    snprintf(tm_tmpdir, sizeof tm_tmpdir, "/tmp/op-test.XXXXXX");
+    return mkdtemp(tm_tmpdir) ? 0 : -1;
+}
+
+int tm_tmpdir_teardown(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tm_tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
 }

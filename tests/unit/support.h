@@ -32,6 +32,15 @@ int tm_has_warning(const struct op_run *r, const char *needle);
  * model_free(). */
 model *tm_fixture_model(void);
 
+/* ---- a scratch directory ------------------------------------------------ */
+
+/* A group setup / teardown pair for cmocka_run_group_tests: tm_tmpdir is a
+ * new directory under /tmp for the group's tests, removed with all it
+ * holds afterwards. */
+extern char tm_tmpdir[64];
+int tm_tmpdir_setup(void **state);
+int tm_tmpdir_teardown(void **state);
+
 /* ---- byte buffers ----------------------------------------------------------- */
 
 /* A growing, NUL-terminated byte buffer; free p when done. */

@@ -18,12 +18,12 @@
 #include "baseline.h"
 #include "config.h"
 #include "findings.h"
+#include "support.h"
 
-static char tmpdir[] = "/tmp/test_baseline.XXXXXX";
 
 static void path_in_tmp(char *buf, size_t len, const char *name)
 {
-    snprintf(buf, len, "%s/%s", tmpdir, name);
+    snprintf(buf, len, "%s/%s", tm_tmpdir, name);
 }
 
 static void write_text(const char *path, const char *text)
@@ -302,21 +302,6 @@ static void test_model_plugin(void **state)
     analysis_free(&an);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[300];
-
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -327,5 +312,5 @@ int main(void)
         cmocka_unit_test(test_save_error),
         cmocka_unit_test(test_model_plugin),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tm_tmpdir_setup, tm_tmpdir_teardown);
 }

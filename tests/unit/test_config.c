@@ -18,15 +18,15 @@
 #include "config.h"
 #include "luadata.h"
 #include "rules.h"
+#include "support.h"
 
-static char tmpdir[] = "/tmp/test_config.XXXXXX";
 static char cfg_path[300];
 
 static int write_cfg(const char *text)
 {
     FILE *f;
 
-    snprintf(cfg_path, sizeof cfg_path, "%s/optipipe.lua", tmpdir);
+    snprintf(cfg_path, sizeof cfg_path, "%s/optipipe.lua", tm_tmpdir);
     f = fopen(cfg_path, "w");
     if (!f)
         return -1;
@@ -85,12 +85,12 @@ static void test_every_setting(void **state)
     assert_string_equal(c.ignore[0].node, "Source: *");
     assert_string_equal(c.ignore[1].reason, "old");
     assert_int_equal(c.nrules_dirs, 2);
-    snprintf(want, sizeof want, "%s/team", tmpdir);
+    snprintf(want, sizeof want, "%s/team", tm_tmpdir);
     assert_string_equal(c.rules_dirs[0], want);
     assert_string_equal(c.rules_dirs[1], "/abs/rules");
-    snprintf(want, sizeof want, "%s/plugins", tmpdir);
+    snprintf(want, sizeof want, "%s/plugins", tm_tmpdir);
     assert_string_equal(c.plugin_path, want);
-    snprintf(want, sizeof want, "%s/.b.json", tmpdir);
+    snprintf(want, sizeof want, "%s/.b.json", tm_tmpdir);
     assert_string_equal(c.baseline, want);
     assert_string_equal(c.fail_on, "warning");
     config_free(&c);
@@ -157,7 +157,7 @@ static void test_find(void **state)
     (void)state;
     assert_non_null(getcwd(cwd, sizeof cwd));
     assert_int_equal(write_cfg("return { fail_on = 'error' }"), 0);
-    assert_int_equal(chdir(tmpdir), 0);
+    assert_int_equal(chdir(tm_tmpdir), 0);
     assert_int_equal(config_find(NULL, &c, &err), 0);
     assert_non_null(c.path);
     assert_string_equal(c.fail_on, "error");
@@ -348,21 +348,6 @@ static void test_luadata(void **state)
     assert_null(v);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[300];
-
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,5 +359,5 @@ int main(void)
         cmocka_unit_test(test_ignore),
         cmocka_unit_test(test_luadata),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tm_tmpdir_setup, tm_tmpdir_teardown);
 }
