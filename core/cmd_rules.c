@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "input.h"
 #include "lua_rule.h"
 
 static const char usage_rules[] =
@@ -680,21 +681,14 @@ out:
     free(t);
 }
 
+/* A rule or module file's text, or NULL when it cannot be read (lrule_load
+ * refuses rule files over the same cap). */
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
+    op_error e;
     size_t n;
 
-    if (!f)
-        return NULL;
-    buf = malloc(LRULE_FILE_MAX + 1);
-    if (buf) {
-        n = fread(buf, 1, LRULE_FILE_MAX, f);
-        buf[n] = '\0';
-    }
-    fclose(f);
-    return buf;
+    return input_read_file(path, LRULE_FILE_MAX, &n, &e);
 }
 
 /* Every field name accessed in the pack's lib/ modules: options handed

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 
 #define DOC_MAX (64 * 1024)
 
@@ -228,21 +229,11 @@ static int plain_id(const char *id)
 char *report_rule_doc(const char *id)
 {
     char path[4096 + 256];
-    char *buf = NULL;
+    op_error e;
     size_t n;
-    FILE *f;
 
     if (!plain_id(id))
         return NULL;
     snprintf(path, sizeof path, "%s/docs/rules/%s.md", cli_home(), id);
-    f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    buf = malloc(DOC_MAX + 1);
-    if (buf) {
-        n = fread(buf, 1, DOC_MAX, f);
-        buf[n] = '\0';
-    }
-    fclose(f);
-    return buf;
+    return input_read_file(path, DOC_MAX, &n, &e);
 }
