@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "utf8.h"
+
 void jw_init(jw *w, FILE *f, int pretty)
 {
     memset(w, 0, sizeof *w);
@@ -71,25 +73,31 @@ void jw_arr_end(jw *w) { close_container(w, ']'); }
 
 void jw_write_string(FILE *f, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
+    char u[4];
+    uint32_t cp;
+    size_t k;
 
     fputc('"', f);
-    for (; *p; p++) {
-        switch (*p) {
+    while ((k = utf8_next(s, &cp, NULL))) {
+        switch (cp) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
         case '\n': fputs("\\n", f); break;
         case '\r': fputs("\\r", f); break;
         case '\t': fputs("\\t", f); break;
         case '<': case '>': case '&':
-            fprintf(f, "\\u%04x", *p);
+        case 0x2028: case 0x2029: /* line breaks to JavaScript before ES2019 */
+            fprintf(f, "\\u%04x", (unsigned)cp);
             break;
         default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(f, "\\u%04x", *p);
+            if (utf8_is_control(cp))
+                fprintf(f, "\\u%04x", (unsigned)cp);
+            else if (cp < 0x80)
+                fputc((int)cp, f);
             else
-                fputc(*p, f);
+                fwrite(u, 1, utf8_put(u, cp), f); /* broken bytes: U+FFFD */
         }
+        s += k;
     }
     fputc('"', f);
 }

@@ -38,8 +38,11 @@ void jw_bool(jw *w, int v);
 void jw_null(jw *w);
 void jw_cjson(jw *w, const cJSON *v); /* any cJSON value, recursively */
 
-/* Writes s as a JSON string body with quotes to f (escaping controls, '"',
- * '\\', and '<', '>', '&' as \u escapes so output is safe inside HTML). */
+/* Writes s as a JSON string with quotes to f: always valid UTF-8 (a
+ * broken sequence in s becomes U+FFFD, one per byte, see utf8.h), control
+ * characters (C0, DEL, C1), '"' and '\\' escaped, and '<', '>', '&',
+ * U+2028, U+2029 as \u escapes so output is safe inside HTML and
+ * JavaScript. Keys (jw_key) and values (jw_str, jw_cjson) all pass here. */
 void jw_write_string(FILE *f, const char *s);
 
 #endif

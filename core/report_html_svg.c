@@ -19,7 +19,7 @@ static void put_escaped_cp(FILE *f, const char *p, size_t k, uint32_t cp)
     case '\'': fputs("&#39;", f); break;
     case '\n': case '\t': case '\r': fputc(' ', f); break;
     default:
-        if (report_is_control(cp))
+        if (utf8_is_control(cp))
             break;
         if (cp == 0xfffd && k == 1)
             fputs("\xef\xbf\xbd", f);
@@ -34,7 +34,7 @@ void html_put_trunc(FILE *f, const char *s, size_t max)
     uint32_t cp;
     size_t k, n = 0;
 
-    while ((k = report_utf8_next(p, &cp))) {
+    while ((k = utf8_next(p, &cp, NULL))) {
         if (n++ == max) {
             fputs("\xe2\x80\xa6", f); /* ellipsis */
             return;

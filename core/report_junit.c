@@ -32,7 +32,7 @@ static void xml_put(FILE *f, const char *s, int attr)
     uint32_t cp;
     size_t k;
 
-    while ((k = report_utf8_next(p, &cp))) {
+    while ((k = utf8_next(p, &cp, NULL))) {
         if (cp == '&')
             fputs("&amp;", f);
         else if (cp == '<')
@@ -45,7 +45,7 @@ static void xml_put(FILE *f, const char *s, int attr)
             fputs("&apos;", f);
         else if (cp == '\n' || cp == '\t' || cp == '\r')
             fputc(attr || cp == '\r' ? ' ' : (int)cp, f);
-        else if (report_is_control(cp))
+        else if (utf8_is_control(cp))
             ; /* not allowed in XML 1.0 */
         else if ((cp == 0xfffd && k == 1) || cp == 0xfffe || cp == 0xffff)
             fputs("\xef\xbf\xbd", f);

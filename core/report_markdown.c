@@ -85,10 +85,10 @@ static void md_text(const mctx *m, const char *s, int line_start)
             fputc('\\', m->f);
         }
     }
-    while ((k = report_utf8_next(p, &cp))) {
+    while ((k = utf8_next(p, &cp, NULL))) {
         if (cp == '\n' || cp == '\t' || cp == '\r') {
             fputc(' ', m->f);
-        } else if (report_is_control(cp)) {
+        } else if (utf8_is_control(cp)) {
             /* dropped */
         } else if (cp == 0xfffd && k == 1) {
             fputs("\xef\xbf\xbd", m->f);

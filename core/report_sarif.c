@@ -7,9 +7,11 @@
  * when one exists, a physical location: the dbt model's file from the
  * manifest, else the input file the run came from.
  *
- * Strings pass report_clean_dup() (no control characters) before the JSON
- * writer, which escapes the rest. helpUri needs an absolute URI: it is
- * written only when OPTIPIPE_DOCS_URL names where docs/ is published.
+ * Strings pass report_clean_dup() (no control characters: dashboards show
+ * them raw) before the JSON writer, which escapes the rest and, like for
+ * every JSON output, replaces broken UTF-8 by U+FFFD (jw_write_string).
+ * helpUri needs an absolute URI: it is written only when OPTIPIPE_DOCS_URL
+ * names where docs/ is published.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -125,70 +125,6 @@ const char *report_fmt_bytes(char *buf, size_t n, double bytes)
     return buf;
 }
 
-size_t report_utf8_next(const char *s, uint32_t *cp)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t len, i;
-    uint32_t c, min;
-
-    if (!*p)
-        return 0;
-    if (*p < 0x80) {
-        *cp = *p;
-        return 1;
-    }
-    if ((*p & 0xe0) == 0xc0)
-        len = 2, c = *p & 0x1f, min = 0x80;
-    else if ((*p & 0xf0) == 0xe0)
-        len = 3, c = *p & 0x0f, min = 0x800;
-    else if ((*p & 0xf8) == 0xf0)
-        len = 4, c = *p & 0x07, min = 0x10000;
-    else
-        goto bad;
-    for (i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            goto bad;
-        c = (c << 6) | (p[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        goto bad;
-    *cp = c;
-    return len;
-bad:
-    *cp = 0xfffd;
-    return 1;
-}
-
-int report_is_control(uint32_t cp)
-{
-    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
-}
-
-/* Appends cp to out as UTF-8; returns the bytes written (at most 4). */
-static size_t utf8_put(char *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xc0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xe0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        out[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    out[0] = (char)(0xf0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    out[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
 char *report_clean_dup(const char *s, int keep_newlines)
 {
     size_t len, o = 0, k;
@@ -200,13 +136,13 @@ char *report_clean_dup(const char *s, int keep_newlines)
     out = malloc(len * 3 + 1); /* a broken byte grows to U+FFFD (3 bytes) */
     if (!out)
         return NULL;
-    while ((k = report_utf8_next(s, &cp))) {
+    while ((k = utf8_next(s, &cp, NULL))) {
         s += k;
         if (cp == '\n' && keep_newlines)
             out[o++] = '\n';
         else if (cp == '\n' || cp == '\t' || cp == '\r')
             out[o++] = ' ';
-        else if (!report_is_control(cp))
+        else if (!utf8_is_control(cp))
             o += utf8_put(out + o, cp);
     }
     out[o] = '\0';

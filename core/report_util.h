@@ -1,8 +1,8 @@
 /*
  * report_util.h - what the reporters share: which findings are shown,
- * counts, readable values and durations, and a UTF-8 decoder that every
- * escaper uses so that control characters and broken bytes from inputs
- * never reach an output unchanged.
+ * counts, readable values and durations, and a cleaner built on the
+ * UTF-8 decoder (utf8.h) so that control characters and broken bytes
+ * from inputs never reach an output unchanged.
  */
 #ifndef OP_CORE_REPORT_UTIL_H
 #define OP_CORE_REPORT_UTIL_H
@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "report.h"
+#include "utf8.h" /* the decoder every escaper uses */
 
 /* Whether the report shows f (baseline-suppressed ones only on request). */
 int report_visible(const report_ctx *ctx, const finding *f);
@@ -36,14 +37,6 @@ const char *report_fmt_duration(char *buf, size_t n, double ms);
 
 /* Writes a byte count as "720 MiB". Returns buf. */
 const char *report_fmt_bytes(char *buf, size_t n, double bytes);
-
-/* Decodes the character at s (NUL-terminated). Returns its length in
- * bytes (0 at the end) and its code point in *cp; an invalid or truncated
- * sequence yields length 1 and U+FFFD. */
-size_t report_utf8_next(const char *s, uint32_t *cp);
-
-/* Whether cp is a control character (C0, DEL or C1). */
-int report_is_control(uint32_t cp);
 
 /* A copy of s (NULL reads as "") with control characters removed (newline
  * and tab become a space unless keep_newlines) and broken UTF-8 replaced
