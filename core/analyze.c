@@ -138,6 +138,21 @@ static const char *msg_body(const char *path, const char *msg)
     return msg;
 }
 
+/* The ids the builder refused become warnings of the input; returns how
+ * many there were. */
+static size_t warn_refusals(analysis *an, input_rec *in, const op_builder *b)
+{
+    size_t n, more, i;
+    const char *const *msg = model_builder_refusals(b, &n, &more);
+
+    for (i = 0; i < n; i++)
+        rec_warn(an, in, "%s: %s", in->path, msg[i]);
+    if (more)
+        rec_warn(an, in, "%s: %zu more ids refused (control characters)",
+                 in->path, more);
+    return n + more;
+}
+
 /* Reads one input: a file, "-", or a rolling event-log folder. */
 static int parse_file(analysis *an, input_rec *in, int rolling,
                       const char *mem, size_t mem_len)
@@ -189,6 +204,11 @@ static int parse_file(analysis *an, input_rec *in, int rolling,
     }
     rc = p->parse(progress_wrap(&pg, s, in->path, an->diag, an->quiet), b, &err);
     progress_end(&pg);
+    if (warn_refusals(an, in, b) && rc == OP_ENOMEM && !an->m->failed) {
+        /* the plugin took a refused run for a failed allocation */
+        rec_warn(an, in, "%s: not read: stopped at a refused id (above)", in->path);
+        goto out;
+    }
     if (rc) {
         rec_warn(an, in, "%s: %s", in->path, msg_body(in->path, err.msg));
         goto out;

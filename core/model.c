@@ -9,14 +9,23 @@
 #include "model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "utf8.h"
+
+/* Refusals beyond this many per input are counted, not described. */
+#define REFUSAL_NOTES_MAX 16
+#define REFUSAL_ID_SHOWN 80 /* bytes of a refused id shown in a message */
 
 typedef struct mbuilder {
     op_builder base; /* first: plugins see an op_builder */
     model *m;
     const char *origin;
     const char *plugin; /* selects the plugin_slot */
+    char *notes[REFUSAL_NOTES_MAX]; /* refused ids, described (malloc) */
+    size_t nnotes, nrefused;        /* nrefused counts every refusal */
 } mbuilder;
 
 /* ---- growth helpers ---------------------------------------------------- */
@@ -233,6 +242,63 @@ const mentry *mmap_get(const mmap *map, const char *key)
     return NULL;
 }
 
+/* ---- refused ids ------------------------------------------------------- */
+
+static void run_add_warning(model *m, struct op_run *r, const char *msg);
+
+static int noted(const mbuilder *b, const char *msg)
+{
+    size_t i;
+
+    for (i = 0; i < b->nnotes; i++)
+        if (strcmp(b->notes[i], msg) == 0)
+            return 1;
+    return 0;
+}
+
+/* Keeps msg as a warning of the input. */
+static void note(mbuilder *b, const char *msg)
+{
+    b->notes[b->nnotes] = strdup(msg);
+    if (b->notes[b->nnotes])
+        b->nnotes++;
+    else
+        b->m->failed = 1;
+}
+
+/* Whether id (of a run, a node or a parent: what) holds a control
+ * character. Such an id could start a new line in any line-oriented
+ * output (a patch, a terminal), so it is refused (docs/model.md): the
+ * caller creates nothing, and the refusal becomes a warning of the input
+ * and of run r when there is one, quoting the id with escapes. */
+static int id_refused(mbuilder *b, struct op_run *r, const char *what,
+                      const char *id)
+{
+    char shown[REFUSAL_ID_SHOWN * 4 + 8], msg[sizeof shown + 256];
+    char full[sizeof msg + 2 * REFUSAL_ID_SHOWN + 16];
+    uint32_t cp;
+    long at = utf8_find_control(id, 0, &cp);
+
+    if (at < 0)
+        return 0;
+    utf8_quote(shown, sizeof shown, id, REFUSAL_ID_SHOWN);
+    snprintf(msg, sizeof msg,
+             "%s %s: refused: the id has a control character (U+%04X at byte %ld)",
+             what, shown, (unsigned)cp, at);
+    if (r)
+        snprintf(full, sizeof full, "run %.*s/%.*s: %s", REFUSAL_ID_SHOWN,
+                 r->source, REFUSAL_ID_SHOWN, r->id, msg);
+    else
+        snprintf(full, sizeof full, "%s", msg);
+    if (noted(b, full)) /* the plugin asked for the same id again */
+        return 1;
+    if (b->nrefused++ >= REFUSAL_NOTES_MAX)
+        return 1;
+    run_add_warning(b->m, r, msg);
+    note(b, full);
+    return 1;
+}
+
 /* ---- runs -------------------------------------------------------------- */
 
 static uint64_t run_key_hash(const char *source, const char *id)
@@ -302,6 +368,9 @@ static op_run *b_run(op_builder *ob, const char *source, const char *id)
     if (!source || !id || !writable(m))
         return NULL;
     r = run_find(m, source, id);
+    if (!r && (id_refused(b, NULL, "run source", source) ||
+               id_refused(b, NULL, "run", id)))
+        return NULL;
     if (!r) {
         if (grow(m, (void **)&m->runs, m->nruns, &m->runs_cap,
                  sizeof(struct op_run *)))
@@ -493,6 +562,8 @@ static op_node *b_node(op_builder *ob, op_run *r, const char *id)
     slot = node_slot(r, id);
     if (slot && *slot)
         return *slot;
+    if (id_refused((mbuilder *)ob, r, "node", id))
+        return NULL;
     /* keep the load factor under one half */
     if ((r->nnodes + 1) * 2 > r->node_tab_cap && node_tab_grow(m, r))
         return NULL;
@@ -508,6 +579,7 @@ static op_node *b_node(op_builder *ob, op_run *r, const char *id)
     if (!n->id)
         return NULL;
     n->index = r->nnodes;
+    n->run = r;
     r->nodes[r->nnodes++] = n;
     *node_slot(r, id) = n;
     return n;
@@ -538,10 +610,14 @@ static void b_node_int(op_builder *ob, op_node *n, enum op_ifield f,
 static void b_node_parent(op_builder *ob, op_node *n, const char *parent_id)
 {
     model *m = ((mbuilder *)ob)->m;
+    char what[REFUSAL_ID_SHOWN + 32];
     size_t i;
     const char *copy;
 
     if (!n || !parent_id || !writable(m))
+        return;
+    snprintf(what, sizeof what, "node %.*s: parent", REFUSAL_ID_SHOWN, n->id);
+    if (id_refused((mbuilder *)ob, n->run, what, parent_id))
         return;
     for (i = 0; i < n->nparents; i++)
         if (strcmp(n->parents[i], parent_id) == 0)
@@ -841,9 +917,26 @@ op_builder *model_builder_new(model *m, const char *origin)
     return &b->base;
 }
 
-void model_builder_free(op_builder *b)
+void model_builder_free(op_builder *ob)
 {
+    mbuilder *b = (mbuilder *)ob;
+    size_t i;
+
+    if (!b)
+        return;
+    for (i = 0; i < b->nnotes; i++)
+        free(b->notes[i]);
     free(b);
+}
+
+const char *const *model_builder_refusals(const op_builder *ob, size_t *n,
+                                          size_t *more)
+{
+    const mbuilder *b = (const mbuilder *)ob;
+
+    *n = b->nnotes;
+    *more = b->nrefused - b->nnotes;
+    return (const char *const *)b->notes;
 }
 
 void model_builder_set_plugin(op_builder *b, const char *plugin)

@@ -67,6 +67,7 @@ struct op_node {
     mdist *dists; /* sorted by metric once frozen */
     size_t ndists, dists_cap;
     size_t index; /* position in op_run.nodes */
+    struct op_run *run; /* the run it belongs to */
 };
 
 struct op_record {
@@ -139,6 +140,14 @@ void model_free(model *m);
  * must be released with model_builder_free() before the model is frozen. */
 op_builder *model_builder_new(model *m, const char *origin);
 void model_builder_free(op_builder *b);
+
+/* The ids the builder refused (a control character in a run source, run
+ * id, node id or parent id; docs/model.md), each described by a message
+ * naming the run and the id with escapes, for the input's warnings: *n
+ * messages (borrowed until model_builder_free()) and *more refusals
+ * beyond the first 16, counted only. */
+const char *const *model_builder_refusals(const op_builder *b, size_t *n,
+                                          size_t *more);
 
 /* Names the plugin a builder works for (borrowed; must outlive the model),
  * which selects its plugin_slot. */

@@ -3,6 +3,9 @@
  */
 #include "utf8.h"
 
+#include <stdio.h>
+#include <string.h>
+
 size_t utf8_next(const char *s, uint32_t *cp, int *bad)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -70,15 +73,67 @@ size_t utf8_put(char *out, uint32_t cp)
     return 4;
 }
 
-long utf8_find_unsafe(const char *s, uint32_t *cp, int *bad)
+long utf8_find_control(const char *s, int broken_too, uint32_t *cp)
 {
     const char *p = s;
     size_t k;
+    int bad;
 
-    while ((k = utf8_next(p, cp, bad))) {
-        if (*bad || utf8_is_control(*cp))
+    for (; (k = utf8_next(p, cp, &bad)); p += k)
+        if (bad ? broken_too : utf8_is_control(*cp))
             return (long)(p - s);
+    return -1;
+}
+
+/* The escape for cp (a control or a broken byte b), or its UTF-8. */
+static size_t quote_one(char *out, uint32_t cp, int bad, unsigned char b)
+{
+    if (bad)
+        return (size_t)snprintf(out, 8, "\\x%02x", b);
+    switch (cp) {
+    case '\n': return (size_t)snprintf(out, 8, "\\n");
+    case '\t': return (size_t)snprintf(out, 8, "\\t");
+    case '\r': return (size_t)snprintf(out, 8, "\\r");
+    case '"': return (size_t)snprintf(out, 8, "\\\"");
+    case '\\': return (size_t)snprintf(out, 8, "\\\\");
+    }
+    if (cp < 0x80 && utf8_is_control(cp))
+        return (size_t)snprintf(out, 8, "\\x%02x", (unsigned)cp);
+    if (utf8_is_control(cp) || cp == 0x2028 || cp == 0x2029)
+        return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
+    return utf8_put(out, cp);
+}
+
+char *utf8_quote(char *buf, size_t len, const char *s, size_t max)
+{
+    const char *start = s ? s : "", *p = start;
+    size_t o = 0, k, n;
+    char one[8];
+    uint32_t cp;
+    int bad;
+
+    if (!len)
+        return buf;
+    if (len < 6) { /* no room for quotes and "..." */
+        buf[0] = '\0';
+        return buf;
+    }
+    buf[o++] = '"';
+    while ((k = utf8_next(p, &cp, &bad))) {
+        if ((size_t)(p - start) >= max)
+            break;
+        n = quote_one(one, cp, bad, (unsigned char)*p);
+        if (o + n + 5 > len) /* '"', "..." and NUL must still fit */
+            break;
+        memcpy(buf + o, one, n);
+        o += n;
         p += k;
     }
-    return -1;
+    buf[o++] = '"';
+    if (*p) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o] = '\0';
+    return buf;
 }

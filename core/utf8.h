@@ -26,10 +26,16 @@ int utf8_is_control(uint32_t cp);
 /* Writes cp as UTF-8 into out (room for 4 bytes); returns the length. */
 size_t utf8_put(char *out, uint32_t cp);
 
-/* The first byte offset of s holding a control character (see
- * utf8_is_control) or a broken sequence, or -1 when there is none; *cp
- * gets that character (U+FFFD for a broken one) and *bad whether it was
- * broken. */
-long utf8_find_unsafe(const char *s, uint32_t *cp, int *bad);
+/* The byte offset in s of its first control character (see
+ * utf8_is_control), or with broken_too of its first control character or
+ * broken sequence, whichever comes first; -1 when there is none. *cp gets
+ * that character (U+FFFD for a broken sequence). */
+long utf8_find_control(const char *s, int broken_too, uint32_t *cp);
+
+/* Writes s into buf (len bytes, always terminated) for a message: in
+ * double quotes, with '"', '\\', control characters and broken bytes as
+ * C escapes (\n, \t, \r, \xNN, \u0085; also U+2028 and U+2029), so the
+ * text shows what s holds on one line; after max bytes of s it ends with "...". Returns buf. */
+char *utf8_quote(char *buf, size_t len, const char *s, size_t max);
 
 #endif

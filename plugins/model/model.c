@@ -320,6 +320,8 @@ static int read_node(rd *r, op_run *run, const cJSON *n, const char *where)
         return fail(r, where, "every node needs a string id");
     snprintf(at, sizeof at, "%s (node %.80s)", where, id);
     node = op_node_get(r->b, run, id);
+    if (!node) /* refused by the builder (a run warning says so) or no run */
+        return 0;
     if ((rc = set_strs(r, n, run, node, at)))
         return rc;
     for (i = 0; i < sizeof ints / sizeof ints[0]; i++)

@@ -211,6 +211,96 @@ static void test_json_view(void **state)
     model_free(m);
 }
 
+/* Broken UTF-8 from an input leaves normalize as U+FFFD, one per byte,
+ * and control characters as escapes: the output is always valid JSON. */
+static void test_json_view_utf8(void **state)
+{
+    model *m = model_new();
+    op_builder *b = model_builder_new(m, "in.json");
+    op_run *r = op_run_get(b, "spark", "app-\xff");
+    op_node *n = op_node_get(b, r, "s");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    jw w;
+
+    (void)state;
+    op_node_str(b, n, OP_F_NAME, "na\xc3(me\xe2\x82 \xed\xa0\x80 \xc2\x85 ok \xc3\xa9");
+    op_node_attr(b, n, "k\xfe", "\x7f\x01");
+    model_freeze(m);
+    jw_init(&w, f, 0);
+    model_json_run(&w, r);
+    fclose(f);
+    /* a bad lead, a truncated sequence, a surrogate (3 bytes), a C1 */
+    assert_non_null(strstr(buf, "\"name\":\"na\xef\xbf\xbd(me\xef\xbf\xbd\xef\xbf\xbd "
+                                "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \\u0085 ok \xc3\xa9\""));
+    assert_non_null(strstr(buf, "\"id\":\"app-\xef\xbf\xbd\""));
+    assert_non_null(strstr(buf, "\"k\xef\xbf\xbd\":\"\\u007f\\u0001\""));
+    free(buf);
+    model_builder_free(b);
+    model_free(m);
+}
+
+/* An id with a control character is refused: nothing is created, the run
+ * (for a node or parent) and the input's refusals say so, quoting the id
+ * with escapes; other ids of the input are kept. */
+static void test_refused_ids(void **state)
+{
+    static const char evil[] = "x:1\nenv.java.opts.all: -javaagent:/tmp/evil.jar\n#";
+    model *m = model_new();
+    op_builder *b = model_builder_new(m, "in.json");
+    op_run *r = op_run_get(b, "flink", "job-1");
+    op_node *ok = op_node_get(b, r, "ok");
+    const char *const *msg;
+    size_t n, more;
+    char id[32];
+    int i;
+
+    (void)state;
+    assert_null(op_node_get(b, r, evil));
+    assert_null(op_node_get(b, r, evil)); /* asked again: noted once */
+    assert_null(op_node_get(b, r, "c1\xc2\x9b"));
+    assert_null(op_node_get(b, r, "del\x7f"));
+    assert_non_null(op_node_get(b, r, "bad-utf8-\xff")); /* not a control */
+    op_node_parent(b, ok, "p\tq");
+    assert_null(op_run_get(b, "flink", "job\r2"));
+    assert_null(op_run_get(b, "fl\033ink", "job-3"));
+    assert_null(op_run_find(b, "flink", "job\r2"));
+    msg = model_builder_refusals(b, &n, &more);
+    assert_int_equal(n, 6);
+    assert_int_equal(more, 0);
+    assert_string_equal(msg[0], "run flink/job-1: node \"x:1\\nenv.java.opts.all: "
+                                "-javaagent:/tmp/evil.jar\\n#\": refused: the id has "
+                                "a control character (U+000A at byte 3)");
+    assert_string_equal(msg[1], "run flink/job-1: node \"c1\\u009b\": refused: the id "
+                                "has a control character (U+009B at byte 2)");
+    assert_non_null(strstr(msg[2], "node \"del\\x7f\": refused"));
+    assert_string_equal(msg[3], "run flink/job-1: node ok: parent \"p\\tq\": refused: "
+                                "the id has a control character (U+0009 at byte 1)");
+    assert_string_equal(msg[4], "run \"job\\r2\": refused: the id has a control "
+                                "character (U+000D at byte 3)");
+    assert_string_equal(msg[5], "run source \"fl\\x1bink\": refused: the id has a "
+                                "control character (U+001B at byte 2)");
+    for (i = 0; i < 20; i++) {
+        snprintf(id, sizeof id, "n\001%d", i);
+        assert_null(op_node_get(b, r, id));
+    }
+    msg = model_builder_refusals(b, &n, &more);
+    assert_int_equal(n, 16); /* described; the rest counted */
+    assert_int_equal(more, 10);
+    model_freeze(m);
+    assert_int_equal(r->nnodes, 2);
+    assert_int_equal(ok->nparents, 0);
+    assert_int_equal(r->nwarnings, 16 - 2); /* the run refusals have no run */
+    assert_string_equal(r->warnings[0], "node \"x:1\\nenv.java.opts.all: "
+                                        "-javaagent:/tmp/evil.jar\\n#\": refused: the id "
+                                        "has a control character (U+000A at byte 3)");
+    assert_int_equal(m->nruns, 1);
+    assert_int_equal(op_builder_failed(b, NULL), 0);
+    model_builder_free(b);
+    model_free(m);
+}
+
 static void test_history(void **state)
 {
     model *m = model_new();
@@ -257,6 +347,8 @@ int main(void)
         cmocka_unit_test(test_dist),
         cmocka_unit_test(test_series),
         cmocka_unit_test(test_json_view),
+        cmocka_unit_test(test_json_view_utf8),
+        cmocka_unit_test(test_refused_ids),
         cmocka_unit_test(test_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
