@@ -1,7 +1,10 @@
 /*
  * emit_changes.c - writing findings' `changes` as config patches
  * (emit_changes.h). One writer per engine; they share the comment that
- * cites a finding, value formatting and a small table that notices two
+ * cites a finding, value formatting, the checks that refuse a change the
+ * engine would read differently from what the rule meant (a key or value
+ * that could start a line of its own, a key the engine does not allow, a
+ * Flink vertex id that is not one), and a small table that notices two
  * findings asking for different values of one key.
  */
 #include "emit_changes.h"
@@ -9,15 +12,20 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "config.h"
+#include "utf8.h"
 
 #define EMIT_MAX_KEYS 512
 #define COMMENT_MAX 200
+#define VALUE_MAX 1024     /* bytes of a value written as config */
+#define SHOWN_MAX 80       /* bytes of a refused key or value quoted */
+#define FLINK_MAX_PARALLELISM 32768 /* Flink's upper bound (2^15) */
 
 typedef struct seen {
     char *scope, *key, *value;
@@ -25,9 +33,12 @@ typedef struct seen {
 
 typedef struct out {
     FILE *f;
+    FILE *diag;       /* where refusals are also told (may be NULL) */
+    const char *path; /* the file being written */
     const struct op_run *run;
     seen keys[EMIT_MAX_KEYS];
     size_t nkeys;
+    size_t nrefused;
 } out;
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -38,46 +49,178 @@ static const char *str_item(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* A value as text: strings as they are, whole numbers without a point. */
-static void value_text(const cJSON *v, char *buf, size_t len)
+/* A value as text: strings as they are, whole numbers without a point.
+ * Returns 0 when it did not fit into buf (then cut). */
+static int value_text(const cJSON *v, char *buf, size_t len)
 {
     char *s;
+    int n;
 
     if (cJSON_IsString(v)) {
-        snprintf(buf, len, "%s", v->valuestring);
+        n = snprintf(buf, len, "%s", v->valuestring);
     } else if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
         if (isfinite(d) && d == floor(d) && fabs(d) < 9.0e15)
-            snprintf(buf, len, "%lld", (long long)d);
+            n = snprintf(buf, len, "%lld", (long long)d);
         else
-            snprintf(buf, len, "%.15g", d);
+            n = snprintf(buf, len, "%.15g", d);
     } else if (cJSON_IsBool(v)) {
-        snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
+        n = snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
     } else if (v && (s = cJSON_PrintUnformatted(v))) {
-        snprintf(buf, len, "%s", s);
+        n = snprintf(buf, len, "%s", s);
         cJSON_free(s);
     } else {
-        snprintf(buf, len, "null");
+        n = snprintf(buf, len, "null");
     }
+    return n >= 0 && (size_t)n < len;
 }
 
-/* Writes s on one line: control characters become spaces, long text is
- * cut (a comment must never end early or run on). */
+/* Line breaks of some reader of our outputs: controls (C0, DEL, C1 with
+ * NEL) and U+2028 / U+2029 (YAML 1.1, as PyYAML reads dbt files). */
+static int breaks_line(uint32_t cp)
+{
+    return utf8_is_control(cp) || cp == 0x2028 || cp == 0x2029;
+}
+
+/* Writes s on one line: line breaks become spaces, broken UTF-8 U+FFFD,
+ * text longer than max bytes is cut with "..." (a comment must never end
+ * early or run on). */
 static void put_line_text(FILE *f, const char *s, size_t max)
 {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    const char *p = s ? s : "", *start = p;
+    char u[4];
+    uint32_t cp;
+    size_t k;
+
+    for (; (k = utf8_next(p, &cp, NULL)) && (size_t)(p - start) < max; p += k)
+        if (breaks_line(cp))
+            fputc(' ', f);
+        else
+            fwrite(u, 1, utf8_put(u, cp), f);
+    if (*p)
+        fputs("...", f);
+}
+
+/* What makes s unfit for a config line (why[] gets it), or 0: a line
+ * break of any reader, a broken UTF-8 sequence. */
+static int text_problem(const char *s, char *why, size_t len)
+{
+    const char *p = s;
+    uint32_t cp;
+    size_t k;
+    int bad;
+
+    for (; (k = utf8_next(p, &cp, &bad)); p += k) {
+        if (bad) {
+            snprintf(why, len, "is not valid UTF-8 (byte 0x%02x at byte %ld)",
+                     (unsigned char)*p, (long)(p - s));
+            return 1;
+        }
+        if (breaks_line(cp)) {
+            snprintf(why, len, "has a %s (U+%04X at byte %ld)",
+                     utf8_is_control(cp) ? "control character" : "line separator",
+                     (unsigned)cp, (long)(p - s));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Why key is not a configuration key as Flink, Spark and dbt spell them
+ * ([A-Za-z0-9._-]+), or 0. */
+static int key_problem(const char *key, char *why, size_t len)
+{
     size_t i;
 
-    for (i = 0; p[i] && i < max; i++) {
-        if (p[i] < 0x20 || p[i] == 0x7f)
-            fputc(' ', f);
-        else if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
-            fputc(' ', f), i++; /* a C1 control */
-        else
-            fputc(p[i], f);
+    if (!*key) {
+        snprintf(why, len, "is empty");
+        return 1;
     }
-    if (p[i])
-        fputs("...", f);
+    for (i = 0; key[i]; i++) {
+        unsigned char ch = (unsigned char)key[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-')) {
+            if (ch > 0x20 && ch < 0x7f)
+                snprintf(why, len, "has '%c' at byte %zu; configuration keys "
+                         "are [A-Za-z0-9._-]+", ch, i);
+            else
+                snprintf(why, len, "has byte 0x%02x at byte %zu; configuration "
+                         "keys are [A-Za-z0-9._-]+", ch, i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Tells that a change of f is not written, in the patch (a comment at the
+ * change) and on diag (naming the file, rule and finding). */
+static void refuse(out *o, const finding *f, const char *indent,
+                   const char *fmt, ...) OP_PRINTF(4, 5);
+
+static void refuse(out *o, const finding *f, const char *indent,
+                   const char *fmt, ...)
+{
+    char why[768];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    o->nrefused++;
+    fprintf(o->f, "%s#   refused: ", indent);
+    put_line_text(o->f, why, sizeof why);
+    fputc('\n', o->f);
+    if (!o->diag)
+        return;
+    fprintf(o->diag, "optipipe: %s: ", o->path);
+    put_line_text(o->diag, f->rule, COMMENT_MAX);
+    fprintf(o->diag, " [%s]: change refused: ", f->fingerprint);
+    put_line_text(o->diag, why, sizeof why);
+    fputc('\n', o->diag);
+}
+
+/* Refuses (and returns 1) when the text what (e.g. "key") of f has a
+ * line break or broken UTF-8. */
+static int refused_text(out *o, const finding *f, const char *indent,
+                        const char *what, const char *s)
+{
+    char why[128], shown[SHOWN_MAX * 4 + 8];
+
+    if (!text_problem(s, why, sizeof why))
+        return 0;
+    refuse(o, f, indent, "%s %s %s", what,
+           utf8_quote(shown, sizeof shown, s, SHOWN_MAX), why);
+    return 1;
+}
+
+/* Refuses (and returns 1) when key is not a configuration key. */
+static int refused_key(out *o, const finding *f, const char *indent,
+                       const char *engine, const char *key)
+{
+    char why[128], shown[SHOWN_MAX * 4 + 8];
+
+    if (!key_problem(key, why, sizeof why))
+        return 0;
+    refuse(o, f, indent, "%s key %s %s", engine,
+           utf8_quote(shown, sizeof shown, key, SHOWN_MAX), why);
+    return 1;
+}
+
+/* The checks every change passes: key and value are text a line holds,
+ * the value fits. On success val holds the value as text (vlen bytes). */
+static int refused_change(out *o, const finding *f, const cJSON *c,
+                          const char *indent, char *val, size_t vlen)
+{
+    const char *key = str_item(c, "key");
+
+    if (refused_text(o, f, indent, "key", key ? key : ""))
+        return 1;
+    if (!value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), val, vlen)) {
+        refuse(o, f, indent, "the value of %s is longer than %zu bytes", key,
+               vlen - 1);
+        return 1;
+    }
+    return refused_text(o, f, indent, "value", val);
 }
 
 /* Plain YAML scalars for the safe cases, double quotes otherwise. */
@@ -110,7 +253,9 @@ static void put_yaml(FILE *f, const char *s)
 
 static void cite(out *o, const finding *f, const char *indent)
 {
-    fprintf(o->f, "%s# %s [%s]: ", indent, f->rule, f->fingerprint);
+    fprintf(o->f, "%s# ", indent);
+    put_line_text(o->f, f->rule, COMMENT_MAX);
+    fprintf(o->f, " [%s]: ", f->fingerprint);
     put_line_text(o->f, f->message, COMMENT_MAX);
     fputc('\n', o->f);
 }
@@ -124,7 +269,7 @@ static void was(out *o, const cJSON *c, const char *indent)
         fprintf(o->f, "%s#   was: not set\n", indent);
         return;
     }
-    value_text(from, buf, sizeof buf);
+    value_text(from, buf, sizeof buf); /* cut: the comment shows "..." */
     fprintf(o->f, "%s#   was: ", indent);
     put_line_text(o->f, buf, COMMENT_MAX);
     fputc('\n', o->f);
@@ -193,25 +338,20 @@ static int repeated(out *o, const char *scope, const char *key,
     return r != 0;
 }
 
-static int config_key_like(const char *k)
+/* Whether a Flink change's key names configuration, not code: code is
+ * named like Java (WatermarkStrategy.withIdleness, a call with "("), or
+ * has no dot. Configuration keys must then pass key_problem(). */
+static int flink_config_key(const char *k)
 {
-    size_t i;
-
-    if (!*k)
-        return 0;
-    for (i = 0; k[i]; i++)
-        if (!((k[i] >= 'a' && k[i] <= 'z') || (k[i] >= '0' && k[i] <= '9') ||
-              k[i] == '.' || k[i] == '-' || k[i] == '_'))
-            return 0;
-    return strchr(k, '.') != NULL;
+    return strchr(k, '.') && !strchr(k, '(') && !(k[0] >= 'A' && k[0] <= 'Z');
 }
 
-static void code_change(out *o, const cJSON *c, const char *indent)
+/* A change written as a comment: code, not configuration. */
+static void code_change(out *o, const cJSON *c, const char *val,
+                        const char *indent)
 {
     const char *target = str_item(c, "target"), *key = str_item(c, "key");
-    char buf[512];
 
-    value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), buf, sizeof buf);
     fprintf(o->f, "%s#   not a config key; change it where the job is defined: ",
             indent);
     if (target) {
@@ -220,7 +360,7 @@ static void code_change(out *o, const cJSON *c, const char *indent)
     }
     put_line_text(o->f, key, COMMENT_MAX);
     fputs(" = ", o->f);
-    put_line_text(o->f, buf, COMMENT_MAX);
+    put_line_text(o->f, val, COMMENT_MAX);
     fputc('\n', o->f);
 }
 
@@ -229,48 +369,99 @@ static void code_change(out *o, const cJSON *c, const char *indent)
 typedef struct override {
     const finding *f;
     const cJSON *c;
+    long to;   /* the parallelism */
+    int write; /* passed the checks and is not a repeat */
 } override;
 
-static void flink_overrides(out *o, const override *ov, size_t n)
+/* Whether id is a JobVertexID as Flink prints it: 32 hex digits. */
+static int flink_vertex_id(const char *id)
 {
-    size_t i, j;
-    int first = 1;
+    size_t i;
+
+    for (i = 0; id[i]; i++)
+        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') ||
+              (id[i] >= 'A' && id[i] <= 'F')))
+            return 0;
+    return i == 32;
+}
+
+/* A parallelism: an integer 1..FLINK_MAX_PARALLELISM (a number, or a
+ * string of digits). Returns it, or 0. */
+static long parallelism_of(const cJSON *v)
+{
+    long n = 0;
+    size_t i;
+
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        return d == floor(d) && d >= 1 && d <= FLINK_MAX_PARALLELISM ? (long)d : 0;
+    }
+    if (!cJSON_IsString(v) || !*v->valuestring)
+        return 0;
+    for (i = 0; v->valuestring[i]; i++) {
+        char ch = v->valuestring[i];
+        if (ch < '0' || ch > '9' || (n = n * 10 + (ch - '0')) > FLINK_MAX_PARALLELISM)
+            return 0;
+    }
+    return n;
+}
+
+/* The comment for one override, and whether it goes into the line. */
+static void flink_override_note(out *o, override *ov)
+{
+    const char *target = str_item(ov->c, "target");
+    const char *id = ov->f->node_id;
+    char from[64], to[64], shown[SHOWN_MAX * 4 + 8];
+
+    cite(o, ov->f, "");
+    fputs("#   vertex ", o->f);
+    put_line_text(o->f, id, COMMENT_MAX);
+    if (target) {
+        fputs(" (", o->f);
+        put_line_text(o->f, target, 120);
+        fputc(')', o->f);
+    }
+    value_text(cJSON_GetObjectItemCaseSensitive(ov->c, "from"), from, sizeof from);
+    value_text(cJSON_GetObjectItemCaseSensitive(ov->c, "to"), to, sizeof to);
+    fputs(": parallelism ", o->f);
+    put_line_text(o->f, from, sizeof from);
+    fputs(" -> ", o->f);
+    put_line_text(o->f, to, sizeof to);
+    fputc('\n', o->f);
+    if (!flink_vertex_id(id)) {
+        refuse(o, ov->f, "", "vertex id %s is not a Flink vertex id (32 hex digits)",
+               utf8_quote(shown, sizeof shown, id, SHOWN_MAX));
+        return;
+    }
+    ov->to = parallelism_of(cJSON_GetObjectItemCaseSensitive(ov->c, "to"));
+    if (!ov->to) {
+        refuse(o, ov->f, "", "parallelism %s is not an integer from 1 to %d",
+               utf8_quote(shown, sizeof shown, to, SHOWN_MAX), FLINK_MAX_PARALLELISM);
+        return;
+    }
+    snprintf(to, sizeof to, "%ld", ov->to);
+    /* one value per vertex: the first (most severe) wins */
+    ov->write = !repeated(o, "vertex", id, to, "");
+}
+
+static void flink_overrides(out *o, override *ov, size_t n)
+{
+    size_t i, k = 0;
 
     if (!n)
         return;
     fputs("\n# Vertex parallelism (Flink 1.18+ with the adaptive scheduler, or any\n"
           "# job restarted from a savepoint with this setting):\n", o->f);
+    for (i = 0; i < n; i++)
+        flink_override_note(o, &ov[i]);
     for (i = 0; i < n; i++) {
-        char to[64];
-        const char *target = str_item(ov[i].c, "target");
-        value_text(cJSON_GetObjectItemCaseSensitive(ov[i].c, "to"), to, sizeof to);
-        cite(o, ov[i].f, "");
-        fputs("#   vertex ", o->f);
-        put_line_text(o->f, ov[i].f->node_id, COMMENT_MAX);
-        if (target) {
-            fputs(" (", o->f);
-            put_line_text(o->f, target, 120);
-            fputc(')', o->f);
-        }
-        fputs(": parallelism ", o->f);
-        value_text(cJSON_GetObjectItemCaseSensitive(ov[i].c, "from"), to, sizeof to);
-        fputs(to, o->f);
-        value_text(cJSON_GetObjectItemCaseSensitive(ov[i].c, "to"), to, sizeof to);
-        fprintf(o->f, " -> %s\n", to);
+        if (!ov[i].write)
+            continue;
+        fprintf(o->f, "%s%s:%ld", k++ ? "," : "pipeline.jobvertex-parallelism-overrides: ",
+                ov[i].f->node_id, ov[i].to);
     }
-    fputs("pipeline.jobvertex-parallelism-overrides: ", o->f);
-    for (i = 0; i < n; i++) {
-        char to[64];
-        for (j = 0; j < i; j++)
-            if (strcmp(ov[j].f->node_id, ov[i].f->node_id) == 0)
-                break;
-        if (j < i)
-            continue; /* one value per vertex: the first (most severe) wins */
-        value_text(cJSON_GetObjectItemCaseSensitive(ov[i].c, "to"), to, sizeof to);
-        fprintf(o->f, "%s%s:%s", first ? "" : ",", ov[i].f->node_id, to);
-        first = 0;
-    }
-    fputc('\n', o->f);
+    if (k)
+        fputc('\n', o->f);
 }
 
 static void flink_file(out *o, const finding *const *fs, size_t n)
@@ -286,22 +477,30 @@ static void flink_file(out *o, const finding *const *fs, size_t n)
         int cited = 0;
         cJSON_ArrayForEach(c, f->changes) {
             const char *key = str_item(c, "key");
-            char val[1024];
-            if (strcmp(key, "parallelism") == 0 && f->node_id) {
-                if (nov < EMIT_MAX_KEYS)
-                    ov[nov++] = (override){f, c};
+            char val[VALUE_MAX];
+            if (strcmp(key, "parallelism") == 0 && f->node_id &&
+                nov < EMIT_MAX_KEYS) {
+                ov[nov++] = (override){f, c, 0, 0};
                 continue;
             }
             if (!cited++) {
                 fputc('\n', o->f);
                 cite(o, f, "");
             }
-            if (!config_key_like(key)) {
-                code_change(o, c, "");
+            if (strcmp(key, "parallelism") == 0 && f->node_id) {
+                refuse(o, f, "", "more than %d vertex parallelism changes in one run",
+                       EMIT_MAX_KEYS);
                 continue;
             }
+            if (refused_change(o, f, c, "", val, sizeof val))
+                continue;
+            if (!flink_config_key(key)) {
+                code_change(o, c, val, "");
+                continue;
+            }
+            if (refused_key(o, f, "", "Flink", key))
+                continue;
             was(o, c, "");
-            value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), val, sizeof val);
             if (repeated(o, "job", key, val, ""))
                 continue;
             fprintf(o->f, "%s: ", key);
@@ -313,6 +512,17 @@ static void flink_file(out *o, const finding *const *fs, size_t n)
 }
 
 /* ---- Spark ---------------------------------------------------------------- */
+
+/* A value as java.util.Properties (spark-defaults.conf) reads it back: a
+ * backslash is an escape there, so it is doubled. */
+static void put_properties_value(FILE *f, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\')
+            fputc('\\', f);
+        fputc(*v, f);
+    }
+}
 
 static void spark_file(out *o, const finding *const *fs, size_t n)
 {
@@ -326,17 +536,20 @@ static void spark_file(out *o, const finding *const *fs, size_t n)
         cite(o, fs[i], "");
         cJSON_ArrayForEach(c, fs[i]->changes) {
             const char *key = str_item(c, "key");
-            char val[1024];
-            if (strncmp(key, "spark.", 6) != 0 || strpbrk(key, " \t=")) {
-                code_change(o, c, "");
+            char val[VALUE_MAX];
+            if (refused_change(o, fs[i], c, "", val, sizeof val))
+                continue;
+            if (strncmp(key, "spark.", 6) != 0) {
+                code_change(o, c, val, "");
                 continue;
             }
+            if (refused_key(o, fs[i], "", "Spark", key))
+                continue;
             was(o, c, "");
-            value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), val, sizeof val);
             if (repeated(o, "app", key, val, ""))
                 continue;
             fprintf(o->f, "%s ", key);
-            put_line_text(o->f, val, sizeof val);
+            put_properties_value(o->f, val);
             fputc('\n', o->f);
         }
     }
@@ -389,15 +602,18 @@ static void dbt_models(out *o, const finding *const *fs, size_t n)
         cJSON_ArrayForEach(c, fs[i]->changes) {
             const char *key = str_item(c, "key"), *t = str_item(c, "target");
             const cJSON *to = cJSON_GetObjectItemCaseSensitive(c, "to");
-            char mname[256], val[1024];
+            char mname[256], val[VALUE_MAX];
             dbt_model(fs[i], c, mname, sizeof mname);
             if (!*mname)
                 continue;
             if (!any++)
                 fputs("\nmodels:\n", o->f);
             cite(o, fs[i], "  ");
+            if (refused_change(o, fs[i], c, "  ", val, sizeof val) ||
+                refused_key(o, fs[i], "  ", "dbt", key) ||
+                refused_text(o, fs[i], "  ", "model name", mname))
+                continue;
             was(o, c, "  ");
-            value_text(to, val, sizeof val);
             if (repeated(o, mname, key, val, "  "))
                 continue;
             if (t && strstr(t, ".sql"))
@@ -424,13 +640,14 @@ static void dbt_file(out *o, const finding *const *fs, size_t n)
     for (i = 0; i < n; i++)
         cJSON_ArrayForEach(c, fs[i]->changes) {
             const char *t = str_item(c, "target");
-            char mname[256], val[1024];
+            char mname[256], val[VALUE_MAX];
             dbt_model(fs[i], c, mname, sizeof mname);
             if (*mname)
                 continue;
-            value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), val, sizeof val);
             fputc('\n', o->f);
             cite(o, fs[i], "");
+            if (refused_change(o, fs[i], c, "", val, sizeof val))
+                continue;
             was(o, c, "");
             fputs("# in ", o->f);
             put_line_text(o->f, t ? t : "dbt_project.yml", COMMENT_MAX);
@@ -455,9 +672,10 @@ static void other_file(out *o, const finding *const *fs, size_t n)
         cite(o, fs[i], "");
         cJSON_ArrayForEach(c, fs[i]->changes) {
             const char *t = str_item(c, "target");
-            char val[1024];
+            char val[VALUE_MAX];
+            if (refused_change(o, fs[i], c, "", val, sizeof val))
+                continue;
             was(o, c, "");
-            value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), val, sizeof val);
             put_line_text(o->f, t ? t : "run", COMMENT_MAX);
             fputs(": ", o->f);
             put_line_text(o->f, str_item(c, "key"), COMMENT_MAX);
@@ -555,13 +773,16 @@ static void file_name(const char *dir, const struct op_run *r, char names[][128]
 }
 
 static int write_run(const char *path, const struct op_run *r,
-                     const finding *const *fs, size_t n, op_error *err)
+                     const finding *const *fs, size_t n, FILE *diag,
+                     size_t *nrefused, op_error *err)
 {
     out o;
     int bad;
 
     memset(&o, 0, sizeof o);
     o.run = r;
+    o.diag = diag;
+    o.path = path;
     o.f = fopen(path, "w");
     if (!o.f)
         return op_error_set(err, OP_EIO, "%s: cannot write: %s", path,
@@ -582,6 +803,10 @@ static int write_run(const char *path, const struct op_run *r,
         dbt_file(&o, fs, n);
     else
         other_file(&o, fs, n);
+    if (o.nrefused)
+        fprintf(o.f, "\n# %zu change%s refused: see \"refused:\" above\n",
+                o.nrefused, o.nrefused == 1 ? "" : "s");
+    *nrefused += o.nrefused;
     forget_all(&o);
     bad = ferror(o.f);
     bad |= fclose(o.f) != 0;
@@ -610,7 +835,8 @@ static int make_dir(const char *dir, op_error *err)
 }
 
 int emit_changes(const char *dir, const model *m, const results *res,
-                 const baseline *bl, int all, size_t *nfiles, op_error *err)
+                 const baseline *bl, int all, FILE *diag, emit_stats *st,
+                 op_error *err)
 {
     const finding **fs = NULL;
     char (*names)[128] = NULL;
@@ -618,7 +844,7 @@ int emit_changes(const char *dir, const model *m, const results *res,
     size_t r, i, n, used = 0;
     int rc;
 
-    *nfiles = 0;
+    memset(st, 0, sizeof *st);
     if ((rc = make_dir(dir, err)))
         return rc;
     fs = calloc(res->n + 1, sizeof *fs);
@@ -634,9 +860,9 @@ int emit_changes(const char *dir, const model *m, const results *res,
         if (!n)
             continue;
         file_name(dir, m->runs[r], names, used++, path, sizeof path);
-        rc = write_run(path, m->runs[r], fs, n, err);
+        rc = write_run(path, m->runs[r], fs, n, diag, &st->nrefused, err);
         if (!rc)
-            (*nfiles)++;
+            st->nfiles++;
     }
 out:
     free(fs);

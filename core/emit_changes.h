@@ -9,24 +9,40 @@
  *   <source>-<run>.txt anything else, as "target: key = value"
  * Every change is preceded by a comment citing its rule, fingerprint and
  * message. Output is deterministic (no timestamps).
+ *
+ * A change the engine would read differently from what the rule meant is
+ * refused, never written as config: a key or value with a control
+ * character, a line separator or broken UTF-8; a Flink, Spark or dbt key
+ * outside [A-Za-z0-9._-]; a Flink vertex id that is not 32 hex digits or a
+ * parallelism outside 1..32768; a value longer than 1023 bytes. The patch
+ * says "#   refused: <why>" at the change and counts the refusals at its
+ * end; diag gets one line per refusal naming the file, rule and finding.
  */
 #ifndef OP_CORE_EMIT_CHANGES_H
 #define OP_CORE_EMIT_CHANGES_H
 
 #include <optipipe/common.h>
+#include <stdio.h>
 
 #include "baseline.h"
 #include "findings.h"
 #include "model.h"
 
+typedef struct emit_stats {
+    size_t nfiles;   /* files written */
+    size_t nrefused; /* changes refused, in all files */
+} emit_stats;
+
 /*
  * Writes one file per run that has changes to emit into dir (created when
  * missing; files of the same name are replaced). Findings ignored by the
  * config never count; of the others, `all` takes every one not dismissed
- * in bl, otherwise only those approved in bl. *nfiles gets the number of
- * files written. Returns 0 or OP_EIO with err naming the file.
+ * in bl, otherwise only those approved in bl. Refusals are told on diag
+ * (borrowed; NULL: only in the files). *st gets the counts. Returns 0 or
+ * OP_EIO with err naming the file.
  */
 int emit_changes(const char *dir, const model *m, const results *res,
-                 const baseline *bl, int all, size_t *nfiles, op_error *err);
+                 const baseline *bl, int all, FILE *diag, emit_stats *st,
+                 op_error *err);
 
 #endif

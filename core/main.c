@@ -95,7 +95,7 @@ static int emit(const cli_session *s)
 {
     const cli_opts *o = s->o;
     op_error err;
-    size_t n = 0;
+    emit_stats st;
 
     if (!o->emit_dir)
         return 0;
@@ -103,14 +103,17 @@ static int emit(const cli_session *s)
         return cli_usage_error("%s", "--emit-changes writes approved changes: "
                                "give --baseline FILE (or --all)");
     op_error_clear(&err);
-    if (emit_changes(o->emit_dir, s->an.m, &s->res, &s->bl, o->emit_all, &n,
-                     &err)) {
+    if (emit_changes(o->emit_dir, s->an.m, &s->res, &s->bl, o->emit_all,
+                     stderr, &st, &err)) {
         fprintf(stderr, "optipipe: %s\n", err.msg);
         return err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
     }
     if (!o->quiet)
-        fprintf(stderr, "optipipe: wrote %zu file(s) of changes to %s\n", n,
-                o->emit_dir);
+        fprintf(stderr, "optipipe: wrote %zu file(s) of changes to %s\n",
+                st.nfiles, o->emit_dir);
+    if (st.nrefused) /* told even with -q: a change the rule asked for is missing */
+        fprintf(stderr, "optipipe: %zu change(s) refused (above); the patches "
+                "say so where they would be\n", st.nrefused);
     return 0;
 }
 
