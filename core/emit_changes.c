@@ -130,24 +130,31 @@ static int text_problem(const char *s, char *why, size_t len)
  * ([A-Za-z0-9._-]+), or 0. */
 static int key_problem(const char *key, char *why, size_t len)
 {
-    size_t i;
+    const char *p;
+    uint32_t cp;
+    size_t k;
+    int bad;
 
     if (!*key) {
         snprintf(why, len, "is empty");
         return 1;
     }
-    for (i = 0; key[i]; i++) {
-        unsigned char ch = (unsigned char)key[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-')) {
-            if (ch > 0x20 && ch < 0x7f)
-                snprintf(why, len, "has '%c' at byte %zu; configuration keys "
-                         "are [A-Za-z0-9._-]+", ch, i);
-            else
-                snprintf(why, len, "has byte 0x%02x at byte %zu; configuration "
-                         "keys are [A-Za-z0-9._-]+", ch, i);
-            return 1;
-        }
+    for (p = key; (k = utf8_next(p, &cp, &bad)); p += k) {
+        char what[32];
+        if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+            (cp >= '0' && cp <= '9') || cp == '.' || cp == '_' || cp == '-')
+            continue;
+        if (bad)
+            snprintf(what, sizeof what, "byte 0x%02x", (unsigned char)*p);
+        else if (cp == ' ')
+            snprintf(what, sizeof what, "a space");
+        else if (cp > ' ' && cp < 0x7f)
+            snprintf(what, sizeof what, "'%c'", (char)cp);
+        else
+            snprintf(what, sizeof what, "U+%04X", (unsigned)cp);
+        snprintf(why, len, "has %s at byte %ld; configuration keys are "
+                 "[A-Za-z0-9._-]+", what, (long)(p - key));
+        return 1;
     }
     return 0;
 }
@@ -421,7 +428,11 @@ static void flink_override_note(out *o, override *ov)
         put_line_text(o->f, target, 120);
         fputc(')', o->f);
     }
-    value_text(cJSON_GetObjectItemCaseSensitive(ov->c, "from"), from, sizeof from);
+    if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ov->c, "from")) ||
+        !cJSON_GetObjectItemCaseSensitive(ov->c, "from"))
+        snprintf(from, sizeof from, "(not set)");
+    else
+        value_text(cJSON_GetObjectItemCaseSensitive(ov->c, "from"), from, sizeof from);
     value_text(cJSON_GetObjectItemCaseSensitive(ov->c, "to"), to, sizeof to);
     fputs(": parallelism ", o->f);
     put_line_text(o->f, from, sizeof from);

@@ -2,7 +2,10 @@
 # analyze --emit-changes: patches compared byte for byte with expected files
 # (tests/e2e/emit/expected/), from a hand-written model and a test rule that
 # reports the changes its nodes describe; approved-only versus --all;
-# dismissed findings never emitted; and the real demo's parallelism line.
+# dismissed findings never emitted; the real demo's parallelism line; and
+# a hostile model (tests/e2e/emit/hostile.py) whose ids, keys and values
+# try to add lines of their own: every such change is refused, in the
+# patch and on stderr, and no line but the intended ones appears.
 # Usage: emit_changes.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$1
@@ -52,6 +55,50 @@ check "demo spark patch has spark-defaults lines" grep -q '^spark\.[a-zA-Z.]* [^
     "$tmp/demo/spark-nightly-orders.conf"
 "$bin" analyze -q --no-config --all --emit-changes "$tmp/demo2" "$src/fixtures/demo" >/dev/null
 check "emitted files are deterministic" same_dir "$tmp/demo" "$tmp/demo2"
+
+# hostile ids, keys and values
+python3 "$here/hostile.py" "$tmp/hostile.json"
+op analyze -q --all --emit-changes "$tmp/hostile" "$tmp/hostile.json" >"$tmp/out" 2>"$tmp/err"
+check "hostile model exits 0" test $? = 0
+check "hostile patches are the expected ones" same_dir "$here/expected/hostile" "$tmp/hostile"
+only_lines() { # only_lines FILE ERE: every line not blank or a comment matches ERE
+    ! grep -v -E '^( *#.*)?$' "$1" | grep -q -v -E "$2"
+}
+check "flink patch: only the intended config lines" only_lines \
+    "$tmp/hostile/flink-hostile.yaml" \
+    '^(pipeline\.name: "fine # not a comment"|pipeline\.jobvertex-parallelism-overrides: d4b2c3d4e5f60718293a4b5c6d7e8f90:8)$'
+check "spark patch: only the intended line, backslashes escaped" only_lines \
+    "$tmp/hostile/spark-hostile.conf" '^spark\.local\.dir C:\\\\tmp\\\\$'
+check "dbt patch: only model d" only_lines "$tmp/hostile/dbt-hostile.yml" \
+    '^(models:|  - name: d|    config:|      materialized: table)$'
+check "other patch: nothing but comments" only_lines "$tmp/hostile/airflow-hostile.txt" '^$'
+check "no injected line anywhere" sh -c "! grep -r -q -E '^ *(env\.java|spark\.driver|- name: evil|retries)' '$tmp/hostile'"
+check "patches are valid UTF-8" python3 -c '
+import sys, pathlib
+for p in pathlib.Path(sys.argv[1]).iterdir():
+    p.read_bytes().decode("utf-8")' "$tmp/hostile"
+check "the builder refused the vertex id with newlines, naming input and node" has "$tmp/err" \
+    'hostile.json: run flink/f0hostile: node "x:1\\nenv.java.opts.all: -javaagent:/tmp/evil.jar\\n#": refused: the id has a control character'
+check "stderr names file, rule and finding of a refused change" has "$tmp/err" \
+    'flink-hostile.yaml: emit.changes \[[0-9a-f]\{16\}\]: change refused: key "pipeline.name\\nenv.java.opts.all" has a control character'
+check "stderr: one line per refused change" test "$(grep -c ': change refused: ' "$tmp/err")" = 19
+check "stderr: the count, even with -q" has "$tmp/err" '^optipipe: 19 change(s) refused'
+check "the patches count their refusals" has "$tmp/hostile/flink-hostile.yaml" '^# 9 changes refused'
+if python3 -c 'import yaml' 2>/dev/null; then
+    check "flink patch reads as YAML with only the intended keys" python3 -c '
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1], encoding="utf-8"))
+assert d == {"pipeline.name": "fine # not a comment",
+             "pipeline.jobvertex-parallelism-overrides": "d4b2c3d4e5f60718293a4b5c6d7e8f90:8"}, d' \
+        "$tmp/hostile/flink-hostile.yaml"
+    check "dbt patch reads as YAML with model d only" python3 -c '
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1], encoding="utf-8"))
+assert d == {"models": [{"name": "d", "config": {"materialized": "table"}}]}, d' \
+        "$tmp/hostile/dbt-hostile.yml"
+else
+    echo "NOTICE: python3 yaml module missing; YAML parse checks skipped"
+fi
 
 echo "$pass passed, $fail failed"
 test $fail = 0
