@@ -13,8 +13,12 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "baseline.h"
+#include "emit_changes.h"
 #include "findings.h"
+#include "input.h"
 #include "report.h"
+#include "support.h"
 
 static model *small_model(void)
 {
@@ -199,12 +203,137 @@ static void test_reporters(void **state)
     model_free(m);
 }
 
+#define HEX_ID "a1b2c3d4e5f60718293a4b5c6d7e8f90"
+#define EVIL_ID "x:1\nenv.java.opts.all: -javaagent:/tmp/evil.jar\n#"
+
+/* One finding with one change {key, to} about node (NULL: the run). */
+static void add_change(results *r, const model *m, int run, const char *node,
+                       const char *msg, const char *key, cJSON *to)
+{
+    cJSON *o = finding_json("e.rule", "warning", node, msg), *ch, *c;
+    op_error err;
+
+    cJSON_ReplaceItemInObject(o, "run", cJSON_CreateNumber(run));
+    ch = cJSON_AddArrayToObject(o, "changes");
+    c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "key", key);
+    cJSON_AddItemToObject(c, "to", to);
+    cJSON_AddItemToArray(ch, c);
+    assert_int_equal(results_add_finding(r, m, o, &err), 0);
+    cJSON_Delete(o);
+}
+
+static finding *by_message(results *r, const char *msg)
+{
+    size_t i;
+
+    for (i = 0; i < r->n; i++)
+        if (strcmp(r->f[i].message, msg) == 0)
+            return &r->f[i];
+    fail_msg("no finding %s", msg);
+    return NULL;
+}
+
+static char *slurp(const char *path)
+{
+    op_error err;
+    size_t n;
+    char *s = input_read_file(path, 1 << 20, &n, &err);
+
+    assert_non_null(s);
+    return s;
+}
+
+/* Every change that would not read back as meant is refused, in the
+ * patch and on diag; nothing a key, value, id or rule id holds becomes a
+ * line of its own. The vertex id with newlines is set on the finding
+ * directly: the builder would refuse it before (test_model.c), this is
+ * the second wall. */
+static void test_emit_refusals(void **state)
+{
+    model *m = model_new();
+    op_builder *b = model_builder_new(m, "in.json");
+    op_run *fr = op_run_get(b, "flink", "job-1"), *sr = op_run_get(b, "spark", "app-1");
+    results r;
+    baseline bl;
+    emit_stats st;
+    op_error err;
+    char dir[128], path[256], *diag = NULL, *flink, *spark;
+    size_t dlen = 0;
+    FILE *df = open_memstream(&diag, &dlen);
+    finding *f;
+
+    (void)state;
+    op_node_get(b, fr, HEX_ID);
+    op_node_get(b, fr, "v1");
+    op_run_str(b, fr, OP_F_NAME, "j");
+    op_run_str(b, sr, OP_F_NAME, "s");
+    model_builder_free(b);
+    model_freeze(m);
+    results_init(&r);
+    add_change(&r, m, 0, HEX_ID, "evil vertex", "parallelism", cJSON_CreateNumber(16));
+    add_change(&r, m, 0, HEX_ID, "good vertex", "parallelism", cJSON_CreateNumber(4));
+    add_change(&r, m, 0, "v1", "short vertex", "parallelism", cJSON_CreateNumber(8));
+    add_change(&r, m, 0, NULL, "tab value", "a.b", cJSON_CreateString("x\ty"));
+    add_change(&r, m, 0, NULL, "nel value", "a.c", cJSON_CreateString("x\xc2\x85y"));
+    add_change(&r, m, 0, NULL, "evil rule", "a.d", cJSON_CreateString("1"));
+    add_change(&r, m, 1, NULL, "equals key", "spark.a=b", cJSON_CreateString("1"));
+    add_change(&r, m, 1, NULL, "space key", "spark.a b", cJSON_CreateString("1"));
+    add_change(&r, m, 1, NULL, "unicode key", "spark.\xc3\xa9", cJSON_CreateString("1"));
+    add_change(&r, m, 1, NULL, "newline key", "spark.x\nspark.y", cJSON_CreateString("1"));
+    add_change(&r, m, 1, NULL, "fine", "spark.ok", cJSON_CreateString("1"));
+    results_finish(&r, m);
+    f = by_message(&r, "evil vertex");
+    free(f->node_id);
+    f->node_id = strdup(EVIL_ID);
+    f = by_message(&r, "evil rule");
+    free(f->rule);
+    f->rule = strdup("e.rule\nenv.java.opts.all: x");
+    baseline_init(&bl);
+    snprintf(dir, sizeof dir, "%s/emit", tm_tmpdir);
+    assert_int_equal(emit_changes(dir, m, &r, &bl, 1, df, &st, &err), 0);
+    fclose(df);
+    assert_int_equal(st.nfiles, 2);
+    assert_int_equal(st.nrefused, 8);
+    snprintf(path, sizeof path, "%s/flink-j.yaml", dir);
+    flink = slurp(path);
+    snprintf(path, sizeof path, "%s/spark-s.conf", dir);
+    spark = slurp(path);
+    assert_null(strstr(flink, "\nenv.java"));
+    assert_null(strstr(spark, "\nspark.y"));
+    assert_non_null(strstr(flink, "\npipeline.jobvertex-parallelism-overrides: " HEX_ID ":4\n"));
+    assert_non_null(strstr(flink, "#   refused: vertex id \"x:1\\nenv.java.opts.all: "
+                                  "-javaagent:/tmp/evil.jar\\n#\" is not a Flink vertex id"));
+    assert_non_null(strstr(flink, "#   refused: vertex id \"v1\" is not"));
+    assert_non_null(strstr(flink, "#   refused: value \"x\\ty\" has a control character (U+0009 at byte 1)"));
+    assert_non_null(strstr(flink, "#   refused: value \"x\\u0085y\" has a control character"));
+    assert_non_null(strstr(flink, "# e.rule env.java.opts.all: x [")); /* flattened */
+    assert_non_null(strstr(flink, "\na.d: 1\n"));
+    assert_non_null(strstr(flink, "\n# 4 changes refused: see \"refused:\" above\n"));
+    assert_non_null(strstr(spark, "#   refused: Spark key \"spark.a=b\" has '=' at byte 7"));
+    assert_non_null(strstr(spark, "#   refused: Spark key \"spark.a b\" has a space at byte 7"));
+    assert_non_null(strstr(spark, "#   refused: Spark key \"spark.\xc3\xa9\" has U+00E9 at byte 6"));
+    assert_non_null(strstr(spark, "#   refused: key \"spark.x\\nspark.y\" has a control"));
+    assert_non_null(strstr(spark, "\nspark.ok 1\n"));
+    assert_non_null(strstr(diag, "/flink-j.yaml: e.rule ["));
+    assert_non_null(strstr(diag, "]: change refused: vertex id \"x:1\\nenv.java"));
+    assert_non_null(strstr(diag, "/spark-s.conf: e.rule ["));
+    assert_null(strstr(diag, "\nenv.java"));
+    free(flink);
+    free(spark);
+    free(diag);
+    baseline_free(&bl);
+    results_free(&r);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_fingerprints_and_order),
         cmocka_unit_test(test_reporters),
+        cmocka_unit_test(test_emit_refusals),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tm_tmpdir_setup, tm_tmpdir_teardown);
 }

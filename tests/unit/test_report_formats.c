@@ -18,6 +18,7 @@
 
 #include "progress.h"
 #include "report.h"
+#include "utf8.h"
 
 #define EVIL "x`|<script>alert(1)</script>](javascript:alert(1)) \033[2J\007 **b** @u #1 www.e.io \xc2\x9b!"
 /* Ids cannot hold control characters (the builder refuses them), the rest
@@ -70,8 +71,9 @@ static void spark_run(op_builder *b)
     op_dist d = {32, 1000, 2700, 3000, 4000, 5000, 60000, 100000, 5000, 160000};
 
     op_run_int(b, r, OP_I_STARTED_AT, 1000);
+    op_run_str(b, r, OP_F_NAME, "app \xff\xfe name \xe2\x82"); /* broken UTF-8 */
     op_node_str(b, s, OP_F_KIND, "stage");
-    op_node_str(b, s, OP_F_NAME, EVIL);
+    op_node_str(b, s, OP_F_NAME, "stage \xff\xfe name \xe2\x82");
     op_node_attr(b, s, "stage_id", EVIL);
     op_node_int(b, s, OP_I_STARTED_AT, 2000);
     op_node_int(b, s, OP_I_ENDED_AT, 104000);
@@ -359,6 +361,30 @@ static void test_json_stays_json(void **state)
     free(out);
 }
 
+/* No byte of a broken sequence leaves a JSON writer: U+FFFD in place. */
+static void test_json_utf8(void **state)
+{
+    static const char *const formats[] = {"json", "sarif"};
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        char *out = render(*state, formats[i], NULL);
+        const char *p = out;
+        uint32_t cp;
+        size_t k;
+        int bad;
+
+        for (; (k = utf8_next(p, &cp, &bad)); p += k)
+            if (bad)
+                fail_msg("%s: broken UTF-8 at offset %zu", formats[i],
+                         (size_t)(p - out));
+        assert_non_null(strstr(out, "stage \xef\xbf\xbd\xef\xbf\xbd name \xef\xbf\xbd\xef\xbf\xbd\""));
+        if (i == 0)
+            assert_non_null(strstr(out, "app \xef\xbf\xbd\xef\xbf\xbd name \xef\xbf\xbd\xef\xbf\xbd\""));
+        free(out);
+    }
+}
+
 static void test_formats_listed(void **state)
 {
     const char *names[] = {"text", "json", "markdown", "sarif", "junit", "html"};
@@ -395,6 +421,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sarif, setup, teardown),
         cmocka_unit_test_setup_teardown(test_junit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_stays_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_utf8, setup, teardown),
         cmocka_unit_test(test_formats_listed),
         cmocka_unit_test(test_progress_format),
     };
