@@ -186,30 +186,19 @@ static void refuse(out *o, const finding *f, const char *indent,
     fputc('\n', o->diag);
 }
 
-/* Refuses (and returns 1) when the text what (e.g. "key") of f has a
- * line break or broken UTF-8. */
-static int refused_text(out *o, const finding *f, const char *indent,
-                        const char *what, const char *s)
+typedef int (*problem_fn)(const char *s, char *why, size_t len);
+
+/* Refuses (and returns 1) when problem() finds one in s, which is what
+ * of f (e.g. "key", "Spark key"); s is quoted with escapes. */
+static int refused_if(out *o, const finding *f, const char *indent,
+                      problem_fn problem, const char *what, const char *s)
 {
     char why[128], shown[SHOWN_MAX * 4 + 8];
 
-    if (!text_problem(s, why, sizeof why))
+    if (!problem(s, why, sizeof why))
         return 0;
     refuse(o, f, indent, "%s %s %s", what,
            utf8_quote(shown, sizeof shown, s, SHOWN_MAX), why);
-    return 1;
-}
-
-/* Refuses (and returns 1) when key is not a configuration key. */
-static int refused_key(out *o, const finding *f, const char *indent,
-                       const char *engine, const char *key)
-{
-    char why[128], shown[SHOWN_MAX * 4 + 8];
-
-    if (!key_problem(key, why, sizeof why))
-        return 0;
-    refuse(o, f, indent, "%s key %s %s", engine,
-           utf8_quote(shown, sizeof shown, key, SHOWN_MAX), why);
     return 1;
 }
 
@@ -220,14 +209,14 @@ static int refused_change(out *o, const finding *f, const cJSON *c,
 {
     const char *key = str_item(c, "key");
 
-    if (refused_text(o, f, indent, "key", key ? key : ""))
+    if (refused_if(o, f, indent, text_problem, "key", key ? key : ""))
         return 1;
     if (!value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), val, vlen)) {
         refuse(o, f, indent, "the value of %s is longer than %zu bytes", key,
                vlen - 1);
         return 1;
     }
-    return refused_text(o, f, indent, "value", val);
+    return refused_if(o, f, indent, text_problem, "value", val);
 }
 
 /* Plain YAML scalars for the safe cases, double quotes otherwise. */
@@ -509,7 +498,7 @@ static void flink_file(out *o, const finding *const *fs, size_t n)
                 code_change(o, c, val, "");
                 continue;
             }
-            if (refused_key(o, f, "", "Flink", key))
+            if (refused_if(o, f, "", key_problem, "Flink key", key))
                 continue;
             was(o, c, "");
             if (repeated(o, "job", key, val, ""))
@@ -554,7 +543,7 @@ static void spark_file(out *o, const finding *const *fs, size_t n)
                 code_change(o, c, val, "");
                 continue;
             }
-            if (refused_key(o, fs[i], "", "Spark", key))
+            if (refused_if(o, fs[i], "", key_problem, "Spark key", key))
                 continue;
             was(o, c, "");
             if (repeated(o, "app", key, val, ""))
@@ -621,8 +610,8 @@ static void dbt_models(out *o, const finding *const *fs, size_t n)
                 fputs("\nmodels:\n", o->f);
             cite(o, fs[i], "  ");
             if (refused_change(o, fs[i], c, "  ", val, sizeof val) ||
-                refused_key(o, fs[i], "  ", "dbt", key) ||
-                refused_text(o, fs[i], "  ", "model name", mname))
+                refused_if(o, fs[i], "  ", key_problem, "dbt key", key) ||
+                refused_if(o, fs[i], "  ", text_problem, "model name", mname))
                 continue;
             was(o, c, "  ");
             if (repeated(o, mname, key, val, "  "))

@@ -44,19 +44,20 @@ spark = [
     node(6, "spark.local.dir", "C:\\tmp\\", level="run"),
     node(7, "spark.app.name", "BROKEN", level="run"),
 ]
+
+
+def model(i, name, key, to, sql=None):
+    n = node(i, key, to, node_id="model.shop." + name)
+    n["name"] = name
+    n["attrs"]["target"] = "models/%s.sql" % (sql or name)
+    return n
+
+
 dbt = [
-    {"id": "model.shop.a", "name": "a", "attrs": {
-        "key": "materialized\n  - name: evil", "to": "table",
-        "target": "models/a.sql", "message": "case 1"}},
-    {"id": "model.shop.b", "name": "b", "attrs": {
-        "key": "materialized", "to": "table", "target": "models/b\u2028c.sql",
-        "message": "case 2"}},
-    {"id": "model.shop.c", "name": "c", "attrs": {
-        "key": "materialized", "to": "table\n  - name: evil",
-        "target": "models/c.sql", "message": "case 3"}},
-    {"id": "model.shop.d", "name": "d", "attrs": {
-        "key": "materialized", "to": "table", "target": "models/d.sql",
-        "message": "case 4"}},
+    model(1, "a", "materialized\n  - name: evil", "table"),
+    model(2, "b", "materialized", "table", sql="b\u2028c"),
+    model(3, "c", "materialized", "table\n  - name: evil"),
+    model(4, "d", "materialized", "table"),
 ]
 other = [node(1, "retries\nretries", "3", level="run")]
 doc = {"schema": 1, "runs": [
