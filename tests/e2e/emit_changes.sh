@@ -84,6 +84,18 @@ check "stderr names file, rule and finding of a refused change" has "$tmp/err" \
 check "stderr: one line per refused change" test "$(grep -c ': change refused: ' "$tmp/err")" = 19
 check "stderr: the count, even with -q" has "$tmp/err" '^optipipe: 19 change(s) refused'
 check "the patches count their refusals" has "$tmp/hostile/flink-hostile.yaml" '^# 9 changes refused'
+# a plugin that stops at a refused run id: the input is not read, and says why
+python3 - "$src/fixtures/dbt/healthy/run_results-2024-05-06.json" "$tmp/run_results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["metadata"]["invocation_id"] = "inv\nenv.java.opts.all: x"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$bin" analyze -q --no-config "$tmp/run_results.json" >"$tmp/out" 2>"$tmp/err"
+check "a refused run id leaves the input unread (exit 3)" test $? = 3
+check "... naming the id" has "$tmp/err" 'run_results.json: run "inv\\nenv.java.opts.all: x": refused: the id has a control character'
+check "... and why the input stopped" has "$tmp/err" 'run_results.json: not read: stopped at a refused id (above)'
+
 if python3 -c 'import yaml' 2>/dev/null; then
     check "flink patch reads as YAML with only the intended keys" python3 -c '
 import sys, yaml
