@@ -15,9 +15,9 @@
  * character, a line separator or broken UTF-8; a Flink, Spark or dbt key
  * outside [A-Za-z0-9._-]; a Flink vertex id that is not 32 hex digits or a
  * parallelism outside 1..32768 (or more than 512 of them in a run); a
- * value longer than 1023 bytes. The patch
- * says "#   refused: <why>" at the change and counts the refusals at its
- * end; diag gets one line per refusal naming the file, rule and finding.
+ * value longer than 1023 bytes. The patch says "#   refused: <why>" at
+ * the change and counts the refusals at its end; diag gets one line per
+ * refusal naming the file, rule and finding.
  */
 #ifndef OP_CORE_EMIT_CHANGES_H
 #define OP_CORE_EMIT_CHANGES_H
