@@ -105,11 +105,11 @@ static int emit(const cli_session *s)
     op_error_clear(&err);
     if (emit_changes(o->emit_dir, s->an.m, &s->res, &s->bl, o->emit_all, &n,
                      &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         return err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
     }
     if (!o->quiet)
-        fprintf(stderr, "optipipe: wrote %zu file(s) of changes to %s\n", n,
+        diag_msg(DIAG_NOTE, "wrote %zu file(s) of changes to %s", n,
                 o->emit_dir);
     return 0;
 }
@@ -187,7 +187,7 @@ static int cmd_normalize(int argc, char **argv)
         return cli_usage_error("%s", "normalize needs at least one INPUT");
     op_error_clear(&err);
     if (analysis_init(&an, o.plugin_path, &o.limits, stderr, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         code = EXIT_NOINPUT;
         goto out;
     }
@@ -196,7 +196,7 @@ static int cmd_normalize(int argc, char **argv)
         analysis_add(&an, o.inputs[i]);
     analysis_freeze(&an);
     if (an.nok == 0) {
-        fprintf(stderr, "optipipe: no input could be read\n");
+        diag_msg(DIAG_ERROR, "no input could be read");
         code = EXIT_NOINPUT;
         goto out;
     }
@@ -244,7 +244,7 @@ static int cmd_plugins(int argc, char **argv)
         return code;
     op_error_clear(&err);
     if (analysis_init(&an, o.plugin_path, NULL, stderr, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         analysis_free(&an);
         return EXIT_NOINPUT;
     }
