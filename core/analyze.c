@@ -355,7 +355,7 @@ static void add_url(analysis *an, const char *url)
 
 size_t analysis_add(analysis *an, const char *path)
 {
-    size_t before = an->nok, i;
+    size_t before = an->nok, before_in = an->ninputs, i;
     walk_state ws = {an, NULL, 0, 0};
     op_error err;
 
@@ -368,6 +368,10 @@ size_t analysis_add(analysis *an, const char *path)
     if (input_walk(path, visit, walk_error, &ws, &err)) {
         input_rec *in = rec_new(an, path);
         rec_warn(an, in, DIAG_ERROR, path, "%s", err.msg);
+    } else if (an->ninputs == before_in && !ws.nrolling) {
+        rec_warn(an, rec_new(an, path), DIAG_WARNING, path,
+                 "a folder without any file to read (hidden entries are "
+                 "skipped)");
     }
     for (i = 0; i < ws.nrolling; i++) {
         input_rec *in = rec_new(an, ws.rolling[i]);
