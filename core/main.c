@@ -77,7 +77,8 @@ static const char usage_analyze[] =
     "  --rule-instructions N  VM instructions per rule call (default 1e8)\n"
     "  --isolate MODE       auto (user packs in a worker), always, never\n"
     "  --deterministic      zero volatile fields (elapsed time) in reports\n"
-    "  -q, --quiet          no progress or notices on stderr\n";
+    "  -q, --quiet          no progress, notices or warnings on stderr\n"
+    "                       (errors are always printed)\n";
 
 static const char usage_normalize[] =
     "Usage: optipipe normalize [--format json] [-o FILE] INPUT...\n"
