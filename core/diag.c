@@ -26,6 +26,22 @@ void diag_set_stream(FILE *f)
     stream = f;
 }
 
+/* s cleaned, but its tabs kept: a rule's print() separates its values so. */
+static void put_keep_tabs(FILE *f, const char *s)
+{
+    char part[DIAG_MAX];
+    const char *tab;
+
+    while ((tab = strchr(s, '\t')) && (size_t)(tab - s) < sizeof part) {
+        memcpy(part, s, (size_t)(tab - s));
+        part[tab - s] = '\0';
+        report_term_put(f, part);
+        fputc('\t', f);
+        s = tab + 1;
+    }
+    report_term_put(f, s);
+}
+
 /* The one writer: prefix (already formatted, may be NULL) and body. */
 static void emit(diag_level lv, const char *file, uint64_t line,
                  const char *prefix, const char *body)
@@ -43,7 +59,10 @@ static void emit(diag_level lv, const char *file, uint64_t line,
     }
     if (prefix)
         fputs(prefix, f);
-    report_term_put(f, body);
+    if (lv == DIAG_OUTPUT)
+        put_keep_tabs(f, body);
+    else
+        report_term_put(f, body);
     fputc('\n', f);
     fflush(f);
 }

@@ -15,7 +15,8 @@
 
 #include <optipipe/common.h>
 
-/* DIAG_OUTPUT: what a rule prints (print(), warn()); never dropped. */
+/* DIAG_OUTPUT: what a rule prints (print(), warn()); never dropped, and
+ * its tabs are kept (print() separates values with them). */
 typedef enum diag_level {
     DIAG_NOTE, DIAG_WARNING, DIAG_ERROR, DIAG_OUTPUT
 } diag_level;
