@@ -67,26 +67,35 @@ static void emit(diag_level lv, const char *file, uint64_t line,
     fflush(f);
 }
 
-void diag_msg(diag_level lv, const char *fmt, ...)
+/* Formats fmt into a bounded buffer and emits it after prefix. */
+static void vemit(diag_level lv, const char *prefix, const char *fmt,
+                  va_list ap) OP_PRINTF(3, 0);
+
+static void vemit(diag_level lv, const char *prefix, const char *fmt,
+                  va_list ap)
 {
     char msg[DIAG_MAX];
+
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    emit(lv, NULL, 0, prefix, msg);
+}
+
+void diag_msg(diag_level lv, const char *fmt, ...)
+{
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vemit(lv, "optipipe: ", fmt, ap);
     va_end(ap);
-    emit(lv, NULL, 0, "optipipe: ", msg);
 }
 
 void diag_line(diag_level lv, const char *fmt, ...)
 {
-    char msg[DIAG_MAX];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vemit(lv, NULL, fmt, ap);
     va_end(ap);
-    emit(lv, NULL, 0, NULL, msg);
 }
 
 void diag_part(const char *fmt, ...)
