@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "diag.h"
 #include "fetch.h"
 #include "progress.h"
 
@@ -20,7 +21,7 @@ static void plugin_error(const char *msg, void *ud)
     analysis *an = ud;
 
     if (an->diag)
-        fprintf(an->diag, "optipipe: %s\n", msg);
+        diag_msg(DIAG_ERROR, "%s", msg);
 }
 
 int analysis_init(analysis *an, const char *plugin_path,
@@ -62,6 +63,7 @@ void analysis_free(analysis *an)
         free(an->inputs[i].path);
     }
     free(an->inputs);
+    free(an->shown);
     /* plugins free what they kept across inputs in finish(): also when the
      * analysis ends before its model was frozen */
     if (an->m && !an->m->frozen && an->finisher && an->reg)
@@ -93,21 +95,40 @@ static input_rec *rec_new(analysis *an, const char *path)
     return in;
 }
 
-/* Records a problem on the input and prints it as "optipipe: <msg>". */
-static void rec_warn(analysis *an, input_rec *in, const char *fmt, ...)
-    OP_PRINTF(3, 4);
-
-static void rec_warn(analysis *an, input_rec *in, const char *fmt, ...)
+/* Names an error message's input unless the message already starts so. */
+static const char *msg_body(const char *path, const char *msg)
 {
-    char msg[OP_ERROR_MAX + 256];
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+        return msg + n + 2;
+    return msg;
+}
+
+/* Records a problem about file on the input (as "FILE: MESSAGE"; in may be
+ * NULL) and prints it on stderr (diag_input). file NULL: a problem of no
+ * one input. */
+static void rec_warn(analysis *an, input_rec *in, diag_level lv,
+                     const char *file, const char *fmt, ...) OP_PRINTF(5, 6);
+
+static void rec_warn(analysis *an, input_rec *in, diag_level lv,
+                     const char *file, const char *fmt, ...)
+{
+    char body[OP_ERROR_MAX + 256], msg[OP_ERROR_MAX + 4096 + 256];
+    const char *b = body;
     va_list ap;
     char *copy;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
+    if (file) {
+        b = msg_body(file, body);
+        snprintf(msg, sizeof msg, "%s: %s", file, b);
+    } else {
+        snprintf(msg, sizeof msg, "%s", body);
+    }
     if (an->diag)
-        fprintf(an->diag, "optipipe: %s\n", msg);
+        diag_input(lv, file, b);
     if (!in)
         return;
     if (in->nwarnings == in->cap) {
@@ -123,19 +144,40 @@ static void rec_warn(analysis *an, input_rec *in, const char *fmt, ...)
         in->warnings[in->nwarnings++] = copy;
 }
 
+/* Prints the run warnings (op_run_warning) not printed yet as warnings
+ * about file; file NULL: about each run's first input (after the freeze,
+ * for what plugins' finish() and the freeze added). */
+static void print_run_warnings(analysis *an, const char *file)
+{
+    size_t i, j;
+
+    if (!an->diag)
+        return;
+    if (an->m->nruns > an->shown_cap) {
+        size_t *p = realloc(an->shown, an->m->nruns * sizeof *p);
+        if (!p) {
+            diag_msg(DIAG_ERROR, "out of memory: run warnings are only in "
+                                 "the report");
+            return;
+        }
+        memset(p + an->shown_cap, 0,
+               (an->m->nruns - an->shown_cap) * sizeof *p);
+        an->shown = p;
+        an->shown_cap = an->m->nruns;
+    }
+    for (i = 0; i < an->m->nruns; i++) {
+        const struct op_run *r = an->m->runs[i];
+        const char *f = file ? file : r->norigins ? r->origins[0] : NULL;
+        for (j = an->shown[i]; j < r->nwarnings; j++)
+            diag_input(DIAG_WARNING, f, r->warnings[j]);
+        an->shown[i] = r->nwarnings;
+    }
+}
+
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
-}
-
-/* Names an error message's input unless the message already starts so. */
-static const char *msg_body(const char *path, const char *msg)
-{
-    size_t n = strlen(path);
-    if (strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
-        return msg + n + 2;
-    return msg;
 }
 
 /* The ids the builder refused become warnings of the input; returns how
@@ -146,10 +188,10 @@ static size_t warn_refusals(analysis *an, input_rec *in, const op_builder *b)
     const char *const *msg = model_builder_refusals(b, &n, &more);
 
     for (i = 0; i < n; i++)
-        rec_warn(an, in, "%s: %s", in->path, msg[i]);
+        rec_warn(an, in, DIAG_WARNING, in->path, "%s", msg[i]);
     if (more)
-        rec_warn(an, in, "%s: %zu more ids refused (control characters)",
-                 in->path, more);
+        rec_warn(an, in, DIAG_WARNING, in->path,
+                 "%zu more ids refused (control characters)", more);
     return n + more;
 }
 
@@ -174,7 +216,7 @@ static int parse_file(analysis *an, input_rec *in, int rolling,
     if (!rc)
         rc = input_peek(s, OP_PROBE_HEAD, &head, &head_len, &err);
     if (rc) {
-        rec_warn(an, in, "%s: %s", in->path, msg_body(in->path, err.msg));
+        rec_warn(an, in, DIAG_ERROR, in->path, "%s", err.msg);
         goto out;
     }
     memset(&probe, 0, sizeof probe);
@@ -185,12 +227,13 @@ static int parse_file(analysis *an, input_rec *in, int rolling,
     probe.is_dir = rolling;
     rc = plugins_detect(an->reg, &probe, &p, &err);
     if (rc == OP_ENOTFOUND) {
-        rec_warn(an, in, "%s: not recognized by any plugin (%s); skipped",
-                 in->path, op_stream_codec(s));
+        rec_warn(an, in, DIAG_WARNING, in->path,
+                 "not recognized by any plugin (%s); skipped",
+                 op_stream_codec(s));
         goto out;
     }
     if (rc) {
-        rec_warn(an, in, "%s: %s", in->path, err.msg);
+        rec_warn(an, in, DIAG_ERROR, in->path, "%s", err.msg);
         goto out;
     }
     in->plugin = p->name;
@@ -199,30 +242,32 @@ static int parse_file(analysis *an, input_rec *in, int rolling,
         model_builder_set_plugin(b, p->name);
     if (!b) {
         rc = OP_ENOMEM;
-        rec_warn(an, in, "%s: out of memory", in->path);
+        rec_warn(an, in, DIAG_ERROR, in->path, "out of memory");
         goto out;
     }
     rc = p->parse(progress_wrap(&pg, s, in->path, an->diag, an->quiet), b, &err);
     progress_end(&pg);
     if (warn_refusals(an, in, b) && rc == OP_ENOMEM && !an->m->failed) {
         /* the plugin took a refused run for a failed allocation */
-        rec_warn(an, in, "%s: not read: stopped at a refused id (above)", in->path);
+        rec_warn(an, in, DIAG_ERROR, in->path, "not read: stopped at a refused id (above)");
         goto out;
     }
     if (rc) {
-        rec_warn(an, in, "%s: %s", in->path, msg_body(in->path, err.msg));
+        rec_warn(an, in, DIAG_ERROR, in->path, "%s", err.msg);
         goto out;
     }
     if (op_builder_failed(b, &err)) {
         rc = OP_ENOMEM;
-        rec_warn(an, in, "%s: %s", in->path, err.msg);
+        rec_warn(an, in, DIAG_ERROR, in->path, "%s", err.msg);
         goto out;
     }
     in->ok = 1;
     an->nok++;
     if (input_warning(s))
-        rec_warn(an, in, "%s: %s", in->path, msg_body(in->path, input_warning(s)));
+        rec_warn(an, in, DIAG_WARNING, in->path, "%s", input_warning(s));
 out:
+    if (b)
+        print_run_warnings(an, in->path);
     model_builder_free(b);
     input_close(s);
     return rc;
@@ -279,7 +324,7 @@ static int visit(const char *file, void *ud)
         return 0;
     in = rec_new(an, file);
     if (!in) {
-        rec_warn(an, NULL, "%s: out of memory", file);
+        rec_warn(an, NULL, DIAG_ERROR, file, "out of memory");
         return 0;
     }
     parse_file(an, in, 0, NULL, 0);
@@ -291,7 +336,7 @@ static void walk_error(const char *file, const char *msg, void *ud)
     analysis *an = ((walk_state *)ud)->an;
     input_rec *in = rec_new(an, file);
 
-    rec_warn(an, in, "%s: %s", file, msg);
+    rec_warn(an, in, DIAG_WARNING, file, "%s", msg);
 }
 
 /* A JobManager URL: fetched into memory (fetch.h) and read like a file
@@ -307,7 +352,7 @@ static void add_url(analysis *an, const char *url)
     int rc;
 
     if (!in) {
-        rec_warn(an, NULL, "%s: out of memory", url);
+        rec_warn(an, NULL, DIAG_ERROR, url, "out of memory");
         return;
     }
     if (!fo) {
@@ -320,17 +365,17 @@ static void add_url(analysis *an, const char *url)
     rc = fetch_flink_to_memory(url, fo, &buf, &len, &err);
     if (rc == FETCH_OK || rc == FETCH_INCOMPLETE) {
         if (rc == FETCH_INCOMPLETE)
-            rec_warn(an, in, "%s: %s", url, err.msg);
+            rec_warn(an, in, DIAG_WARNING, url, "%s", err.msg);
         parse_file(an, in, 0, buf, len);
     } else {
-        rec_warn(an, in, "%s", err.msg); /* names the URL already */
+        rec_warn(an, in, DIAG_ERROR, url, "%s", err.msg);
     }
     free(buf);
 }
 
 size_t analysis_add(analysis *an, const char *path)
 {
-    size_t before = an->nok, i;
+    size_t before = an->nok, before_in = an->ninputs, i;
     walk_state ws = {an, NULL, 0, 0};
     op_error err;
 
@@ -342,7 +387,11 @@ size_t analysis_add(analysis *an, const char *path)
     op_error_clear(&err);
     if (input_walk(path, visit, walk_error, &ws, &err)) {
         input_rec *in = rec_new(an, path);
-        rec_warn(an, in, "%s: %s", path, msg_body(path, err.msg));
+        rec_warn(an, in, DIAG_ERROR, path, "%s", err.msg);
+    } else if (an->ninputs == before_in && !ws.nrolling) {
+        rec_warn(an, rec_new(an, path), DIAG_WARNING, path,
+                 "a folder without any file to read (hidden entries are "
+                 "skipped)");
     }
     for (i = 0; i < ws.nrolling; i++) {
         input_rec *in = rec_new(an, ws.rolling[i]);
@@ -368,7 +417,8 @@ static void finish_plugins(analysis *an)
         model_builder_set_plugin(an->finisher, p->name);
         op_error_clear(&err);
         if (p->finish(an->finisher, &err))
-            rec_warn(an, NULL, "plugin %s: %s", p->name, err.msg);
+            rec_warn(an, NULL, DIAG_ERROR, NULL, "plugin %s: %s", p->name,
+                     err.msg);
     }
 }
 
@@ -378,6 +428,7 @@ void analysis_freeze(analysis *an)
         return;
     finish_plugins(an);
     model_freeze(an->m);
+    print_run_warnings(an, NULL);
 }
 
 int analysis_run_from(const struct op_run *r, const input_rec *in)

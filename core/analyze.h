@@ -32,6 +32,8 @@ typedef struct analysis {
                            * memory has run out, or plugin state leaks */
     const struct fetch_opts *fetch; /* for http(s):// inputs; NULL: defaults */
     int quiet;
+    size_t *shown; /* per run (model order): its warnings already printed */
+    size_t shown_cap;
 } analysis;
 
 /* Sets up an empty analysis with the built-in plugins plus the external
@@ -44,10 +46,14 @@ void analysis_free(analysis *an);
 
 /* Reads path: a file, a directory (walked), or "-". Every problem is
  * recorded on the input and printed to diag; it never stops the others.
- * Returns the number of inputs that were read successfully. */
+ * The warnings plugins attach to runs while reading it are printed too
+ * (as warnings about path). Returns the number of inputs that were read
+ * successfully. */
 size_t analysis_add(analysis *an, const char *path);
 
-/* Freezes the model: no input may be added afterwards. */
+/* Freezes the model: no input may be added afterwards. Run warnings added
+ * by plugins' finish() or by the freeze are printed as warnings about the
+ * run's first input. */
 void analysis_freeze(analysis *an);
 
 /* Whether run r came (at least in part) from input in. */

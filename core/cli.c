@@ -129,7 +129,7 @@ int cli_load_rules(const cli_opts *o, ruleset **out, results *errs,
                               0, errs, err);
     if (!rc)
         for (i = 0; i < errs->ne; i++)
-            fprintf(stderr, "optipipe: rule %s: %s\n", errs->e[i].rule,
+            diag_msg(DIAG_ERROR, "rule %s: %s", errs->e[i].rule,
                     errs->e[i].error);
     if (!rc && o->cfg)
         rc = config_apply(o->cfg, rs, o->npacks > 0 || o->no_bundled, err);
@@ -145,9 +145,11 @@ int cli_load_rules(const cli_opts *o, ruleset **out, results *errs,
 
 int cli_usage_error(const char *fmt, const char *arg)
 {
-    fputs("optipipe: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'optipipe --help'.\n", stderr);
+    char msg[1024];
+
+    snprintf(msg, sizeof msg, fmt, arg);
+    diag_msg(DIAG_ERROR, "%s", msg);
+    diag_line(DIAG_ERROR, "Try 'optipipe --help'.");
     return EXIT_USAGE;
 }
 
@@ -265,7 +267,7 @@ static int num_opt(const char *opt, const char *v, uint64_t *out)
 static int set_flag(cli_opts *o, opt_id id)
 {
     switch (id) {
-    case O_QUIET: o->quiet = 1; break;
+    case O_QUIET: o->quiet = 1; diag_set_quiet(1); break;
     case O_DETERMINISTIC: o->deterministic = 1; break;
     case O_NO_BUNDLED: o->no_bundled = 1; break;
     case O_NO_CONFIG: o->no_config = 1; break;
@@ -280,7 +282,7 @@ static int set_flag(cli_opts *o, opt_id id)
 
 static int set_limit(cli_opts *o, const char *a, opt_id id, const char *val)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = num_opt(a, val, &v);
 
     if (rc)
@@ -410,7 +412,7 @@ FILE *cli_open_output(const cli_opts *o)
         return stdout;
     f = fopen(o->output, "w");
     if (!f)
-        fprintf(stderr, "optipipe: %s: cannot write: %s\n", o->output,
+        diag_msg(DIAG_ERROR, "%s: cannot write: %s", o->output,
                 strerror(errno));
     return f;
 }
@@ -424,7 +426,7 @@ int cli_close_output(const cli_opts *o, FILE *f)
     else
         bad |= fflush(f) != 0;
     if (bad)
-        fprintf(stderr, "optipipe: %s: write failed\n",
+        diag_msg(DIAG_ERROR, "%s: write failed",
                 o->output ? o->output : "stdout");
     return bad;
 }
@@ -477,7 +479,7 @@ static int read_inputs(cli_session *s)
 
     op_error_clear(&err);
     if (analysis_init(&s->an, o->plugin_path, &o->limits, stderr, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_NOINPUT;
     }
     s->an.quiet = o->quiet;
@@ -487,7 +489,7 @@ static int read_inputs(cli_session *s)
         analysis_add(&s->an, o->inputs[i]);
     analysis_freeze(&s->an);
     if (s->an.nok == 0) {
-        fprintf(stderr, "optipipe: no input could be read\n");
+        diag_msg(DIAG_ERROR, "no input could be read");
         return EXIT_NOINPUT;
     }
     return EXIT_DONE;
@@ -502,10 +504,10 @@ static int load_baseline(cli_session *s)
         return 0;
     op_error_clear(&err);
     if (stat(s->baseline_path, &st) != 0 && !s->o->quiet)
-        fprintf(stderr, "optipipe: %s: no decisions yet (the file does not "
-                        "exist)\n", s->baseline_path);
+        diag_msg(DIAG_NOTE, "%s: no decisions yet (the file does not "
+                        "exist)", s->baseline_path);
     if (baseline_load(s->baseline_path, &s->bl, 1, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_USAGE;
     }
     baseline_apply(&s->bl, &s->res);
@@ -525,14 +527,14 @@ int cli_session_run(cli_session *s, cli_opts *o)
     baseline_init(&s->bl);
     op_error_clear(&err);
     if (!o->no_config && config_find(o->config_path, &s->cfg, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         return err.code == OP_ENOMEM ? EXIT_NOINPUT : EXIT_USAGE;
     }
     if ((code = fold_config(s)))
         return code;
     t = cli_now_ms();
     if (cli_load_rules(o, &s->rs, &s->res, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         return err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
     }
     s->t_rules = cli_now_ms() - t;
@@ -542,7 +544,7 @@ int cli_session_run(cli_session *s, cli_opts *o)
     s->t_read = cli_now_ms() - t;
     t = cli_now_ms();
     if (ruleset_run(s->rs, s->an.m, &s->res, &err)) {
-        fprintf(stderr, "optipipe: rule engine: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "rule engine: %s", err.msg);
         return EXIT_NOINPUT;
     }
     results_finish(&s->res, s->an.m);

@@ -16,6 +16,7 @@
 #include "fetch.h"
 #include "baseline.h"
 #include "config.h"
+#include "diag.h"
 #include "findings.h"
 #include "rules.h"
 

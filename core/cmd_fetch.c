@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "fetch.h"
 
 #define FETCH_MAX_RETRIES 10
@@ -257,17 +258,17 @@ static int write_output(const char *path, const char *buf, size_t len)
     if (!path || !strcmp(path, "-")) {
         bad = fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0;
         if (bad)
-            fprintf(stderr, "optipipe: fetch: stdout: write failed\n");
+            diag_msg(DIAG_ERROR, "fetch: stdout: write failed");
         return bad;
     }
     if (strlen(path) + 8 >= sizeof tmp) {
-        fprintf(stderr, "optipipe: fetch: -o: the file name is too long\n");
+        diag_msg(DIAG_ERROR, "fetch: -o: the file name is too long");
         return 1;
     }
     snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
     fd = mkstemp(tmp);
     if (fd < 0 || !(f = fdopen(fd, "w"))) {
-        fprintf(stderr, "optipipe: fetch: %s: cannot write: %s\n", path,
+        diag_msg(DIAG_ERROR, "fetch: %s: cannot write: %s", path,
                 strerror(errno));
         if (fd >= 0) {
             close(fd);
@@ -280,7 +281,7 @@ static int write_output(const char *path, const char *buf, size_t len)
     if (!bad && rename(tmp, path) != 0)
         bad = 1;
     if (bad) {
-        fprintf(stderr, "optipipe: fetch: %s: cannot write: %s\n", path,
+        diag_msg(DIAG_ERROR, "fetch: %s: cannot write: %s", path,
                 strerror(errno));
         unlink(tmp);
     }
@@ -291,9 +292,10 @@ static int write_output(const char *path, const char *buf, size_t len)
 
 static int usage(const char *msg, const char *arg)
 {
-    fputs("optipipe: fetch: ", stderr);
-    fprintf(stderr, msg, arg);
-    fputs("\nTry 'optipipe fetch --help'.\n", stderr);
+    char m[1024];
+    snprintf(m, sizeof m, msg, arg);
+    diag_msg(DIAG_ERROR, "fetch: %s", m);
+    diag_line(DIAG_ERROR, "Try 'optipipe fetch --help'.");
     return FETCH_EUSAGE;
 }
 
@@ -372,7 +374,7 @@ static int cmd_flink(int argc, char **argv)
         return usage("%s", err.msg);
     }
     if (rc != FETCH_OK && rc != FETCH_INCOMPLETE) {
-        fprintf(stderr, "optipipe: fetch: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "fetch: %s", err.msg);
         free(buf);
         return FETCH_ENOTHING;
     }
@@ -382,10 +384,10 @@ static int cmd_flink(int argc, char **argv)
     }
     free(buf);
     if (rc == FETCH_INCOMPLETE)
-        fprintf(stderr, "optipipe: fetch: %s: %s\n",
+        diag_msg(DIAG_ERROR, "fetch: %s: %s",
                 fa.output ? fa.output : "stdout", err.msg);
     else if (!fa.quiet && fa.output && strcmp(fa.output, "-"))
-        fprintf(stderr, "optipipe: fetch: wrote %s (%zu bytes)\n", fa.output,
+        diag_msg(DIAG_NOTE, "fetch: wrote %s (%zu bytes)", fa.output,
                 len);
     return rc;
 }
@@ -407,15 +409,15 @@ static int cmd_spark(int argc, char **argv)
     if (rc == FETCH_EUSAGE)
         return usage("%s", err.msg);
     if (rc != FETCH_OK)
-        fprintf(stderr, "optipipe: fetch: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "fetch: %s", err.msg);
     return rc;
 }
 
 int fetch_main(int argc, char **argv)
 {
     if (argc < 1) {
-        fprintf(stderr, "optipipe: fetch: say what to fetch: flink or "
-                "spark-history\nTry 'optipipe fetch --help'.\n");
+        diag_msg(DIAG_ERROR, "fetch: say what to fetch: flink or "
+                "spark-history. Try 'optipipe fetch --help'.");
         return FETCH_EUSAGE;
     }
     if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") ||

@@ -90,7 +90,7 @@ static int rules_show(ruleset *rs, const char *id, const config *cfg)
     cJSON *eff;
 
     if (!r) {
-        fprintf(stderr, "optipipe: no rule with id '%s'\n", id);
+        diag_msg(DIAG_ERROR, "no rule with id '%s'", id);
         return EXIT_USAGE;
     }
     eff = rule_meta_merged_options(r);
@@ -135,7 +135,7 @@ static int rules_list_show(int argc, char **argv, int show)
     config_init(&cfg);
     results_init(&errs);
     if (!o.no_config && config_find(o.config_path, &cfg, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         code = EXIT_USAGE;
         goto out;
     }
@@ -143,7 +143,7 @@ static int rules_list_show(int argc, char **argv, int show)
         o.rules_dirs[o.nrules_dirs++] = cfg.rules_dirs[i];
     o.cfg = &cfg;
     if (cli_load_rules(&o, &rs, &errs, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         code = err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
         goto out;
     }
@@ -310,14 +310,14 @@ static int write_file(const char *path, const char *tpl,
     int bad;
 
     if (!f) {
-        fprintf(stderr, "optipipe: %s: cannot write: %s\n", path, strerror(errno));
+        diag_msg(DIAG_ERROR, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
     expand(f, tpl, kv);
     bad = ferror(f);
     bad |= fclose(f) != 0;
     if (bad)
-        fprintf(stderr, "optipipe: %s: write failed\n", path);
+        diag_msg(DIAG_ERROR, "%s: write failed", path);
     else
         printf("wrote %s\n", path);
     return bad ? -1 : 0;
@@ -383,12 +383,12 @@ static int rules_new(int argc, char **argv)
     snprintf(doc_path, sizeof doc_path, "%s/%s.md", doc_dir, id);
     if (!force && (stat(rule_path, &st) == 0 || stat(test_path, &st) == 0 ||
                    stat(doc_path, &st) == 0)) {
-        fprintf(stderr, "optipipe: %s, its test or its docs page exists "
-                        "already (--force overwrites)\n", rule_path);
+        diag_msg(DIAG_ERROR, "%s, its test or its docs page exists "
+                        "already (--force overwrites)", rule_path);
         return EXIT_USAGE;
     }
     if (mkdirs(doc_dir)) {
-        fprintf(stderr, "optipipe: %s: cannot create: %s\n", doc_dir, strerror(errno));
+        diag_msg(DIAG_ERROR, "%s: cannot create: %s", doc_dir, strerror(errno));
         return EXIT_NOINPUT;
     }
     {

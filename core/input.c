@@ -532,25 +532,63 @@ static int stream_start(stream *s, op_error *err)
     return OP_OK;
 }
 
-static int open_fd(const char *path, int *fd, op_error *err)
+/* What a file that is not a regular one is, for the messages. */
+static const char *special_kind(mode_t m)
+{
+    return S_ISFIFO(m)   ? "a FIFO"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "a special file";
+}
+
+/* Opens path for reading only when it is a regular file: O_NONBLOCK so a
+ * FIFO without a writer (or a device) cannot block the open, then fstat.
+ * verb names the action in messages ("open", "read"). */
+static int open_regular(const char *path, const char *verb, int *fd,
+                        op_error *err)
 {
     struct stat st;
+    int e, flags;
 
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (*fd < 0) {
+        e = errno;
+        if (e == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return op_error_set(err, OP_EUSAGE, "%s: %s, not a regular file",
+                                path, special_kind(st.st_mode));
+        return op_error_set(err, e == ENOENT ? OP_ENOTFOUND : OP_EIO,
+                            "%s: cannot %s: %s", path, verb, strerror(e));
+    }
+    if (fstat(*fd, &st) != 0) {
+        e = errno;
+        close(*fd);
+        *fd = -1;
+        return op_error_set(err, OP_EIO, "%s: cannot %s: %s", path, verb,
+                            strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(*fd);
+        *fd = -1;
+        if (S_ISDIR(st.st_mode))
+            return op_error_set(err, OP_EUSAGE,
+                                "%s: is a directory (walk it instead)", path);
+        return op_error_set(err, OP_EUSAGE, "%s: %s, not a regular file",
+                            path, special_kind(st.st_mode));
+    }
+    flags = fcntl(*fd, F_GETFL);
+    if (flags >= 0)
+        (void)fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK);
+    return OP_OK;
+}
+
+static int open_fd(const char *path, int *fd, op_error *err)
+{
     if (strcmp(path, "-") == 0) {
         *fd = STDIN_FILENO;
         return OP_OK;
     }
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0)
-        return op_error_set(err, errno == ENOENT ? OP_ENOTFOUND : OP_EIO,
-                            "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(*fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        close(*fd);
-        *fd = -1;
-        return op_error_set(err, OP_EUSAGE,
-                            "%s: is a directory (walk it instead)", path);
-    }
-    return OP_OK;
+    return open_regular(path, "open", fd, err);
 }
 
 int input_open(const char *path, const input_limits *limits, op_stream **out,
@@ -658,13 +696,17 @@ const char *input_warning(const op_stream *st)
 char *input_read_file(const char *path, size_t max, size_t *len,
                       op_error *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = NULL;
     char *buf = NULL;
     size_t n;
+    int fd;
 
-    if (!f) {
-        op_error_set(err, errno == ENOENT ? OP_ENOTFOUND : OP_EIO,
-                     "%s: cannot read: %s", path, strerror(errno));
+    if (open_regular(path, "read", &fd, err))
+        return NULL;
+    if (!(f = fdopen(fd, "rb"))) {
+        op_error_set(err, OP_ENOMEM, "%s: cannot read: %s", path,
+                     strerror(errno));
+        close(fd);
         return NULL;
     }
     if (!(buf = malloc(max + 1))) {
@@ -804,7 +846,8 @@ static int list_dir(const char *dir, char ***out, size_t *count)
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_names);
+    if (n > 1) /* an empty folder has no array at all: qsort(NULL) is UB */
+        qsort(names, n, sizeof *names, cmp_names);
     *out = names;
     *count = n;
     return 0;
@@ -849,8 +892,11 @@ static int walk_entry(walker *w, const char *path, int depth)
         }
         return w->fn(path, w->ud);
     }
-    if (!S_ISDIR(st.st_mode))
-        return 0; /* fifos, sockets, devices are not inputs inside a tree */
+    if (!S_ISDIR(st.st_mode)) { /* never opened: a FIFO would block */
+        walk_report(w, path, "%s, not a regular file (skipped)",
+                    special_kind(st.st_mode));
+        return 0;
+    }
     if (depth >= WALK_MAX_DEPTH) {
         walk_report(w, path, "%s", "directories nested too deep (skipped)");
         return 0;

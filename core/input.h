@@ -21,7 +21,9 @@ typedef struct input_limits {
 void input_limits_default(input_limits *l);
 
 /* Opens path ("-" is standard input) with limits (copied; NULL = defaults).
- * On success *out is a new stream owned by the caller (input_close). On
+ * Only a regular file (or "-") is read: a FIFO, device or socket is an
+ * OP_EUSAGE error "PATH: a FIFO, not a regular file" without blocking (the
+ * open uses O_NONBLOCK, then fstat). On success *out is a new stream owned by the caller (input_close). On
  * failure returns an op_status with err naming the path. */
 int input_open(const char *path, const input_limits *limits, op_stream **out,
                op_error *err);
@@ -50,7 +52,8 @@ void input_close(op_stream *s);
 
 /* Reads the whole file at path (a small local file: a config, baseline,
  * Lua data file) into a new NUL-terminated buffer of *len bytes, the
- * caller's to free. Not a stream: no codec, no line cap. Returns NULL with
+ * caller's to free. Not a stream: no codec, no line cap. Regular files
+ * only, as input_open. Returns NULL with
  * err set: OP_ENOTFOUND when path does not exist, OP_EIO when it cannot be
  * read, OP_ELIMIT when it is larger than max bytes, OP_ENOMEM. */
 char *input_read_file(const char *path, size_t max, size_t *len,
@@ -60,8 +63,9 @@ char *input_read_file(const char *path, size_t max, size_t *len,
  * file or "-"), recursing into directories in byte-sorted name order,
  * skipping hidden entries (".name") and never following a directory
  * symlink twice. fn returning nonzero stops the walk with that value.
- * Unreadable entries are reported through on_error (may be NULL) and
- * skipped. Returns 0, fn's value, or an op_status with err when path
+ * Unreadable entries and entries that are neither a regular file nor a
+ * directory (FIFOs, devices, sockets: never opened) are reported through
+ * on_error (may be NULL) and skipped. Returns 0, fn's value, or an op_status with err when path
  * itself cannot be read. */
 typedef int (*input_visit_fn)(const char *file, void *ud);
 typedef void (*input_error_fn)(const char *file, const char *msg, void *ud);

@@ -77,7 +77,8 @@ static const char usage_analyze[] =
     "  --rule-instructions N  VM instructions per rule call (default 1e8)\n"
     "  --isolate MODE       auto (user packs in a worker), always, never\n"
     "  --deterministic      zero volatile fields (elapsed time) in reports\n"
-    "  -q, --quiet          no progress or notices on stderr\n";
+    "  -q, --quiet          no progress, notices or warnings on stderr\n"
+    "                       (errors are always printed)\n";
 
 static const char usage_normalize[] =
     "Usage: optipipe normalize [--format json] [-o FILE] INPUT...\n"
@@ -105,15 +106,15 @@ static int emit(const cli_session *s)
     op_error_clear(&err);
     if (emit_changes(o->emit_dir, s->an.m, &s->res, &s->bl, o->emit_all,
                      stderr, &st, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         return err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
     }
     if (!o->quiet)
-        fprintf(stderr, "optipipe: wrote %zu file(s) of changes to %s\n",
-                st.nfiles, o->emit_dir);
+        diag_msg(DIAG_NOTE, "wrote %zu file(s) of changes to %s", st.nfiles,
+                 o->emit_dir);
     if (st.nrefused) /* told even with -q: a change the rule asked for is missing */
-        fprintf(stderr, "optipipe: %zu change(s) refused (above); the patches "
-                "say so where they would be\n", st.nrefused);
+        diag_msg(DIAG_ERROR, "%zu change(s) refused (above); the patches "
+                 "say so where they would be", st.nrefused);
     return 0;
 }
 
@@ -190,7 +191,7 @@ static int cmd_normalize(int argc, char **argv)
         return cli_usage_error("%s", "normalize needs at least one INPUT");
     op_error_clear(&err);
     if (analysis_init(&an, o.plugin_path, &o.limits, stderr, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         code = EXIT_NOINPUT;
         goto out;
     }
@@ -199,7 +200,7 @@ static int cmd_normalize(int argc, char **argv)
         analysis_add(&an, o.inputs[i]);
     analysis_freeze(&an);
     if (an.nok == 0) {
-        fprintf(stderr, "optipipe: no input could be read\n");
+        diag_msg(DIAG_ERROR, "no input could be read");
         code = EXIT_NOINPUT;
         goto out;
     }
@@ -247,7 +248,7 @@ static int cmd_plugins(int argc, char **argv)
         return code;
     op_error_clear(&err);
     if (analysis_init(&an, o.plugin_path, NULL, stderr, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         analysis_free(&an);
         return EXIT_NOINPUT;
     }

@@ -3,6 +3,7 @@
  * forwarding op_stream that redraws one line on stderr as bytes go by.
  */
 #include "progress.h"
+#include "report_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +160,7 @@ op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
     if (!inner || !wanted(out, quiet, &p->force))
         return inner;
     p->out = out;
-    snprintf(p->name, sizeof p->name, "%s", base && base[1] ? base + 1 : path);
+    report_term_copy(p->name, sizeof p->name, base && base[1] ? base + 1 : path);
     if (strcmp(op_stream_codec(inner), "plain") == 0 && stat(path, &st) == 0 &&
         S_ISREG(st.st_mode))
         p->total = (uint64_t)st.st_size;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "report_util.h"
 
 typedef struct tctx {
     FILE *f;
@@ -30,24 +31,10 @@ static void style(const tctx *t, const char *code)
         fputs(code, t->f);
 }
 
-/* Writes s with C0/C1 controls and DEL replaced: newlines and tabs become
- * spaces, the rest '?'. Valid UTF-8 text passes through unchanged. */
+/* Everything from inputs and rules: see report_term_put(). */
 static void term_put(const tctx *t, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-    for (; *p; p++) {
-        if (*p == '\n' || *p == '\t' || *p == '\r') {
-            fputc(' ', t->f);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            fputc('?', t->f);
-        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            fputc('?', t->f); /* C1 control (U+0080..U+009F), e.g. CSI */
-            p++;
-        } else {
-            fputc(*p, t->f);
-        }
-    }
+    report_term_put(t->f, s);
 }
 
 static void value_put(const tctx *t, const cJSON *v)

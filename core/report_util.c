@@ -149,6 +149,55 @@ char *report_clean_dup(const char *s, int keep_newlines)
     return out;
 }
 
+/* The terminal form of the character at s (see report_term_put) into
+ * out[4]: returns its length there and the bytes it used in *used (0 at
+ * the end of s). */
+static size_t term_char(const char *s, char out[4], size_t *used)
+{
+    uint32_t cp;
+    size_t k = report_utf8_next(s, &cp);
+
+    *used = k;
+    if (!k)
+        return 0;
+    if (cp == '\n' || cp == '\t' || cp == '\r')
+        out[0] = ' ';
+    else if (report_is_control(cp) || (cp == 0xfffd && k == 1))
+        out[0] = '?';
+    else {
+        memcpy(out, s, k);
+        return k;
+    }
+    return 1;
+}
+
+void report_term_put(FILE *f, const char *s)
+{
+    char c[4];
+    size_t used, n;
+
+    s = s ? s : "";
+    while ((n = term_char(s, c, &used))) {
+        fwrite(c, 1, n, f);
+        s += used;
+    }
+}
+
+const char *report_term_copy(char *buf, size_t n, const char *s)
+{
+    char c[4];
+    size_t used, k, o = 0;
+
+    s = s ? s : "";
+    while ((k = term_char(s, c, &used)) && o + k < n) {
+        memcpy(buf + o, c, k);
+        o += k;
+        s += used;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 /* Bundled rule ids are dotted words; anything else never becomes a path. */
 static int plain_id(const char *id)
 {

@@ -8,6 +8,7 @@
 #define OP_CORE_REPORT_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "report.h"
 #include "utf8.h" /* the decoder every escaper uses */
@@ -42,6 +43,16 @@ const char *report_fmt_bytes(char *buf, size_t n, double bytes);
  * and tab become a space unless keep_newlines) and broken UTF-8 replaced
  * by U+FFFD; NULL on out of memory. Free with free(). */
 char *report_clean_dup(const char *s, int keep_newlines);
+
+/* The terminal form of s (NULL reads as ""), for everything from inputs
+ * and rules that reaches a terminal (the text report, stderr): newline,
+ * tab and CR become a space, other control characters (C0, DEL, C1, so
+ * ESC, BEL, CSI, OSC) and bytes of broken UTF-8 become '?', valid text
+ * passes unchanged. report_term_put writes it to f; report_term_copy into
+ * buf (n > 0 bytes, cut at a character boundary, always terminated) and
+ * returns buf. */
+void report_term_put(FILE *f, const char *s);
+const char *report_term_copy(char *buf, size_t n, const char *s);
 
 /* Reads the documentation of a bundled rule (docs/rules/<id>.md next to
  * the binary, see cli_home()) into a new string, at most 64 KiB; NULL when

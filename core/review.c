@@ -292,11 +292,11 @@ static int ask_once(asker *a, char *reason, size_t len)
         trim_end(line);
         ans = parse_line(line, reason, len);
         if (ans == A_DISMISS && !reason[0])
-            fprintf(stderr, "optipipe: dismiss needs a reason: 'd REASON'\n");
+            diag_msg(DIAG_ERROR, "dismiss needs a reason: 'd REASON'");
         else if (ans >= 0)
             return ans;
         else
-            fprintf(stderr, "optipipe: answer a, d REASON, s or q\n");
+            diag_msg(DIAG_ERROR, "answer a, d REASON, s or q");
     }
 }
 
@@ -324,7 +324,7 @@ static int open_asker(asker *a, const cli_opts *o)
         return 0;
     a->key_fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
     if (a->key_fd < 0 || raw_mode(a->key_fd)) {
-        fprintf(stderr, "optipipe: review: cannot use the terminal (/dev/tty): %s\n",
+        diag_msg(DIAG_ERROR, "review: cannot use the terminal (/dev/tty): %s",
                 strerror(errno));
         if (a->key_fd >= 0)
             close(a->key_fd);
@@ -353,7 +353,7 @@ static int save(baseline *b, const char *path)
 
     op_error_clear(&err);
     if (baseline_save(b, path, &err)) {
-        fprintf(stderr, "optipipe: %s\n", err.msg);
+        diag_msg(DIAG_ERROR, "%s", err.msg);
         return -1;
     }
     return 0;
@@ -506,7 +506,7 @@ int baseline_main(int argc, char **argv)
         code = EXIT_NOINPUT;
         goto out;
     }
-    fprintf(stderr, "optipipe: %s: %zu decision(s) recorded, %zu kept, %zu pruned\n",
+    diag_msg(DIAG_NOTE, "%s: %zu decision(s) recorded, %zu kept, %zu pruned",
             path, added, kept - pruned - replaced, pruned);
 out:
     cli_session_free(&s);

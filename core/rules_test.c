@@ -496,7 +496,7 @@ static int write_junit(const tally *t, const char *path)
     int bad;
 
     if (!f) {
-        fprintf(stderr, "optipipe: %s: cannot write: %s\n", path, strerror(errno));
+        diag_msg(DIAG_ERROR, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -533,7 +533,7 @@ static int write_junit(const tally *t, const char *path)
     bad = ferror(f);
     bad |= fclose(f) != 0;
     if (bad)
-        fprintf(stderr, "optipipe: %s: write failed\n", path);
+        diag_msg(DIAG_ERROR, "%s: write failed", path);
     return bad ? -1 : 0;
 }
 

@@ -15,6 +15,7 @@
  *    from the pack's lib/ folder, text-only, cached per state.
  */
 #include "sbx.h"
+#include "diag.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -734,7 +735,7 @@ void sbx_log(sbx *s, const char *msg, size_t len)
     if (s->log_lines > SBX_LOG_LINES)
         return;
     if (s->log_lines++ == SBX_LOG_LINES) {
-        fprintf(stderr, "[%s] (further output suppressed)\n",
+        diag_line(DIAG_OUTPUT, "[%s] (further output suppressed)",
                 s->label ? s->label : "lua");
         return;
     }
@@ -748,7 +749,7 @@ void sbx_log(sbx *s, const char *msg, size_t len)
         memcpy(line + n, "...", 3);
         n += 3;
     }
-    fprintf(stderr, "[%s] %.*s\n", s->label ? s->label : "lua", (int)n, line);
+    diag_line(DIAG_OUTPUT, "[%s] %.*s", s->label ? s->label : "lua", (int)n, line);
 }
 
 static int sb_print(lua_State *L)
@@ -1030,7 +1031,7 @@ static int setup(lua_State *L)
 static int sbx_panic(lua_State *L)
 {
     const char *msg = lua_tostring(L, -1);
-    fprintf(stderr, "optipipe: unprotected Lua error: %s\n",
+    diag_msg(DIAG_ERROR, "unprotected Lua error: %s",
             msg ? msg : "(not a string)");
     abort();
     return 0;
@@ -1044,8 +1045,8 @@ static void sbx_warnf(void *ud, const char *msg, int tocont)
     if (!cont && *msg == '@')
         return; /* control message ("@on"/"@off") */
     if (!cont)
-        fprintf(stderr, "[%s] warning: ", s->label ? s->label : "lua");
-    fputs(msg, stderr);
+        diag_part("[%s] warning: ", s->label ? s->label : "lua");
+    diag_part("%s", msg);
     if (!tocont)
         fputc('\n', stderr);
     cont = tocont;

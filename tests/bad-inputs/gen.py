@@ -107,11 +107,11 @@ def build(c):
 
     # --- truncated lines and streams ---------------------------------------
     c.write("spark-cut-line.log", SPARK_OK[:-30])
-    c.case("spark-cut-line.log", "0", named="-")
+    c.case("spark-cut-line.log", "0")
     c.write("spark-cut.zstd", spark_fx[:len(spark_fx) // 2])
-    c.case("spark-cut.zstd", "0", named="-")
+    c.case("spark-cut.zstd", "0")
     c.write("spark-cut.gz", gzip.compress(SPARK_OK)[:-12])
-    c.case("spark-cut.gz", "0", named="-")
+    c.case("spark-cut.gz", "0")
     c.write("flink-cut.json", flink_ok[:len(flink_ok) // 2])
     c.case("flink-cut.json", "3")
     c.write("spark-bad-json-lines.log",
@@ -124,11 +124,11 @@ def build(c):
     c.case("spark-corrupt.zstd", "0,3")
     gz = gzip.compress(SPARK_OK * 50)
     c.write("spark-corrupt.gz", flip(gz, len(gz) // 2))
-    c.case("spark-corrupt.gz", "0,3", named="out:spark-corrupt.gz")
+    c.case("spark-corrupt.gz", "0,3")
     gz_bad_crc = bytearray(gzip.compress(SPARK_OK))
     gz_bad_crc[-8] ^= 0xFF
     c.write("spark-bad-crc.gz", bytes(gz_bad_crc))
-    c.case("spark-bad-crc.gz", "0,3", named="out:spark-bad-crc.gz")
+    c.case("spark-bad-crc.gz", "0,3")
     blk = SPARK_OK
     c.write("spark-bad-checksum.lz4",
             b"LZ4Block" + bytes([0x10]) + struct.pack("<III", len(blk), len(blk), 12345) + blk)
@@ -246,6 +246,26 @@ def build(c):
     c.case("mixed", "0", named="mixed/a-empty.json")
     c.rows.append(("mixed", "0", "mixed/b-garbage.bin", "-"))
     c.rows.append(("mixed", "0", "mixed/d-cut.json", "-"))
+
+    # --- hostile names, special files, an empty folder ----------------------
+    # stderr shows names cleaned (ESC, BEL -> '?', CR -> ' '): bad_inputs.sh
+    # looks for the cleaned form and for any control byte on stderr
+    c.write("name\x1b]0;pwned\x07\r.log", b"just some text\n")
+    c.case("name\x1b]0;pwned\x07\r.log", "3")
+    c.write("names/\x1b[2J\x1b[31mred.json", b"{}")
+    c.write("names/spark.log", SPARK_OK)
+    c.case("names", "0", named="names/\x1b[2J\x1b[31mred.json")
+    # a FIFO where Spark writes its events files: opened without blocking,
+    # refused by name; the other input of the folder is still read
+    roll = "fifo-rolling/eventlog_v2_app-1"
+    c.write(roll + "/appstatus_app-1", b"")
+    os.mkfifo(c.path(roll + "/events_1_app-1"))
+    c.write("fifo-rolling/spark.log", SPARK_OK)
+    c.case("fifo-rolling", "0", named=roll + "/events_1_app-1")
+    os.mkfifo(c.path("fifo.log"))
+    c.case("fifo.log", "3")
+    os.makedirs(os.path.join(c.out, "empty-dir"), exist_ok=True)
+    c.case("empty-dir", "3")
 
     # --- inputs that once crashed a fuzz target (tests/bad-inputs/crashes/)
     if os.path.isdir(CRASHES):

@@ -47,7 +47,7 @@ check "missing input is named on stderr" has "$tmp/err" "does-not-exist.json"
 printf 'just some text\n' >"$tmp/unknown.txt"
 run analyze "$tmp/unknown.txt"
 check "unrecognized input exits 3" test $rc = 3
-check "unrecognized input is named" has "$tmp/err" "unknown.txt: not recognized"
+check "unrecognized input is named" has "$tmp/err" "unknown.txt: warning: not recognized"
 
 run analyze "$demo"
 check "demo analyzes" test $rc = 0

@@ -1402,6 +1402,77 @@ static void test_walk(void **state)
     }
 }
 
+/* Only regular files are inputs: a FIFO (which would block an open until
+ * a writer comes), a device or a socket is refused by name, in a walk, in
+ * a rolling folder and given directly. alarm(): a regression fails the
+ * test instead of hanging it. */
+static void test_special_files(void **state)
+{
+    walk_log w;
+    op_error err;
+    op_stream *s = (op_stream *)1;
+    char p[512];
+    size_t n;
+
+    (void)state;
+    make_tmp_root();
+    alarm(30);
+    mk("special/");
+    mk("special/a.log");
+    snprintf(p, sizeof p, "%s/special/fifo", tmp_root);
+    assert_int_equal(mkfifo(p, 0600), 0);
+
+    assert_int_equal(input_open(p, NULL, &s, &err), OP_EUSAGE);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "special/fifo: a FIFO, not a regular file"));
+    assert_null(input_read_file(p, 1024, &n, &err));
+    assert_non_null(strstr(err.msg, "special/fifo: a FIFO, not a regular file"));
+    assert_int_equal(input_open("/dev/null", NULL, &s, &err), OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "/dev/null: a character device, not a regular file"));
+
+    memset(&w, 0, sizeof w);
+    snprintf(p, sizeof p, "%s/special", tmp_root);
+    assert_int_equal(input_walk(p, on_file, on_walk_error, &w, &err), 0);
+    assert_int_equal(w.n, 1);
+    assert_string_equal(w.seen[0], "special/a.log");
+    assert_int_equal(w.nerr, 1);
+    assert_string_equal(w.errs[0],
+                        "special/fifo|a FIFO, not a regular file (skipped)");
+
+    /* a FIFO where Spark writes its events files */
+    mk("special/eventlog_v2_app-1/");
+    mk("special/eventlog_v2_app-1/appstatus_app-1");
+    snprintf(p, sizeof p, "%s/special/eventlog_v2_app-1/events_1_app-1", tmp_root);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    snprintf(p, sizeof p, "%s/special/eventlog_v2_app-1", tmp_root);
+    if (input_open_rolling(p, NULL, &s, &err) == 0) {
+        const char *line;
+        size_t len;
+        assert_int_not_equal(op_stream_read_line(s, &line, &len, &err), 1);
+        input_close(s);
+    }
+    assert_non_null(strstr(err.msg, "events_1_app-1: a FIFO, not a regular file"));
+    alarm(0);
+}
+
+/* An empty folder: nothing to sort (qsort(NULL, 0) is undefined, and the
+ * UBSan build aborts on it), no file, no error. */
+static void test_walk_empty(void **state)
+{
+    walk_log w;
+    op_error err;
+    char p[512];
+
+    (void)state;
+    make_tmp_root();
+    mk("empty/");
+    memset(&w, 0, sizeof w);
+    snprintf(p, sizeof p, "%s/empty", tmp_root);
+    assert_int_equal(input_walk(p, on_file, on_walk_error, &w, &err), 0);
+    assert_int_equal(w.n, 0);
+    assert_int_equal(w.nerr, 0);
+}
+
 /* --- real Spark logs ---------------------------------------------------- */
 
 typedef struct real_ctx {
@@ -1550,6 +1621,8 @@ int main(void)
         cmocka_unit_test(test_damaged_streams),
         cmocka_unit_test(test_codec_drip),
         cmocka_unit_test(test_walk),
+        cmocka_unit_test(test_special_files),
+        cmocka_unit_test(test_walk_empty),
         cmocka_unit_test(test_real_spark),
     };
 
