@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "jsonw.h"
+#include "sbx.h"
 
 #define MAX_CASE_INPUTS 64
 #define MAX_RESULTS 100000
@@ -35,6 +36,7 @@ typedef struct case_result {
 /* The pack under test, loaded once for all the test files of its folder
  * (each rule file is loaded once per process). */
 typedef struct pack_load {
+    const char *dir; /* the pack folder (borrowed) */
     ruleset *rs;     /* NULL when the folder could not be loaded */
     results errs;    /* load errors */
     char why[OP_ERROR_MAX];
@@ -363,6 +365,7 @@ static void pack_open(const cli_opts *o, const char *dir, pack_load *pl)
     op_error err;
 
     memset(pl, 0, sizeof *pl);
+    pl->dir = dir;
     results_init(&pl->errs);
     op_error_clear(&err);
     snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
@@ -602,7 +605,8 @@ static void run_test_file(const cli_opts *o, pack_load *pl, const char *file,
     char test_dir[PATH_MAX];
 
     op_error_clear(&err);
-    ruleset_eval_data(&o->rlimits, file, &doc, &err);
+    if (sbx_path_inside(pl->dir, file, err.msg, sizeof err.msg) == 0)
+        ruleset_eval_data(&o->rlimits, file, &doc, &err);
     rule = cJSON_GetObjectItemCaseSensitive(doc, "rule");
     cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     if (!doc || !cJSON_IsString(rule) || !cJSON_IsArray(cases)) {

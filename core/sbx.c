@@ -829,6 +829,19 @@ static int inside(const char *root, const char *real)
            (real[n] == '/' || (n == 1 && root[0] == '/'));
 }
 
+int sbx_path_inside(const char *dir, const char *path, char *msg,
+                    size_t msglen)
+{
+    char *root = realpath(dir, NULL), real[PATH_MAX];
+    int ok = root && realpath(path, real) && inside(root, real);
+
+    free(root);
+    if (!ok)
+        snprintf(msg, msglen, "%s: refused: the file lies outside the folder "
+                 "%s (a symlink may point only inside it)", path, dir);
+    return ok ? 0 : -1;
+}
+
 int sbx_open_file(const sbx *s, const char *path, size_t max, FILE **out,
                   size_t *size, char *msg, size_t msglen)
 {

@@ -135,6 +135,12 @@ int sbx_is_proxy(lua_State *L, int idx);
 int sbx_open_file(const sbx *s, const char *path, size_t max, FILE **out,
                   size_t *size, char *msg, size_t msglen);
 
+/* Whether path resolves (symlinks followed) inside folder dir: 0, or -1
+ * with msg naming both. For data files of a pack read by other means
+ * (rules test's *_test.lua); checked before reading, not on the open file. */
+int sbx_path_inside(const char *dir, const char *path, char *msg,
+                    size_t msglen);
+
 /* Writes msg to stderr as one "[label] msg" line; control characters are
  * replaced and output per call is bounded (print, ctx.log). */
 void sbx_log(sbx *s, const char *msg, size_t len);

@@ -3,7 +3,8 @@
 # options built as a shared DAG, too many values, test files and packs that
 # stall (in Lua and inside a C function) under `rules test` and `rules
 # lint`, the per-pack time budget (CLI and config), each file loaded once
-# per process, symlinks out of the pack, and log lines forged with newlines.
+# per process, symlinks out of the pack (rule files, modules, test files),
+# and log lines forged with newlines.
 # Outcomes never depend on speed: the loops never end, the small limits
 # decide. Memory is bounded with ulimit -v (skipped under ASan).
 # Usage: hostile_packs.sh OPTIPIPE SOURCE_DIR REAL_DIR
@@ -167,6 +168,13 @@ check "a lib/ symlink out of the pack is refused, naming the file" \
 check "a rule file linked out of the pack is refused" err_has link/leak.lua "^link/leak.lua: refused: the file lies outside"
 check "... nothing of either file leaks" sh -c '! grep -q TOPSECRET out err'
 check "a symlink inside the pack works" has out '"message": "inside-ok"'
+mkdir -p tlink
+echo 'local x = TOPSECRET-9999 syntax' >outside/t.lua
+ln -s "$tmp/outside/t.lua" tlink/x_test.lua
+op rules test tlink
+check "rules test: a test file linked out of the pack is refused" \
+    has out "FAIL tlink/x_test.lua: tlink/x_test.lua: refused: the file lies outside the folder tlink"
+check "... without a piece of it" sh -c '! grep -q TOPSECRET out err'
 
 # --- print and ctx.log: one call, one line --------------------------------------
 rule logp/p.lua hostile.log \
