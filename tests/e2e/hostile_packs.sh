@@ -5,8 +5,8 @@
 # lint`, the per-pack time budget (CLI and config), each file loaded once
 # per process, symlinks out of the pack (rule files, modules, test files),
 # and log lines forged with newlines.
-# Outcomes never depend on speed: the loops never end, the small limits
-# decide. Memory is bounded with ulimit -v (skipped under ASan).
+# Outcomes never depend on speed: the loops never end, and only the limit
+# under test is set (--rule-instructions 0 where a time limit decides). Memory is bounded with ulimit -v (skipped under ASan).
 # Usage: hostile_packs.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$1
@@ -57,7 +57,7 @@ for i = 1, 20 do t = {t, t} end
 return { id = "hostile.dagopt", title = "dag options", severity = "info",
   sources = {"*"}, options = { d = t }, check = function() end }
 EOF
-op analyze --no-bundled --rules dag --format json "$flink"
+op analyze --rule-timeout-ms 0 --no-bundled --rules dag --format json "$flink" # only the value limits decide
 check "DAG packs: analyze ends normally" test $rc = 0
 check "... the report is small" test "$(wc -c <out)" -lt 200000
 check "DAG evidence is a rule error naming the rule" \
@@ -83,20 +83,20 @@ for i = 1, 22 do t = {t, t} end
 return { rule = "x", cases = { t } }
 EOF
 for d in tstall tcstall; do
-    op rules test --rule-timeout-ms 200 $d
+    op rules test --rule-instructions 0 --rule-timeout-ms 200 $d
     check "rules test $d: fails" test $rc = 1
     check "... with a timeout naming the file" has out "FAIL $d/x_test.lua: $d/x_test.lua: timeout"
 done
 op rules test tdag
 check "rules test: a DAG test file is refused" has out "FAIL tdag/x_test.lua: .*the same table is used twice"
-op rules test --isolate never --rule-timeout-ms 200 tstall
+op rules test --isolate never --rule-instructions 0 --rule-timeout-ms 200 tstall
 check "... in-process too, under the limits" has out "tstall/x_test.lua: timeout"
 
 # --- rules lint: packs that stall at load ---------------------------------------
 mkdir -p lstall
 printf 'string.find(("a"):rep(40), ("a?"):rep(40) .. ("a"):rep(40))\nreturn {}\n' >lstall/a.lua
 echo 'while true do end' >lstall/b.lua
-op rules lint --rule-timeout-ms 200 lstall
+op rules lint --rule-instructions 0 --rule-timeout-ms 200 lstall
 check "rules lint on a stalling pack: problems, not a hang" test $rc = 1
 check "... the C stall ends as a timeout" has out "lstall/a.lua: does not load: timeout"
 check "... so does the Lua loop" has out "lstall/b.lua: does not load: timeout"
@@ -114,12 +114,12 @@ budget_ok() { # five errors; r4 and r5 (after >= 300 ms of timeouts) never load
         ! has err "load r4" && ! has err "load r5" &&
         for i in 1 2 3; do [ "$(count err "load r$i\$")" -le 1 ] || return 1; done
 }
-op analyze --format json --no-bundled --rules budget --rule-timeout-ms 100 --rule-pack-timeout-ms 250 "$flink"
+op analyze --format json --no-bundled --rules budget --rule-instructions 0 --rule-timeout-ms 100 --rule-pack-timeout-ms 250 "$flink"
 check "pack budget (CLI): later files are not loaded, each file at most once" budget_ok
 echo 'return { rule_pack_timeout_ms = 250 }' >budget.lua
-op analyze --format json --config budget.lua --no-bundled --rules budget --rule-timeout-ms 100 "$flink"
+op analyze --format json --config budget.lua --no-bundled --rules budget --rule-instructions 0 --rule-timeout-ms 100 "$flink"
 check "pack budget (config key rule_pack_timeout_ms)" budget_ok
-op analyze --format json --config budget.lua --rule-pack-timeout-ms 0 --no-bundled --rules budget --rule-timeout-ms 100 "$flink"
+op analyze --format json --config budget.lua --rule-pack-timeout-ms 0 --no-bundled --rules budget --rule-instructions 0 --rule-timeout-ms 100 "$flink"
 check "the CLI beats the config (0: no budget, five timeouts)" \
     test "$(n_errors)" = 5 -a "$(grep -c '"error": "timeout"' out)" = 5
 echo 'return { rule_pack_timeout_ms = "soon" }' >badbudget.lua
