@@ -185,14 +185,14 @@ enum {
     READS = CMD_ANALYZE | CMD_NORMALIZE | CMD_REVIEW | CMD_BASELINE,
     RUNS = CMD_ANALYZE | CMD_REVIEW | CMD_BASELINE,
     LOADS = RUNS | CMD_RULES,
-    LIMITS = RUNS | CMD_RULES_TEST
+    LIMITS = RUNS | CMD_RULES_TEST | CMD_RULES_LINT
 };
 
 typedef enum opt_id {
     O_QUIET, O_DETERMINISTIC, O_NO_BUNDLED, O_NO_CONFIG, O_SHOW_SUPPRESSED,
     O_ALL, O_PRUNE, O_FORCE, O_FORMAT, O_OUTPUT, O_RULES, O_PACK,
     O_PLUGIN_PATH, O_FAIL_ON, O_MAX_LINE, O_MAX_BYTES, O_TIMEOUT, O_MEMORY,
-    O_INSTRUCTIONS, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
+    O_INSTRUCTIONS, O_PACK_TIMEOUT, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
     O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT
 } opt_id;
 
@@ -224,6 +224,7 @@ static const opt_def opt_table[] = {
     {"--rule-timeout-ms", NULL, O_TIMEOUT, 1, LIMITS},
     {"--rule-memory-mb", NULL, O_MEMORY, 1, LIMITS},
     {"--rule-instructions", NULL, O_INSTRUCTIONS, 1, LIMITS},
+    {"--rule-pack-timeout-ms", NULL, O_PACK_TIMEOUT, 1, LIMITS},
     {"--isolate", NULL, O_ISOLATE, 1, LIMITS},
     {"--config", NULL, O_CONFIG, 1, LOADS},
     {"--baseline", NULL, O_BASELINE, 1, CMD_ANALYZE | CMD_REVIEW},
@@ -293,6 +294,10 @@ static int set_limit(cli_opts *o, const char *a, opt_id id, const char *val)
     case O_TIMEOUT: o->rlimits.timeout_ms = (unsigned)v; break;
     case O_MEMORY: o->rlimits.mem_bytes = (size_t)v * 1024 * 1024; break;
     case O_INSTRUCTIONS: o->rlimits.instructions = v; break;
+    case O_PACK_TIMEOUT:
+        o->rlimits.pack_timeout_ms = (unsigned)v;
+        o->pack_timeout_set = 1;
+        break;
     default: break;
     }
     return 0;
@@ -465,6 +470,8 @@ static int fold_config(cli_session *s)
     }
     if (!o->fail_on && c->fail_on)
         o->fail_on = c->fail_on;
+    if (!o->pack_timeout_set && c->rule_pack_timeout_ms >= 0)
+        o->rlimits.pack_timeout_ms = (unsigned)c->rule_pack_timeout_ms;
     s->baseline_path = o->baseline ? o->baseline
                        : c->baseline ? c->baseline : o->baseline_default;
     o->cfg = c;

@@ -52,6 +52,7 @@ typedef struct cli_opts {
     input_limits limits;
     fetch_opts fetch; /* for http(s):// inputs (fetch.h) */
     rule_limits rlimits;
+    int pack_timeout_set; /* --rule-pack-timeout-ms given (beats the config) */
     const char *inputs[4096];
     size_t ninputs;
     /* config and approvals */

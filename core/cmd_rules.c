@@ -24,7 +24,7 @@ static const char usage_rules[] =
     "       optipipe rules show ID [--rules DIR] [--config FILE]\n"
     "       optipipe rules test [--junit FILE] [DIR|FILE...]\n"
     "       optipipe rules new [--source NAME] [--force] PACK/NAME\n"
-    "       optipipe rules lint [DIR...]\n"
+    "       optipipe rules lint [LIMITS] [DIR...]\n"
     "\n"
     "list   every rule that would run (after optipipe.lua): id, severity\n"
     "       ('off' when disabled), pack, title\n"
@@ -38,7 +38,11 @@ static const char usage_rules[] =
     "       default spark)\n"
     "lint   checks each rule's metadata without running it: load errors,\n"
     "       docs page, test file, options used without a default, options\n"
-    "       declared but never read. Exits 1 when it finds a problem.\n";
+    "       declared but never read. Exits 1 when it finds a problem.\n"
+    "\n"
+    "test and lint load packs like analyze: in a worker (--isolate auto),\n"
+    "under LIMITS: --rule-timeout-ms, --rule-instructions, --rule-memory-mb,\n"
+    "--rule-pack-timeout-ms, --isolate (docs/sandbox.md).\n";
 
 /* ---- list / show -------------------------------------------------------- */
 
@@ -793,22 +797,21 @@ static void check_options(lint *l, const rule_meta *r, const names *lib_fields)
     free(src);
 }
 
-static void lint_dir(lint *l, const char *dir)
+/* Packs are loaded as analyze loads them: untrusted, isolated under
+ * --isolate auto, with the rule limits (a stalling pack ends in an error). */
+static void lint_dir(lint *l, const rule_limits *lim, const char *dir)
 {
     char lua_dir[PATH_MAX];
-    rule_limits lim;
     ruleset *rs;
     results errs;
     op_error err;
     names lib_fields = {{0}, 0};
     size_t i;
 
-    rule_limits_default(&lim);
-    lim.isolate = 0; /* metadata only: no check function runs */
     snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
     results_init(&errs);
     op_error_clear(&err);
-    rs = ruleset_new(&lim);
+    rs = ruleset_new(lim);
     if (!rs || ruleset_load_dir(rs, dir, dir, lua_dir, 0, &errs, &err)) {
         problem(l, dir, NULL, "%s", rs ? err.msg : "out of memory");
         goto out;
@@ -832,19 +835,16 @@ out:
 static int rules_lint(int argc, char **argv)
 {
     lint l = {0, 0};
-    int i, dirs = 0;
+    cli_opts o;
+    size_t i;
+    int code;
 
-    for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(usage_rules, stdout);
-            return EXIT_DONE;
-        }
-        if (argv[i][0] == '-')
-            return cli_usage_error("unknown option '%s'", argv[i]);
-    }
-    for (i = 0; i < argc; i++, dirs++)
-        lint_dir(&l, argv[i]);
-    if (!dirs) {
+    cli_opts_default(&o);
+    if ((code = cli_parse_opts(&o, argc, argv, usage_rules, CMD_RULES_LINT)))
+        return code;
+    for (i = 0; i < o.ninputs; i++)
+        lint_dir(&l, &o.rlimits, o.inputs[i]);
+    if (!o.ninputs) {
         char root[PATH_MAX], dir[PATH_MAX * 2];
         struct dirent *de;
         DIR *d;
@@ -854,7 +854,7 @@ static int rules_lint(int argc, char **argv)
                 struct stat st;
                 snprintf(dir, sizeof dir, "%s/%s", root, de->d_name);
                 if (de->d_name[0] != '.' && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                    lint_dir(&l, dir);
+                    lint_dir(&l, &o.rlimits, dir);
             }
             closedir(d);
         }

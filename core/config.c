@@ -23,6 +23,7 @@
 void config_init(config *c)
 {
     memset(c, 0, sizeof *c);
+    c->rule_pack_timeout_ms = -1;
 }
 
 void config_free(config *c)
@@ -374,9 +375,17 @@ static int read_top(rd *r, const cJSON *root)
             if (severity_parse(cJSON_IsString(it) ? it->valuestring : NULL) < 0)
                 return bad(r, k, "expected \"info\", \"warning\" or \"error\"");
             rc = read_string(r, it, k, &r->c->fail_on, 0);
+        } else if (strcmp(k, "rule_pack_timeout_ms") == 0) {
+            if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
+                it->valuedouble > 4294967295.0 ||
+                it->valuedouble != (double)(long long)it->valuedouble)
+                return bad(r, k, "expected a whole number of milliseconds "
+                                 "(0: no limit)");
+            r->c->rule_pack_timeout_ms = (long long)it->valuedouble;
         } else
             return bad(r, k, "unknown setting (known: rules, packs, ignore, "
-                             "rules_dirs, plugin_paths, baseline, fail_on)");
+                             "rules_dirs, plugin_paths, baseline, fail_on, "
+                             "rule_pack_timeout_ms)");
         if (rc)
             return rc;
     }

@@ -52,6 +52,7 @@ typedef struct config {
     char *plugin_path; /* ':'-joined, resolved against dir; NULL if none */
     char *baseline;    /* resolved against dir; NULL if none */
     char *fail_on;     /* "info" | "warning" | "error"; NULL if none */
+    long long rule_pack_timeout_ms; /* rule_limits.pack_timeout_ms; -1 if none */
 } config;
 
 /* An empty config (what applies when there is no file). */

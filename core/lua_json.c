@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,20 @@
 
 #define PATH_MAX_LEN 200
 
+/* The tables converted so far (their addresses), so that one reached twice
+ * is refused: a shared table, converted once per reference, would let a
+ * few kilobytes of Lua (t = {t, t} twenty times) become a million nodes. */
+typedef struct seen_set {
+    const void **slot;
+    size_t cap, n; /* cap: a power of two, or 0 */
+} seen_set;
+
 typedef struct conv {
     lua_State *L;
     size_t *budget;
+    size_t nodes;
     int depth;
+    seen_set seen;
     char path[PATH_MAX_LEN];
     char *err;
     size_t errlen;
@@ -48,6 +59,58 @@ static int spend(conv *c, size_t n)
 }
 
 static int conv_value(conv *c, int idx, cJSON **out);
+
+static size_t seen_hash(const void *p, size_t cap)
+{
+    uintptr_t h = (uintptr_t)p;
+
+    h ^= h >> 17;
+    h *= (uintptr_t)0x9E3779B97F4A7C15u;
+    return (size_t)(h >> 7) & (cap - 1);
+}
+
+/* Adds p; returns 1 when it was there already, -1 on OOM, else 0. */
+static int seen_add(seen_set *s, const void *p)
+{
+    size_t i;
+
+    if (2 * (s->n + 1) > s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 64, k;
+        const void **nv = calloc(ncap, sizeof *nv);
+        if (!nv)
+            return -1;
+        for (k = 0; k < s->cap; k++)
+            if (s->slot[k]) {
+                for (i = seen_hash(s->slot[k], ncap); nv[i];
+                     i = (i + 1) & (ncap - 1))
+                    ;
+                nv[i] = s->slot[k];
+            }
+        free(s->slot);
+        s->slot = nv;
+        s->cap = ncap;
+    }
+    for (i = seen_hash(p, s->cap); s->slot[i]; i = (i + 1) & (s->cap - 1))
+        if (s->slot[i] == p)
+            return 1;
+    s->slot[i] = p;
+    s->n++;
+    return 0;
+}
+
+/* Every value is a node and costs LJSON_NODE_COST on top of its text, so
+ * that tables (empty ones too) and array slots count, not only keys and
+ * scalars; a conversion makes at most LJSON_MAX_NODES. */
+static int spend_node(conv *c)
+{
+    if (++c->nodes > LJSON_MAX_NODES) {
+        char what[80];
+        snprintf(what, sizeof what, "more than %u values",
+                 (unsigned)LJSON_MAX_NODES);
+        return fail(c, what);
+    }
+    return spend(c, LJSON_NODE_COST);
+}
 
 /* Appends ".key" or "[i]" to the path; returns the old length. */
 static size_t path_push(conv *c, const char *key, lua_Integer i)
@@ -240,6 +303,13 @@ static int conv_table(conv *c, int idx, cJSON **out)
         return fail(c, "nested too deeply");
     sbx_unproxy(L, idx);
     t = lua_gettop(L);
+    rc = seen_add(&c->seen, lua_topointer(L, t));
+    if (rc) {
+        lua_pop(L, 1);
+        return fail(c, rc > 0 ? "the same table is used twice (a value "
+                                "must be a tree: copy the table)"
+                              : "out of memory");
+    }
     c->depth++;
     n = seq_len(L, t, &count);
     rc = n > 0 ? conv_array(c, t, n, out) : conv_object(c, t, count, out);
@@ -256,6 +326,8 @@ static int conv_value(conv *c, int idx, cJSON **out)
     double d;
 
     *out = NULL;
+    if (spend_node(c))
+        return -1;
     switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
         if (spend(c, 24))
@@ -291,6 +363,7 @@ int ljson_from_lua(lua_State *L, int idx, const char *what, size_t *budget,
                    cJSON **out, char *errbuf, size_t errlen)
 {
     conv c;
+    int rc;
 
     memset(&c, 0, sizeof c);
     c.L = L;
@@ -299,7 +372,9 @@ int ljson_from_lua(lua_State *L, int idx, const char *what, size_t *budget,
     c.errlen = errlen;
     snprintf(c.path, sizeof c.path, "%s", what ? what : "value");
     *out = NULL;
-    return conv_value(&c, lua_absindex(L, idx), out);
+    rc = conv_value(&c, lua_absindex(L, idx), out);
+    free(c.seen.slot);
+    return rc;
 }
 
 static void push_number(lua_State *L, double d)

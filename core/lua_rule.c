@@ -289,46 +289,30 @@ static int validate_step(lua_State *L)
     return 0;
 }
 
-/* Reads a rule file into a new buffer (*buf, *n). 0 or -1 with *reason. */
-static int read_rule_file(const char *path, char **buf, size_t *n,
-                          char **reason)
+/* Reads a rule file (inside the pack: sbx_open_file) into a new buffer
+ * (*buf, *n). 0 or -1 with *reason. */
+static int read_rule_file(const sbx *s, const char *path, char **buf,
+                          size_t *n, char **reason)
 {
-    FILE *f = fopen(path, "rb");
     char msg[600];
-    size_t got = 0, cap = 0, r;
+    FILE *f = NULL;
+    size_t size = 0;
     char *b = NULL;
 
-    if (!f) {
-        snprintf(msg, sizeof msg, "%s: cannot open: %s", path,
-                 strerror(errno));
+    if (sbx_open_file(s, path, LRULE_FILE_MAX, &f, &size, msg, sizeof msg))
+        goto fail;
+    b = malloc(size + 1);
+    if (!b) {
+        snprintf(msg, sizeof msg, "%s: out of memory", path);
         goto fail;
     }
-    do {
-        if (got == cap) {
-            char *nb;
-            if (cap > LRULE_FILE_MAX) {
-                snprintf(msg, sizeof msg, "%s: larger than %u bytes", path,
-                         (unsigned)LRULE_FILE_MAX);
-                goto fail;
-            }
-            cap = cap ? cap * 2 : 8192;
-            nb = realloc(b, cap);
-            if (!nb) {
-                snprintf(msg, sizeof msg, "%s: out of memory", path);
-                goto fail;
-            }
-            b = nb;
-        }
-        r = fread(b + got, 1, cap - got, f);
-        got += r;
-    } while (r > 0);
-    if (ferror(f)) {
+    if (fread(b, 1, size, f) != size || ferror(f)) {
         snprintf(msg, sizeof msg, "%s: read error", path);
         goto fail;
     }
     fclose(f);
     *buf = b;
-    *n = got;
+    *n = size;
     return 0;
 fail:
     if (f)
@@ -351,7 +335,7 @@ int lrule_load(sbx *s, const char *path, const char *pack, int trusted,
     memset(&ls, 0, sizeof ls);
     *fn_ref = LUA_NOREF;
     *reason = NULL;
-    if (read_rule_file(path, &ls.buf, &ls.n, reason))
+    if (read_rule_file(s, path, &ls.buf, &ls.n, reason))
         return -1;
     chunkname = malloc(strlen(path) + 2);
     if (!chunkname)

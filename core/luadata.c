@@ -22,7 +22,7 @@
 
 /* Runs the chunk; leaves its first result on the stack. */
 static int run_chunk(sbx *s, const char *path, char *src, size_t len,
-                     op_error *err)
+                     uint64_t instructions, unsigned timeout_ms, op_error *err)
 {
     lua_State *L = sbx_lua(s);
     char chunk[4096 + 2];
@@ -36,7 +36,7 @@ static int run_chunk(sbx *s, const char *path, char *src, size_t len,
         lua_pop(L, 1);
         return rc;
     }
-    sbx_arm(s, LUADATA_INSTRUCTIONS, LUADATA_TIMEOUT_MS);
+    sbx_arm(s, instructions, timeout_ms);
     rc = sbx_pcall(s, 0, 1, &reason);
     sbx_disarm(s);
     if (rc != SBX_OK) {
@@ -55,7 +55,15 @@ static int run_chunk(sbx *s, const char *path, char *src, size_t len,
 
 int luadata_eval_file(const char *path, cJSON **out, op_error *err)
 {
-    sbx_config cfg = {LUADATA_MEM, NULL, NULL};
+    return luadata_eval_limited(path, LUADATA_MEM, LUADATA_INSTRUCTIONS,
+                                LUADATA_TIMEOUT_MS, out, err);
+}
+
+int luadata_eval_limited(const char *path, size_t mem_bytes,
+                         uint64_t instructions, unsigned timeout_ms,
+                         cJSON **out, op_error *err)
+{
+    sbx_config cfg = {mem_bytes, NULL, NULL};
     size_t len = 0, budget = LUADATA_JSON_MAX;
     char msg[OP_ERROR_MAX];
     char *src = NULL;
@@ -74,7 +82,7 @@ int luadata_eval_file(const char *path, cJSON **out, op_error *err)
     }
     sbx_set_label(s, path);
     L = sbx_lua(s);
-    if ((rc = run_chunk(s, path, src, len, err)))
+    if ((rc = run_chunk(s, path, src, len, instructions, timeout_ms, err)))
         goto out;
     if (!lua_istable(L, -1)) {
         rc = op_error_set(err, OP_EPARSE, "%s: must return a table (got %s)",
@@ -84,7 +92,7 @@ int luadata_eval_file(const char *path, cJSON **out, op_error *err)
     if (ljson_from_lua(L, -1, path, &budget, out, msg, sizeof msg))
         rc = op_error_set(err, OP_EPARSE, "%s", msg);
 out:
-    sbx_free(s, LUADATA_INSTRUCTIONS, LUADATA_TIMEOUT_MS);
+    sbx_free(s, instructions, timeout_ms);
     free(src);
     return rc;
 }

@@ -11,6 +11,7 @@
 #define OP_CORE_LUADATA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 #include <optipipe/common.h>
@@ -28,5 +29,13 @@
  * line for Lua errors, the path inside the table for conversion errors).
  */
 int luadata_eval_file(const char *path, cJSON **out, op_error *err);
+
+/* The same under the given memory cap (bytes), instruction budget and
+ * wall-clock limit (0 disables each): what `rules test` uses for test
+ * files, with the rule limits. luadata_eval_file uses 256 MiB,
+ * 100,000,000 instructions and 10 s. */
+int luadata_eval_limited(const char *path, size_t mem_bytes,
+                         uint64_t instructions, unsigned timeout_ms,
+                         cJSON **out, op_error *err);
 
 #endif

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "lua_model.h"
+#include "luadata.h"
 #include "lua_rule.h"
 #include "sbx.h"
 
@@ -49,6 +50,8 @@ typedef struct pack {
     char *name, *dir, *sdk_dir;
     int trusted, isolated;
     sbx *sb; /* in-process packs only */
+    uint64_t deadline; /* now_ms() at which the pack's budget for this
+                          load or run ends; 0 = none. Workers inherit it. */
 } pack;
 
 typedef struct rule {
@@ -77,6 +80,7 @@ void rule_limits_default(rule_limits *l)
     l->mem_bytes = (size_t)64 << 20;
     l->instructions = 100000000u;
     l->timeout_ms = 2000;
+    l->pack_timeout_ms = 30000;
     l->isolate = -1;
 }
 
@@ -85,6 +89,51 @@ static uint64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- the pack budget -------------------------------------------------------- */
+
+/* Starts the pack's budget for one load or run. */
+static void pack_begin(const ruleset *rs, pack *p)
+{
+    p->deadline = rs->lim.pack_timeout_ms
+                      ? now_ms() + rs->lim.pack_timeout_ms
+                      : 0;
+}
+
+/* The limits of p's next load or call: rs's, with the time limit cut to
+ * what is left of the pack's budget (*by_pack is then set, so that a
+ * timeout is reported as the pack's). -1 when nothing is left. */
+static int pack_limits(const ruleset *rs, const pack *p, rule_limits *lim,
+                       int *by_pack)
+{
+    uint64_t now = now_ms(), left;
+
+    *lim = rs->lim;
+    *by_pack = 0;
+    if (!p->deadline)
+        return 0;
+    if (now >= p->deadline)
+        return -1;
+    left = p->deadline - now;
+    if (!lim->timeout_ms || left < lim->timeout_ms) {
+        lim->timeout_ms = (unsigned)left;
+        *by_pack = 1;
+    }
+    return 0;
+}
+
+static int pack_spent(const pack *p)
+{
+    return p->deadline && now_ms() >= p->deadline;
+}
+
+/* The reason to record for a failed load or call. */
+static const char *pack_reason(int by_pack, const char *reason)
+{
+    if (by_pack && reason && strcmp(reason, SBX_REASON_TIME) == 0)
+        return RULES_REASON_PACK_TIME;
+    return reason ? reason : "out of memory";
 }
 
 /* ---- the set --------------------------------------------------------------- */
@@ -525,11 +574,20 @@ static size_t jnum(const cJSON *j, const char *key)
     return (size_t)v;
 }
 
-static uint64_t call_deadline(const ruleset *rs)
+/* When the parent kills a worker of p: a load or call (busy) gets
+ * timeout_ms, the time between them WORKER_SETUP_MS, never beyond the
+ * pack's budget; each plus the grace period (the worker's own hook
+ * normally reports first). 0: no deadline. */
+static uint64_t worker_deadline(const ruleset *rs, const pack *p, int busy)
 {
-    return rs->lim.timeout_ms
-               ? now_ms() + rs->lim.timeout_ms + WORKER_GRACE_MS
-               : 0;
+    uint64_t dl = busy ? (rs->lim.timeout_ms
+                              ? now_ms() + rs->lim.timeout_ms + WORKER_GRACE_MS
+                              : 0)
+                       : now_ms() + WORKER_SETUP_MS;
+
+    if (p->deadline && (!dl || p->deadline + WORKER_GRACE_MS < dl))
+        dl = p->deadline + WORKER_GRACE_MS;
+    return dl;
 }
 
 /* How a parent reads one worker: handle() gets each message and returns 1
@@ -549,13 +607,13 @@ typedef struct worker_reader {
 
 /* Reads messages until the work is done, a message is bad, or
  * worker_line() stops (0 end of stream, -1 deadline, -2 protocol). */
-static int worker_pump(worker *w, const ruleset *rs, const worker_reader *rd)
+static int worker_pump(worker *w, const ruleset *rs, const pack *p,
+                       const worker_reader *rd)
 {
     char *line;
 
     for (;;) {
-        uint64_t dl = rd->busy(rd->ctx) ? call_deadline(rs)
-                                        : now_ms() + WORKER_SETUP_MS;
+        uint64_t dl = worker_deadline(rs, p, rd->busy(rd->ctx));
         cJSON *msg;
         int rc = worker_line(w, dl, &line);
 
@@ -581,6 +639,86 @@ static sbx *pack_sbx(const ruleset *rs, const pack *p, op_error *err)
     return sbx_new(&cfg, err);
 }
 
+/* ---- data files ----------------------------------------------------------------- */
+
+typedef struct data_job {
+    const rule_limits *lim;
+    const char *path;
+} data_job;
+
+static void data_child(void *ctx, int fd)
+{
+    const data_job *j = ctx;
+    cJSON *doc = NULL, *m;
+    op_error err;
+    int rc;
+
+    op_error_clear(&err);
+    rc = luadata_eval_limited(j->path, j->lim->mem_bytes,
+                              j->lim->instructions, j->lim->timeout_ms, &doc,
+                              &err);
+    if (rc == 0) {
+        m = msg_item(msg_new("data"), "v", doc);
+    } else {
+        m = msg_num(msg_new("derr"), "code", rc);
+        m = msg_str(m, "error", err.msg);
+    }
+    emit(fd, m);
+    _exit(0);
+}
+
+/* Parent side: the one message of a data worker. */
+static int data_msg(const cJSON *msg, const char *path, cJSON **out,
+                    op_error *err)
+{
+    const char *t = jstr(msg, "t");
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, "v");
+    size_t code = jnum(msg, "code");
+
+    if (t && strcmp(t, "data") == 0 && v) {
+        *out = cJSON_DetachItemViaPointer((cJSON *)msg, v);
+        return 0;
+    }
+    if (t && strcmp(t, "derr") == 0 && jstr(msg, "error") && code > 0 &&
+        code < 100)
+        return op_error_set(err, (int)code, "%s", jstr(msg, "error"));
+    return op_error_set(err, OP_EIO, "%s: worker protocol error", path);
+}
+
+int ruleset_eval_data(const rule_limits *lim, const char *path, cJSON **out,
+                      op_error *err)
+{
+    data_job j = {lim, path};
+    char why[128], *line;
+    uint64_t dl;
+    cJSON *msg;
+    worker w;
+    int rc;
+
+    *out = NULL;
+    if (lim->isolate == 0)
+        return luadata_eval_limited(path, lim->mem_bytes, lim->instructions,
+                                    lim->timeout_ms, out, err);
+    if (worker_start(&w, data_child, &j) != 0)
+        return op_error_set(err, OP_EIO, "%s: cannot start a worker: %s",
+                            path, strerror(errno));
+    dl = lim->timeout_ms ? now_ms() + lim->timeout_ms + WORKER_GRACE_MS : 0;
+    rc = worker_line(&w, dl, &line);
+    if (rc == 1) {
+        msg = cJSON_Parse(line);
+        rc = msg ? data_msg(msg, path, out, err)
+                 : op_error_set(err, OP_EIO, "%s: worker protocol error",
+                                path);
+        cJSON_Delete(msg);
+        worker_end(&w, 1, why, sizeof why);
+        return rc;
+    }
+    worker_end(&w, 1, why, sizeof why);
+    return op_error_set(err, OP_ELIMIT, "%s: %s", path,
+                        rc == -1 ? SBX_REASON_TIME
+                        : rc == -2 ? "worker protocol error" : why);
+}
+
 /* ---- loading ----------------------------------------------------------------------- */
 
 typedef struct load_job {
@@ -603,18 +741,24 @@ static void load_child(void *ctx, int fd)
     for (i = j->next; i < j->n; i++) {
         rule_meta meta;
         char *reason = NULL;
-        int ref;
+        int ref, by_pack, rc = -1;
+        rule_limits lim;
         cJSON *m;
 
         emit_num(fd, "load", "i", i);
-        if (lrule_load(s, j->paths[i], j->p->name, j->p->trusted, &j->rs->lim,
-                       &meta, &ref, &reason) == 0) {
+        memset(&meta, 0, sizeof meta);
+        if (pack_limits(j->rs, j->p, &lim, &by_pack))
+            by_pack = 1, reason = strdup(SBX_REASON_TIME);
+        else
+            rc = lrule_load(s, j->paths[i], j->p->name, j->p->trusted, &lim,
+                            &meta, &ref, &reason);
+        if (rc == 0) {
             m = msg_num(msg_new("meta"), "i", (double)i);
             m = msg_item(m, "meta", rule_meta_to_json(&meta));
         } else {
             m = msg_num(msg_new("lerr"), "i", (double)i);
             m = msg_str(m, "rule", meta.id ? meta.id : j->paths[i]);
-            m = msg_str(m, "error", reason ? reason : "out of memory");
+            m = msg_str(m, "error", pack_reason(by_pack, reason));
         }
         free(reason);
         rule_meta_clear(&meta);
@@ -686,6 +830,12 @@ static void load_isolated(load_job *j, results *errs)
         worker_reader rd = {load_handle, load_busy, &lr};
         int rc, done, bad;
 
+        if (pack_spent(j->p)) { /* no worker just to hear that */
+            for (; j->next < j->n; j->next++)
+                results_add_error(errs, j->paths[j->next],
+                                  RULES_REASON_PACK_TIME);
+            return;
+        }
         if (worker_start(&w, load_child, j) != 0) {
             snprintf(why, sizeof why, "cannot start a worker: %s",
                      strerror(errno));
@@ -693,14 +843,16 @@ static void load_isolated(load_job *j, results *errs)
                 results_add_error(errs, j->paths[j->next], why);
             return;
         }
-        rc = worker_pump(&w, j->rs, &rd);
+        rc = worker_pump(&w, j->rs, j->p, &rd);
         done = rc == PUMP_DONE;
         bad = rc == PUMP_BAD;
         worker_end(&w, !done, why, sizeof why);
         if (done)
             break;
         if (rc == -1 && !bad)
-            snprintf(why, sizeof why, "%s", SBX_REASON_TIME);
+            snprintf(why, sizeof why, "%s", pack_spent(j->p)
+                                                ? RULES_REASON_PACK_TIME
+                                                : SBX_REASON_TIME);
         else if (rc == PUMP_NOMEM)
             snprintf(why, sizeof why, "out of memory");
         else if (bad || rc == -2)
@@ -710,6 +862,30 @@ static void load_isolated(load_job *j, results *errs)
             results_add_error(errs, j->paths[victim], why);
         j->next = victim + 1;
     }
+}
+
+static void load_inproc(ruleset *rs, pack *p, const char *path, results *errs)
+{
+    rule_meta meta;
+    rule_limits lim;
+    char *reason = NULL;
+    int ref, by_pack;
+
+    if (pack_limits(rs, p, &lim, &by_pack)) {
+        results_add_error(errs, path, RULES_REASON_PACK_TIME);
+        return;
+    }
+    if (lrule_load(p->sb, path, p->name, p->trusted, &lim, &meta, &ref,
+                   &reason) == 0) {
+        /* Like a rule that failed to load: named, not dropped. */
+        if (add_rule(rs, p, &meta, ref, errs))
+            results_add_error(errs, path, "out of memory");
+    } else {
+        results_add_error(errs, meta.id ? meta.id : path,
+                          pack_reason(by_pack, reason));
+        rule_meta_clear(&meta);
+    }
+    free(reason);
 }
 
 int ruleset_load_dir(ruleset *rs, const char *dir, const char *pack_name,
@@ -744,26 +920,13 @@ int ruleset_load_dir(ruleset *rs, const char *dir, const char *pack_name,
         free_list(paths, n);
         return op_error_set(err, OP_ENOMEM, "out of memory");
     }
+    pack_begin(rs, p);
     if (p->isolated) {
         load_job j = {rs, p, paths, n, 0};
         load_isolated(&j, errs);
     } else {
-        for (i = 0; i < n; i++) {
-            rule_meta meta;
-            char *reason = NULL;
-            int ref;
-            if (lrule_load(p->sb, paths[i], p->name, trusted, &rs->lim, &meta,
-                           &ref, &reason) == 0) {
-                /* Like a rule that failed to load: named, not dropped. */
-                if (add_rule(rs, p, &meta, ref, errs))
-                    results_add_error(errs, paths[i], "out of memory");
-            } else {
-                results_add_error(errs, meta.id ? meta.id : paths[i],
-                                  reason ? reason : "out of memory");
-                rule_meta_clear(&meta);
-            }
-            free(reason);
-        }
+        for (i = 0; i < n; i++)
+            load_inproc(rs, p, paths[i], errs);
     }
     free_list(paths, n);
     return 0;
@@ -827,7 +990,7 @@ static int pack_steps(const ruleset *rs, const pack *p, const model *m,
 
 /* Runs one step in sandbox s. On success the findings go to *findings
  * (caller frees); otherwise *reason. Returns an sbx_fail. */
-static int exec_step(const ruleset *rs, sbx *s, const step *st,
+static int exec_step(const rule_limits *lim, sbx *s, const step *st,
                      const model *m, void (*started)(void *), void *ud,
                      cJSON **findings, char **reason)
 {
@@ -846,7 +1009,7 @@ static int exec_step(const ruleset *rs, sbx *s, const step *st,
     c.m = m;
     c.run_index = st->run;
     c.options = opts;
-    kind = lrule_exec(s, &c, &rs->lim, started, ud, reason);
+    kind = lrule_exec(s, &c, lim, started, ud, reason);
     cJSON_Delete(opts);
     if (kind == SBX_OK)
         *findings = c.findings;
@@ -893,15 +1056,22 @@ static void run_inproc(const ruleset *rs, pack *p, const model *m,
         cJSON *findings;
         int kind;
 
+        rule_limits lim;
+        int by_pack;
+
         if (steps[k].r->dead)
             continue;
+        if (pack_limits(rs, p, &lim, &by_pack)) {
+            record_failure(out, steps[k].r, SBX_ETIME, RULES_REASON_PACK_TIME);
+            continue;
+        }
         steps[k].r->ran = 1;
-        kind = exec_step(rs, p->sb, &steps[k], m, NULL, NULL, &findings,
+        kind = exec_step(&lim, p->sb, &steps[k], m, NULL, NULL, &findings,
                          &reason);
         if (kind == SBX_OK)
             add_findings(out, m, steps[k].r, findings);
         else
-            record_failure(out, steps[k].r, kind, reason);
+            record_failure(out, steps[k].r, kind, pack_reason(by_pack, reason));
         cJSON_Delete(findings);
         free(reason);
         reason = NULL;
@@ -927,7 +1097,19 @@ static void started_call(void *ud)
         sbx_worker_test_hook(j->steps[j->cur_step].r->meta.id);
 }
 
-/* Worker: reloads the pack's live rules and runs steps[next..]. */
+/* Whether r has a step in steps[next..]: only those rules are reloaded,
+ * so a worker loads each file at most once, and only when it is needed. */
+static int has_step(const run_job *j, const rule *r)
+{
+    size_t k;
+
+    for (k = j->next; k < j->n; k++)
+        if (j->steps[k].r == r)
+            return 1;
+    return 0;
+}
+
+/* Worker: reloads the pack's live rules that have steps left. */
 static void reload_rules(run_job *j, sbx *s)
 {
     size_t i;
@@ -935,15 +1117,20 @@ static void reload_rules(run_job *j, sbx *s)
     for (i = 0; i < j->rs->nrules; i++) {
         rule *r = j->rs->rules[i];
         rule_meta meta;
+        rule_limits lim;
         char *reason = NULL;
-        int ref, ok;
+        int ref, ok = 0, by_pack;
 
-        if (r->p != j->p || r->dead || !r->meta.enabled)
+        if (r->p != j->p || r->dead || !r->meta.enabled || !has_step(j, r))
             continue;
         emit_num(j->fd, "load", "i", i);
+        memset(&meta, 0, sizeof meta);
         /* By the return code: out of memory, reason may be NULL. */
-        ok = lrule_load(s, r->meta.file, j->p->name, j->p->trusted,
-                        &j->rs->lim, &meta, &ref, &reason) == 0;
+        if (pack_limits(j->rs, j->p, &lim, &by_pack))
+            by_pack = 1, reason = strdup(SBX_REASON_TIME);
+        else
+            ok = lrule_load(s, r->meta.file, j->p->name, j->p->trusted, &lim,
+                            &meta, &ref, &reason) == 0;
         if (ok && strcmp(meta.id, r->meta.id) != 0) {
             lrule_unref(s, ref);
             ok = 0;
@@ -952,7 +1139,7 @@ static void reload_rules(run_job *j, sbx *s)
         }
         if (!ok) {
             cJSON *m = msg_num(msg_new("lfail"), "i", (double)i);
-            emit(j->fd, msg_str(m, "error", reason ? reason : "out of memory"));
+            emit(j->fd, msg_str(m, "error", pack_reason(by_pack, reason)));
             r->dead = 1;
         } else {
             r->fn_ref = ref;
@@ -975,15 +1162,22 @@ static void run_child(void *ctx, int fd)
     j->fd = fd;
     reload_rules(j, s);
     for (k = j->next; k < j->n; k++) {
-        cJSON *findings, *f, *m;
+        cJSON *findings = NULL, *f, *m;
         char *reason = NULL;
-        int kind;
+        rule_limits lim;
+        int kind, by_pack;
 
         if (j->steps[k].r->dead)
             continue;
         j->cur_step = k;
-        kind = exec_step(j->rs, s, &j->steps[k], j->m, started_call, j,
-                         &findings, &reason);
+        if (pack_limits(j->rs, j->p, &lim, &by_pack)) {
+            kind = SBX_ETIME;
+            by_pack = 1;
+            reason = strdup(SBX_REASON_TIME);
+        } else {
+            kind = exec_step(&lim, s, &j->steps[k], j->m, started_call, j,
+                             &findings, &reason);
+        }
         if (kind == SBX_OK) {
             cJSON_ArrayForEach(f, findings) {
                 /* A reference to its members: the finding stays in
@@ -996,7 +1190,7 @@ static void run_child(void *ctx, int fd)
         } else {
             m = msg_num(msg_new("fail"), "s", (double)k);
             m = msg_num(m, "kind", kind);
-            emit(fd, msg_str(m, "error", reason ? reason : "out of memory"));
+            emit(fd, msg_str(m, "error", pack_reason(by_pack, reason)));
             if (kind != SBX_ELUA)
                 j->steps[k].r->dead = 1;
         }
@@ -1106,6 +1300,13 @@ static void run_isolated(run_job *j, results *out)
             j->next++;
         if (j->next >= j->n)
             return;
+        if (pack_spent(j->p)) { /* no worker just to hear that */
+            for (; j->next < j->n; j->next++)
+                if (!j->steps[j->next].r->dead)
+                    record_failure(out, j->steps[j->next].r, SBX_ETIME,
+                                   RULES_REASON_PACK_TIME);
+            return;
+        }
         if (worker_start(&w, run_child, j) != 0) {
             snprintf(why, sizeof why, "cannot start a worker: %s",
                      strerror(errno));
@@ -1114,7 +1315,7 @@ static void run_isolated(run_job *j, results *out)
                     record_failure(out, j->steps[j->next].r, SBX_EHOST, why);
             return;
         }
-        rc = worker_pump(&w, j->rs, &rd);
+        rc = worker_pump(&w, j->rs, j->p, &rd);
         done = rc == PUMP_DONE;
         bad = rc == PUMP_BAD;
         cJSON_Delete(st.pending);
@@ -1122,7 +1323,9 @@ static void run_isolated(run_job *j, results *out)
         if (done)
             return;
         if (rc == -1 && !bad)
-            snprintf(why, sizeof why, "%s", SBX_REASON_TIME);
+            snprintf(why, sizeof why, "%s", pack_spent(j->p)
+                                                ? RULES_REASON_PACK_TIME
+                                                : SBX_REASON_TIME);
         else if (rc == PUMP_NOMEM)
             snprintf(why, sizeof why, "out of memory");
         else if (bad || rc == -2)
@@ -1151,6 +1354,7 @@ int ruleset_run(ruleset *rs, const model *m, results *out, op_error *err)
         pack *p = rs->packs[i];
         if (pack_steps(rs, p, m, &steps, &n))
             return op_error_set(err, OP_ENOMEM, "out of memory");
+        pack_begin(rs, p);
         if (n && p->isolated) {
             run_job j;
             memset(&j, 0, sizeof j);

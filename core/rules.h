@@ -20,8 +20,14 @@ typedef struct rule_limits {
     size_t mem_bytes;       /* per Lua state; default 64 MiB */
     uint64_t instructions;  /* per rule call; default 100,000,000 */
     unsigned timeout_ms;    /* wall clock per rule call; default 2000 */
+    unsigned pack_timeout_ms; /* wall clock per pack: for loading its files,
+                                 and for each ruleset_run; default 30000 */
     int isolate;            /* -1 auto (untrusted packs), 0 never, 1 always */
 } rule_limits;
+
+/* The error of every file or rule a pack could not load or run because
+ * its pack_timeout_ms was spent. */
+#define RULES_REASON_PACK_TIME "pack time budget exceeded"
 
 void rule_limits_default(rule_limits *l);
 
@@ -72,5 +78,16 @@ rule_meta *ruleset_find(ruleset *rs, const char *id);
  * read. Returns 0, or OP_ENOMEM / OP_EIO when the engine itself failed.
  */
 int ruleset_run(ruleset *rs, const model *m, results *out, op_error *err);
+
+/*
+ * Evaluates the Lua data file path (a *_test.lua) as luadata_eval_file
+ * does, under lim's memory cap, instruction budget and time limit and,
+ * unless lim->isolate is 0, in a forked worker that is killed after
+ * timeout_ms (+ a grace period): a stall inside a C function ends as a
+ * timeout. Returns 0 with *out (owned by the caller), or an op_status with
+ * err naming path.
+ */
+int ruleset_eval_data(const rule_limits *lim, const char *path, cJSON **out,
+                      op_error *err);
 
 #endif

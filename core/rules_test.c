@@ -22,7 +22,7 @@
 
 #include "cli.h"
 #include "jsonw.h"
-#include "luadata.h"
+#include "sbx.h"
 
 #define MAX_CASE_INPUTS 64
 #define MAX_RESULTS 100000
@@ -32,6 +32,15 @@ typedef struct case_result {
     char *suite, *file, *name, *why, *details;
     int ok;
 } case_result;
+
+/* The pack under test, loaded once for all the test files of its folder
+ * (each rule file is loaded once per process). */
+typedef struct pack_load {
+    const char *dir; /* the pack folder (borrowed) */
+    ruleset *rs;     /* NULL when the folder could not be loaded */
+    results errs;    /* load errors */
+    char why[OP_ERROR_MAX];
+} pack_load;
 
 typedef struct tally {
     unsigned passed, failed;
@@ -350,7 +359,34 @@ static int read_case(analysis *an, const cli_opts *o, char paths[][PATH_MAX],
     return 0;
 }
 
-static int run_case(const cli_opts *o, const char *dir, const char *test_dir,
+static void pack_open(const cli_opts *o, const char *dir, pack_load *pl)
+{
+    char lua_dir[PATH_MAX];
+    op_error err;
+
+    memset(pl, 0, sizeof *pl);
+    pl->dir = dir;
+    results_init(&pl->errs);
+    op_error_clear(&err);
+    snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
+    pl->rs = ruleset_new(&o->rlimits);
+    if (!pl->rs) {
+        snprintf(pl->why, sizeof pl->why, "out of memory");
+    } else if (ruleset_load_dir(pl->rs, dir, dir, lua_dir, 0, &pl->errs,
+                                &err)) {
+        snprintf(pl->why, sizeof pl->why, "%s", err.msg);
+        ruleset_free(pl->rs);
+        pl->rs = NULL;
+    }
+}
+
+static void pack_close(pack_load *pl)
+{
+    ruleset_free(pl->rs);
+    results_free(&pl->errs);
+}
+
+static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
                     const char *rule, const cJSON *c, char *why, size_t whylen,
                     FILE *details)
 {
@@ -358,11 +394,10 @@ static int run_case(const cli_opts *o, const char *dir, const char *test_dir,
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
     char paths[MAX_CASE_INPUTS][PATH_MAX];
     char inline_path[PATH_MAX] = "";
-    char lua_dir[PATH_MAX];
     size_t npaths = 0;
     analysis an;
     results res;
-    ruleset *rs = NULL;
+    ruleset *rs = pl->rs;
     op_error err;
     int ok = 0;
 
@@ -382,18 +417,16 @@ static int run_case(const cli_opts *o, const char *dir, const char *test_dir,
     if (write_inline(inputs, inline_path, sizeof inline_path, why, whylen) ||
         case_inputs(inputs, test_dir, inline_path, paths, &npaths, why, whylen))
         goto out;
-    snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
-    rs = ruleset_new(&o->rlimits);
-    if (!rs || ruleset_load_dir(rs, dir, dir, lua_dir, 0, &res, &err)) {
-        snprintf(why, whylen, "%s", rs ? err.msg : "out of memory");
+    if (!rs) {
+        snprintf(why, whylen, "%s", pl->why);
         goto out;
     }
+    /* load errors of other rules do not fail this case */
     if (select_rule(rs, rule, cJSON_GetObjectItemCaseSensitive(c, "options"),
                     why, whylen)) {
-        load_error(&res, rule, why, whylen);
+        load_error(&pl->errs, rule, why, whylen);
         goto out;
     }
-    results_free(&res); /* load errors of other rules do not fail this case */
     if (read_case(&an, o, paths, npaths, why, whylen))
         goto out;
     if (ruleset_run(rs, an.m, &res, &err)) {
@@ -409,7 +442,6 @@ static int run_case(const cli_opts *o, const char *dir, const char *test_dir,
 out:
     if (inline_path[0])
         unlink(inline_path);
-    ruleset_free(rs);
     results_free(&res);
     analysis_free(&an);
     return ok;
@@ -539,7 +571,7 @@ static int write_junit(const tally *t, const char *path)
 
 /* ---- files and folders ------------------------------------------------------ */
 
-static void run_one(const cli_opts *o, const char *dir, const char *file,
+static void run_one(const cli_opts *o, pack_load *pl, const char *file,
                     const char *test_dir, const char *rule, const cJSON *c,
                     tally *t)
 {
@@ -549,7 +581,7 @@ static void run_one(const cli_opts *o, const char *dir, const char *file,
     char *details = NULL;
     size_t dlen = 0;
     FILE *mem = open_memstream(&details, &dlen);
-    int ok = run_case(o, dir, test_dir, rule, c, why, sizeof why,
+    int ok = run_case(o, pl, test_dir, rule, c, why, sizeof why,
                       mem ? mem : stdout);
 
     if (mem)
@@ -562,7 +594,9 @@ static void run_one(const cli_opts *o, const char *dir, const char *file,
     free(details);
 }
 
-static void run_test_file(const cli_opts *o, const char *dir, const char *file,
+/* The test file is data from the pack: evaluated under the rule limits,
+ * in a worker unless --isolate never. */
+static void run_test_file(const cli_opts *o, pack_load *pl, const char *file,
                           tally *t)
 {
     op_error err;
@@ -571,7 +605,8 @@ static void run_test_file(const cli_opts *o, const char *dir, const char *file,
     char test_dir[PATH_MAX];
 
     op_error_clear(&err);
-    luadata_eval_file(file, &doc, &err);
+    if (sbx_path_inside(pl->dir, file, err.msg, sizeof err.msg) == 0)
+        ruleset_eval_data(&o->rlimits, file, &doc, &err);
     rule = cJSON_GetObjectItemCaseSensitive(doc, "rule");
     cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     if (!doc || !cJSON_IsString(rule) || !cJSON_IsArray(cases)) {
@@ -583,7 +618,7 @@ static void run_test_file(const cli_opts *o, const char *dir, const char *file,
     }
     dir_of(file, test_dir, sizeof test_dir);
     cJSON_ArrayForEach(c, cases)
-        run_one(o, dir, file, test_dir, rule->valuestring, c, t);
+        run_one(o, pl, file, test_dir, rule->valuestring, c, t);
     cJSON_Delete(doc);
 }
 
@@ -607,6 +642,7 @@ static void run_dir(const cli_opts *o, const char *dir, tally *t)
     size_t n = 0, i;
     struct dirent *de;
     DIR *d = opendir(dir);
+    pack_load pl;
 
     if (!d) {
         printf("FAIL %s: cannot open: %s\n", dir, strerror(errno));
@@ -618,11 +654,15 @@ static void run_dir(const cli_opts *o, const char *dir, tally *t)
             n++;
     closedir(d);
     qsort(names, n, sizeof *names, str_cmp);
+    if (n)
+        pack_open(o, dir, &pl);
     for (i = 0; i < n; i++) {
         snprintf(file, sizeof file, "%s/%s", dir, names[i]);
-        run_test_file(o, dir, file, t);
+        run_test_file(o, &pl, file, t);
         free(names[i]);
     }
+    if (n)
+        pack_close(&pl);
 }
 
 /* A DIR runs every test file in it; a FILE (x_test.lua) only that one,
@@ -633,8 +673,11 @@ static void run_arg(const cli_opts *o, const char *arg, tally *t)
     char dir[PATH_MAX];
 
     if (stat(arg, &st) == 0 && S_ISREG(st.st_mode) && is_test_file(arg)) {
+        pack_load pl;
         dir_of(arg, dir, sizeof dir);
-        run_test_file(o, dir, arg, t);
+        pack_open(o, dir, &pl);
+        run_test_file(o, &pl, arg, t);
+        pack_close(&pl);
         return;
     }
     run_dir(o, arg, t);

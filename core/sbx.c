@@ -25,8 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SBX_QUANTUM 1000           /* VM instructions between hook calls */
 #define SBX_MODULE_MAX (4u << 20)  /* largest module file require reads */
@@ -55,6 +57,7 @@ struct sbx {
     const char *label;
     void *user;
     char *sdk_dir, *pack_dir;
+    char *sdk_real, *pack_real; /* the folders with symlinks resolved */
 };
 
 /* Registry keys: addresses, so no Lua code can name them. */
@@ -727,6 +730,21 @@ static int sb_load(lua_State *L)
     return 1;
 }
 
+/* Bytes of the control character at p (0 if none): C0 but tab (newlines
+ * too, or a rule could forge log lines), DEL, C1 as UTF-8 (NEL...) and the
+ * Unicode line and paragraph separators. */
+static size_t ctrl_len(const unsigned char *p, size_t left)
+{
+    if ((p[0] < 0x20 && p[0] != '\t') || p[0] == 0x7f)
+        return 1;
+    if (left >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+        return 2;
+    if (left >= 3 && p[0] == 0xe2 && p[1] == 0x80 &&
+        (p[2] == 0xa8 || p[2] == 0xa9))
+        return 3;
+    return 0;
+}
+
 void sbx_log(sbx *s, const char *msg, size_t len)
 {
     char line[SBX_LOG_LINE_MAX + 8];
@@ -740,10 +758,10 @@ void sbx_log(sbx *s, const char *msg, size_t len)
         return;
     }
     for (i = 0; i < len && n < SBX_LOG_LINE_MAX; i++) {
-        unsigned char c = (unsigned char)msg[i];
-        line[n++] = (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f
-                        ? '?'
-                        : (char)c;
+        size_t skip = ctrl_len((const unsigned char *)msg + i, len - i);
+        line[n++] = skip ? '?' : msg[i];
+        if (skip)
+            i += skip - 1;
     }
     if (i < len) {
         memcpy(line + n, "...", 3);
@@ -803,31 +821,98 @@ static int module_path(const sbx *s, const char *name, char *path,
     return n > 0 && (size_t)n < cap;
 }
 
-/* Reads path into a new full userdata (pushed); the size goes to *n. */
+/* Whether real (a resolved path) lies inside the resolved folder root. */
+static int inside(const char *root, const char *real)
+{
+    size_t n = root ? strlen(root) : 0;
+
+    return n && strncmp(real, root, n) == 0 &&
+           (real[n] == '/' || (n == 1 && root[0] == '/'));
+}
+
+int sbx_path_inside(const char *dir, const char *path, char *msg,
+                    size_t msglen)
+{
+    char *root = realpath(dir, NULL), real[PATH_MAX];
+    int ok = root && realpath(path, real) && inside(root, real);
+
+    free(root);
+    if (!ok)
+        snprintf(msg, msglen, "%s: refused: the file lies outside the folder "
+                 "%s (a symlink may point only inside it)", path, dir);
+    return ok ? 0 : -1;
+}
+
+int sbx_open_file(const sbx *s, const char *path, size_t max, FILE **out,
+                  size_t *size, char *msg, size_t msglen)
+{
+    struct stat fst, rst;
+    char real[PATH_MAX];
+    int fd;
+
+    *out = NULL;
+    fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(msg, msglen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    /* The resolved name must be the very file opened: a path swapped
+     * between the open and realpath() names another file and is refused. */
+    if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) {
+        snprintf(msg, msglen, "%s: not a regular file", path);
+        goto fail;
+    }
+    if (!realpath(path, real) || stat(real, &rst) != 0 ||
+        rst.st_dev != fst.st_dev || rst.st_ino != fst.st_ino ||
+        !(inside(s->pack_real, real) || inside(s->sdk_real, real))) {
+        snprintf(msg, msglen, "%s: refused: the file lies outside the pack "
+                 "folder and the SDK folder (a symlink may point only "
+                 "inside them)", path);
+        goto fail;
+    }
+    if ((uintmax_t)fst.st_size > max) {
+        snprintf(msg, msglen, "%s: larger than %zu bytes", path, max);
+        goto fail;
+    }
+    *out = fdopen(fd, "rb");
+    if (!*out) {
+        snprintf(msg, msglen, "%s: cannot open: %s", path, strerror(errno));
+        goto fail;
+    }
+    *size = (size_t)fst.st_size;
+    return 0;
+fail:
+    close(fd);
+    return -1;
+}
+
+/* Reads path into a new full userdata (pushed); the size goes to *n. The
+ * buffer is allocated before the file is opened, so that a memory error
+ * (which raises) cannot leak the open file. */
 static void push_file(lua_State *L, const char *name, const char *path,
                       size_t *n)
 {
+    char msg[PATH_MAX + 200];
     struct stat st;
     FILE *f;
     char *buf;
-    size_t got;
+    size_t got, size;
 
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         luaL_error(L, "module '%s' not found: no file '%s'", name, path);
     if ((uintmax_t)st.st_size > SBX_MODULE_MAX)
         luaL_error(L, "module '%s': file '%s' is larger than %d bytes", name,
                    path, (int)SBX_MODULE_MAX);
-    *n = (size_t)st.st_size;
-    buf = lua_newuserdatauv(L, *n + 1, 0);
-    f = fopen(path, "rb");
-    if (!f)
-        luaL_error(L, "module '%s': cannot open '%s': %s", name, path,
-                   strerror(errno));
-    got = fread(buf, 1, *n, f);
+    buf = lua_newuserdatauv(L, (size_t)st.st_size + 1, 0);
+    if (sbx_open_file(sbx_of(L), path, (size_t)st.st_size, &f, &size, msg,
+                      sizeof msg))
+        luaL_error(L, "module '%s': %s", name, msg);
+    got = size == (size_t)st.st_size ? fread(buf, 1, size, f) : SIZE_MAX;
     fclose(f);
-    if (got != *n)
+    if (got != size)
         luaL_error(L, "module '%s': cannot read '%s'", name, path);
-    buf[*n] = '\0';
+    *n = size;
+    buf[size] = '\0';
 }
 
 static int sb_require(lua_State *L)
@@ -1069,6 +1154,9 @@ sbx *sbx_new(const sbx_config *cfg, op_error *err)
     s->pack_dir = xstrdup(cfg->pack_dir);
     if ((cfg->sdk_lua_dir && !s->sdk_dir) || (cfg->pack_dir && !s->pack_dir))
         goto oom;
+    /* NULL when the folder does not resolve: nothing opens inside it. */
+    s->sdk_real = cfg->sdk_lua_dir ? realpath(cfg->sdk_lua_dir, NULL) : NULL;
+    s->pack_real = cfg->pack_dir ? realpath(cfg->pack_dir, NULL) : NULL;
     s->exempt = 1; /* the state and library are not the rules' to pay for */
     s->L = lua_newstate(sbx_alloc, s);
     if (!s->L)
@@ -1102,5 +1190,7 @@ void sbx_free(sbx *s, uint64_t instructions, unsigned timeout_ms)
     }
     free(s->sdk_dir);
     free(s->pack_dir);
+    free(s->sdk_real);
+    free(s->pack_real);
     free(s);
 }

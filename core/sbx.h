@@ -11,6 +11,7 @@
 #define OP_CORE_SBX_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <lua.h>
@@ -123,6 +124,22 @@ void sbx_mark_lazy(lua_State *L, int mt, lua_CFunction complete);
  * hand the result to Lua. */
 void sbx_unproxy(lua_State *L, int idx);
 int sbx_is_proxy(lua_State *L, int idx);
+
+/*
+ * Opens path (a rule file or module) for reading, but only a regular file
+ * of at most max bytes whose real path (symlinks resolved, checked on the
+ * file actually opened) lies inside the pack folder or the SDK folder of
+ * s. *out (close it) and *size on success; otherwise -1 with msg naming
+ * path. A symlink that stays inside those folders is fine.
+ */
+int sbx_open_file(const sbx *s, const char *path, size_t max, FILE **out,
+                  size_t *size, char *msg, size_t msglen);
+
+/* Whether path resolves (symlinks followed) inside folder dir: 0, or -1
+ * with msg naming both. For data files of a pack read by other means
+ * (rules test's *_test.lua); checked before reading, not on the open file. */
+int sbx_path_inside(const char *dir, const char *path, char *msg,
+                    size_t msglen);
 
 /* Writes msg to stderr as one "[label] msg" line; control characters are
  * replaced and output per call is bounded (print, ctx.log). */

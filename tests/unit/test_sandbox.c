@@ -20,9 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <lauxlib.h>
+
 #include "findings.h"
+#include "lua_json.h"
 #include "model.h"
 #include "rules.h"
 #include "support.h"
@@ -430,6 +434,152 @@ static void test_sbx_tiny_cap(void **state)
     sbx_free(s, 1000, 100);
 }
 
+/* Runs Lua chunk src in s and converts its result: 0 or -1 (msg). */
+static int convert(sbx *s, const char *src, char *msg, size_t len)
+{
+    lua_State *L = sbx_lua(s);
+    size_t budget = 64u << 20;
+    char buf[512], *reason = NULL;
+    cJSON *v = NULL;
+    int rc;
+
+    snprintf(buf, sizeof buf, "%s", src);
+    sbx_push_env(L);
+    assert_int_equal(sbx_load_text(L, buf, strlen(buf), "=test"), 0);
+    assert_int_equal(sbx_pcall(s, 0, 1, &reason), SBX_OK);
+    rc = ljson_from_lua(L, -1, "v", &budget, &v, msg, len);
+    lua_pop(L, 1);
+    assert_true(rc == 0 ? v != NULL : v == NULL);
+    cJSON_Delete(v);
+    return rc;
+}
+
+/* Values leaving Lua are trees of bounded size: a DAG (shared tables) or
+ * a cycle is refused, every value counts against the budget and the
+ * node cap. */
+static void test_ljson_trees(void **state)
+{
+    sbx_config cfg = {256u << 20, NULL, NULL};
+    op_error err;
+    char msg[300];
+    sbx *s = sbx_new(&cfg, &err);
+
+    (void)state;
+    assert_non_null(s);
+    assert_int_equal(convert(s, "local t = {} for i = 1, 20 do t = {t, t} end "
+                                "return {d = t}", msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "the same table is used twice"));
+    assert_non_null(strstr(msg, "v.d[1]"));
+    assert_int_equal(convert(s, "local t = {} t.me = t return t", msg,
+                             sizeof msg), -1);
+    assert_string_equal(msg, "v.me: the same table is used twice (a value "
+                             "must be a tree: copy the table)");
+    /* empty tables are not free: 200,001 of them exceed the node cap */
+    assert_int_equal(convert(s, "local t = {} for i = 1, 200001 do "
+                                "t[i] = {} end return t", msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "more than 200000 values"));
+    assert_int_equal(convert(s, "local a = {x = 1} return {a, {x = 1}, "
+                                "'s', 2, true}", msg, sizeof msg), 0);
+    sbx_free(s, 1000, 100);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Rule files and modules open only inside the pack or the SDK folder,
+ * symlinks resolved on the file opened. */
+static void test_open_inside_pack(void **state)
+{
+    char pack[128], path[256], target[256], msg[600];
+    sbx_config cfg = {0, SDK_DIR, pack};
+    op_error err;
+    size_t size;
+    FILE *f;
+    sbx *s;
+
+    (void)state;
+    snprintf(pack, sizeof pack, "%s/pack", tm_tmpdir);
+    assert_int_equal(mkdir(pack, 0755), 0);
+    snprintf(path, sizeof path, "%s/outside.lua", tm_tmpdir);
+    write_file(path, "return 1\n");
+    snprintf(target, sizeof target, "%s/out.lua", pack);
+    assert_int_equal(symlink(path, target), 0);
+    snprintf(path, sizeof path, "%s/in.lua", pack);
+    write_file(path, "return 2\n");
+    snprintf(target, sizeof target, "%s/link.lua", pack);
+    assert_int_equal(symlink("in.lua", target), 0);
+    s = sbx_new(&cfg, &err);
+    assert_non_null(s);
+    assert_int_equal(sbx_open_file(s, target, 100, &f, &size, msg, sizeof msg),
+                     0);
+    assert_int_equal(size, 9);
+    fclose(f);
+    snprintf(target, sizeof target, "%s/out.lua", pack);
+    assert_int_equal(sbx_open_file(s, target, 100, &f, &size, msg, sizeof msg),
+                     -1);
+    assert_null(f);
+    assert_non_null(strstr(msg, "refused: the file lies outside the pack"));
+    snprintf(target, sizeof target, "%s/in.lua", pack);
+    assert_int_equal(sbx_open_file(s, target, 4, &f, &size, msg, sizeof msg),
+                     -1);
+    assert_non_null(strstr(msg, "larger than 4 bytes"));
+    assert_int_equal(sbx_open_file(s, SDK_DIR "/optipipe/../../sdk_graph.lua",
+                                   1u << 20, &f, &size, msg, sizeof msg),
+                     -1); /* next to the SDK folder is outside it */
+    sbx_free(s, 1000, 100);
+}
+
+/* Five files that never end: each call gets what is left of the pack's
+ * budget; after three 100 ms timeouts (>= 300 ms) files 4 and 5 are
+ * certainly past the 250 ms budget and are not loaded. */
+static void pack_budget(int isolate)
+{
+    char dir[128], path[256];
+    rule_limits l = hostile_limits(isolate);
+    ruleset *rs;
+    results errs;
+    op_error err;
+    int i;
+
+    snprintf(dir, sizeof dir, "%s/budget%d", tm_tmpdir, isolate);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    for (i = 1; i <= 5; i++) {
+        snprintf(path, sizeof path, "%s/r%d.lua", dir, i);
+        write_file(path, "while true do end\n");
+    }
+    l.instructions = 0;
+    l.timeout_ms = 100;
+    l.pack_timeout_ms = 250;
+    rs = ruleset_new(&l);
+    results_init(&errs);
+    assert_int_equal(ruleset_load_dir(rs, dir, "budget", SDK_DIR, 0, &errs,
+                                      &err), 0);
+    assert_int_equal(errs.ne, 5);
+    assert_string_equal(errs.e[3].error, RULES_REASON_PACK_TIME);
+    assert_string_equal(errs.e[4].error, RULES_REASON_PACK_TIME);
+    assert_int_equal(ruleset_count(rs), 0);
+    results_free(&errs);
+    ruleset_free(rs);
+}
+
+static void test_pack_budget_inproc(void **state)
+{
+    (void)state;
+    pack_budget(0);
+}
+
+static void test_pack_budget_isolated(void **state)
+{
+    (void)state;
+    pack_budget(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +593,10 @@ int main(void)
         cmocka_unit_test(test_stall_at_load),
         cmocka_unit_test(test_worker_crash),
         cmocka_unit_test(test_auto_isolation),
+        cmocka_unit_test(test_ljson_trees),
+        cmocka_unit_test(test_open_inside_pack),
+        cmocka_unit_test(test_pack_budget_inproc),
+        cmocka_unit_test(test_pack_budget_isolated),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tm_tmpdir_setup, tm_tmpdir_teardown);
 }
