@@ -155,14 +155,15 @@ char *report_clean_dup(const char *s, int keep_newlines)
 static size_t term_char(const char *s, char out[4], size_t *used)
 {
     uint32_t cp;
-    size_t k = report_utf8_next(s, &cp);
+    int bad;
+    size_t k = utf8_next(s, &cp, &bad);
 
     *used = k;
     if (!k)
         return 0;
     if (cp == '\n' || cp == '\t' || cp == '\r')
         out[0] = ' ';
-    else if (report_is_control(cp) || (cp == 0xfffd && k == 1))
+    else if (utf8_is_control(cp) || bad)
         out[0] = '?';
     else {
         memcpy(out, s, k);
