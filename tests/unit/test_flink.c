@@ -793,8 +793,7 @@ static void test_lookup_precedence(void **state)
         "    {\"id\": \"" SRC "\", \"description\": \"first plan\"},"
         "    {\"id\": \"" WIN "\", \"description\": \"w\","
         "     \"inputs\": [{\"id\": \"" SRC "\"}]},"
-        "    {\"id\": \"" SRC "\", \"description\": \"second plan\","
-        "     \"inputs\": [{\"id\": \"" WIN "\"}]}]}},"
+        "    {\"id\": \"" SRC "\", \"description\": \"second plan\"}]}},"
         "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"errors\":"
         "   [\"not yet\"]},"
         "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"status\": \"ok\","
@@ -825,12 +824,22 @@ static void test_lookup_precedence(void **state)
     const struct op_node *src = tm_node(r, SRC), *win = tm_node(r, WIN);
 
     (void)state;
-    assert_string_equal(tm_str(&src->attrs, "description"), "first plan");
+    /* a duplicated vertex id or plan node keeps its last entry, a
+     * duplicated REST path its last response, each with a warning */
+    assert_string_equal(tm_str(&src->attrs, "description"), "second plan");
     assert_int_equal((int)src->nparents, 0);
     assert_int_equal((int)win->nparents, 1);
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID
+                                  "/plan\"].plan.nodes[0]: duplicated id"));
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID
+                                  "\"].vertices[0]: duplicated id"));
+    assert_true(tm_has_warning(r, "$.samples[0].responses[\"/jobs/" JID
+                                  "\"].vertices[0]: duplicated id"));
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID "/vertices/" SRC
+                                  "/backpressure\"]: duplicated key"));
     /* (2200 - 200) records in 10 s: the last entry of the id */
     assert_true(fabs(tm_num(&src->metrics, "records_in_per_s") - 200) < 1e-9);
-    assert_true(fabs(tm_num(&src->metrics, "busy_ratio") - 0.25) < 1e-12);
+    assert_true(fabs(tm_num(&src->metrics, "busy_ratio") - 0.5) < 1e-12);
     /* poll 1 only; subtask 0: 100, then 500, then 700 (poll order) */
     assert_int_equal((int)tm_dist(win, "busy_ratio")->count, 2);
     assert_true(fabs(tm_num(&win->metrics, "busy_ratio_max") - 0.7) < 1e-12);
