@@ -848,7 +848,8 @@ static int read_archive(fl_state *st, op_error *err)
                                 st->c.input);
         }
         snprintf(at, sizeof at, "$.archive[%d].json", idx - 1);
-        if (op_json_tidy(doc, at, FL_MAX_ABS, tidy_warn, st))
+        if (op_json_tidy(doc, at, FL_MAX_ABS, OP_JSON_NUMERIC_STRINGS, tidy_warn,
+                         st))
             return op_error_set(err, OP_ENOMEM, "%s: out of memory",
                                 st->c.input);
     }
@@ -1454,7 +1455,8 @@ static int read_input(fl_state *st, op_stream *in, op_error *err)
         json_error(buf, len, st->c.input, err);
         return OP_EPARSE;
     }
-    if (op_json_tidy(st->root, "$", FL_MAX_ABS, tidy_warn, st))
+    if (op_json_tidy(st->root, "$", FL_MAX_ABS, OP_JSON_NUMERIC_STRINGS,
+                     tidy_warn, st))
         return op_error_set(err, OP_ENOMEM, "%s: out of memory",
                             st->c.input);
     if (cJSON_IsObject(st->root) && fl_get(st->root, "flink_rest_export"))

@@ -979,6 +979,91 @@ static void test_many_vertices_jobs_keys(void **state)
     model_free(m);
 }
 
+/* Numbers beyond a Java long or a double are absent, each with a warning
+ * naming its JSON path (they were clamped to INT64_MAX / inf before). */
+static void test_out_of_range_numbers(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"start-time\": 1e400, \"vertices\": ["
+        "    {\"id\": \"" SRC "\", \"name\": \"s\", \"parallelism\": 1.8e308,"
+        "     \"maxParallelism\": 18446744073709551617, \"duration\": 5,"
+        "     \"end-time\": 9223372036854775807}]},"
+        "  \"/jobs/" JID "/vertices/" SRC "/metrics?get=x\": ["
+        "   {\"id\": \"0.busyTimeMsPerSecond\", \"value\": \"1e400\"}]}}");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src = tm_node(r, SRC);
+
+    (void)state;
+    assert_false(src->set & MSET_PARALLELISM);
+    assert_false(src->set & MSET_MAX_PARALLELISM);
+    assert_int_equal(src->duration_ms, 5);
+    assert_false(r->set & MSET_STARTED_AT);
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID
+                                  "\"].vertices[0].parallelism: number out of"
+                                  " range, read as absent"));
+    assert_true(tm_has_warning(r, "].vertices[0].maxParallelism: number out "
+                                  "of range, read as absent (1.84e+19"));
+    assert_true(tm_has_warning(r, "\"].start-time: number out of range"));
+    assert_true(tm_has_warning(r, "/metrics?get=x\"][0].value: numeric string"
+                                  " out of range"));
+    /* Long.MAX_VALUE stays the "unset" sentinel, without a warning */
+    assert_false(tm_has_warning(r, "end-time"));
+    assert_false(tm_has(&src->metrics, "busy_ratio"));
+    model_free(m);
+}
+
+/* A document whose cJSON tree would be far larger than the document
+ * ([0,0,...] costs 40 times its size) is refused before it is parsed. */
+static void test_tree_bound(void **state)
+{
+    size_t n = (16u << 20) / 2 + 1000, i;
+    const char head[] = "{\"flink_rest_export\": 1, \"responses\": {\"/jobs/"
+                        JID "/x\": [0";
+    char *doc = malloc(sizeof head + 2 * n + 4), *p;
+    op_error err = {0, ""};
+    model *m = NULL;
+
+    (void)state;
+    assert_non_null(doc);
+    memcpy(doc, head, sizeof head - 1);
+    p = doc + sizeof head - 1;
+    for (i = 0; i < n; i++, p += 2)
+        memcpy(p, ",0", 2);
+    memcpy(p, "]}}", 4);
+    assert_int_equal(parse_text(doc, &m, &err), OP_ELIMIT);
+    assert_non_null(strstr(err.msg, "test.json: its JSON tree would take"));
+    assert_non_null(strstr(err.msg, "40 times"));
+    model_free(m);
+    free(doc);
+}
+
+/* More than 10000 vertices: the first 10000 are read, with a warning. */
+static void test_vertex_cap(void **state)
+{
+    tbuf b = {NULL, 0, 0};
+    const struct op_run *r;
+    model *m;
+    size_t i;
+
+    (void)state;
+    tb_add(&b, "{\"flink_rest_export\": 1, \"responses\": {\"/jobs/" JID
+               "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\", "
+               "\"vertices\": [");
+    for (i = 0; i < 10005; i++)
+        tb_add(&b, "%s{\"id\": \"%032zx\", \"name\": \"v\"}", i ? "," : "",
+               i + 1);
+    tb_add(&b, "]}}}");
+    m = parse_ok(b.s);
+    free(b.s);
+    r = find_run(m, JID);
+    assert_int_equal((int)r->nnodes, 10000);
+    assert_true(tm_has_warning(r, "\"].vertices: 10005 entries, more than "
+                                  "10000 vertices: the last 5 ignored"));
+    model_free(m);
+}
+
 static void test_detect_lone_endpoints(void **state)
 {
     (void)state;
@@ -1012,6 +1097,9 @@ int main(void)
         cmocka_unit_test(test_detect_lone_endpoints),
         cmocka_unit_test(test_lookup_precedence),
         cmocka_unit_test(test_many_vertices_jobs_keys),
+        cmocka_unit_test(test_out_of_range_numbers),
+        cmocka_unit_test(test_tree_bound),
+        cmocka_unit_test(test_vertex_cap),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),

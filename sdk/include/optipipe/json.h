@@ -21,6 +21,7 @@
 #define OPTIPIPE_JSON_H
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +36,9 @@
 #define OP_JSON_MAX_TREE ((size_t)2 << 30) /* whatever the document size */
 #define OP_JSON_PATH_MAX 200          /* longest path in a warning */
 #define OP_JSON_MAX_WARNINGS 10       /* warnings per document, then a count */
+/* op_json_tidy flag: strings that are whole numbers too ("1e400", as
+ * Jackson writes metric values) are checked for overflow. */
+#define OP_JSON_NUMERIC_STRINGS 1
 
 /* glibc's chunk for a malloc(n): what cJSON pays for a key or string. */
 static inline size_t op_json_str_cost(size_t n)
@@ -112,6 +116,7 @@ typedef void (*op_json_warn_fn)(void *ctx, const char *msg);
 
 typedef struct op_json_tidy_ctx {
     double max_abs; /* numbers with |v| > max_abs are out of range; 0: none */
+    int flags;      /* OP_JSON_NUMERIC_STRINGS */
     op_json_warn_fn warn;
     void *ud;
     /* internal */
@@ -262,6 +267,26 @@ static inline void op_json__number(op_json_tidy_ctx *t, cJSON *it)
     it->valueint = 0;
 }
 
+/* A string that is all a number beyond a double ("1e400") becomes null. */
+static inline void op_json__numeric_string(op_json_tidy_ctx *t, cJSON *it)
+{
+    const char *s = it->valuestring;
+    char *end = NULL;
+    double v;
+
+    if (!s || !*s || *s == ' ')
+        return;
+    errno = 0;
+    v = strtod(s, &end);
+    if (*end || errno != ERANGE || !isinf(v))
+        return;
+    op_json__warn(t, "numeric string out of range, read as absent",
+                  " (beyond a double)");
+    cJSON_free(it->valuestring);
+    it->valuestring = NULL;
+    it->type = cJSON_NULL;
+}
+
 /* Depth is bounded by cJSON's nesting limit (CJSON_NESTING_LIMIT). */
 static inline void op_json__walk(op_json_tidy_ctx *t, cJSON *v)
 {
@@ -270,6 +295,11 @@ static inline void op_json__walk(op_json_tidy_ctx *t, cJSON *v)
 
     if (cJSON_IsNumber(v)) {
         op_json__number(t, v);
+        return;
+    }
+    if (cJSON_IsString(v) && (t->flags & OP_JSON_NUMERIC_STRINGS) &&
+        !(v->type & cJSON_IsReference)) {
+        op_json__numeric_string(t, v);
         return;
     }
     if (cJSON_IsObject(v))
@@ -285,11 +315,12 @@ static inline void op_json__walk(op_json_tidy_ctx *t, cJSON *v)
 }
 
 static inline void op_json__begin(op_json_tidy_ctx *t, const char *prefix,
-                                  double max_abs, op_json_warn_fn warn,
-                                  void *ud)
+                                  double max_abs, int flags,
+                                  op_json_warn_fn warn, void *ud)
 {
     memset(t, 0, sizeof *t);
     t->max_abs = max_abs;
+    t->flags = flags;
     t->warn = warn;
     t->ud = ud;
     snprintf(t->path, sizeof t->path, "%.100s", prefix ? prefix : "$");
@@ -309,17 +340,19 @@ static inline int op_json__end(op_json_tidy_ctx *t, const char *prefix)
 }
 
 /* Walks root once: duplicated keys keep their last value, numbers that are
- * not finite (1e400 overflowed) or beyond max_abs (when > 0) become null.
+ * not finite (1e400 overflowed) or beyond max_abs (when > 0) become null,
+ * and with OP_JSON_NUMERIC_STRINGS so do numeric strings beyond a double.
  * Each fix is reported to warn(ud, "PATH: ...") with PATH starting at
  * `prefix` ("$" for a whole document); past OP_JSON_MAX_WARNINGS, one
  * message counts the rest. Returns 0 or OP_ENOMEM (root then partly
  * tidied). Allocates only a scratch table, freed before it returns. */
 static inline int op_json_tidy(cJSON *root, const char *prefix,
-                               double max_abs, op_json_warn_fn warn, void *ud)
+                               double max_abs, int flags,
+                               op_json_warn_fn warn, void *ud)
 {
     op_json_tidy_ctx t;
 
-    op_json__begin(&t, prefix, max_abs, warn, ud);
+    op_json__begin(&t, prefix, max_abs, flags, warn, ud);
     if (root)
         op_json__walk(&t, root);
     return op_json__end(&t, prefix);
@@ -337,7 +370,7 @@ static inline int op_json_dedup_ids(cJSON *arr, const char *member,
     size_t n = 0;
     char what[120];
 
-    op_json__begin(&t, prefix, 0, warn, ud);
+    op_json__begin(&t, prefix, 0, 0, warn, ud);
     snprintf(what, sizeof what,
              "duplicated %.40s: the later entry with it is kept", member);
     if (cJSON_IsArray(arr))
