@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <optipipe/json.h>
-
 #include "dbt_internal.h"
 
 enum dbt_kind { K_NONE = 0, K_RESULTS, K_MANIFEST, K_SOURCES, K_OTHER };
@@ -81,35 +79,12 @@ int dbt_schema_number(const char *url)
     return n;
 }
 
-typedef struct note_ctx {
-    dbt_notes *notes;
-    const char *name;
-} note_ctx;
-
-static void add_note(void *ud, const char *msg)
-{
-    note_ctx *nc = ud;
-
-    if (nc->notes->n < DBT_MAX_NOTES)
-        snprintf(nc->notes->msg[nc->notes->n++], OP_ERROR_MAX, "%s: %s",
-                 nc->name, msg);
-}
-
-void dbt_notes_emit(const dbt_notes *notes, op_builder *b, op_run *r)
-{
-    size_t i;
-
-    for (i = 0; notes && r && i < notes->n; i++)
-        op_run_warning(b, r, notes->msg[i]);
-}
-
 static int dbt_parse(op_stream *in, op_builder *b, op_error *err)
 {
     const char *name = op_stream_name(in), *buf = NULL, *url;
     size_t len = 0;
     cJSON *root = NULL;
     dbt_notes *notes = NULL;
-    note_ctx nc;
     int rc;
 
     rc = op_stream_read_all(in, &buf, &len, err);
@@ -134,9 +109,10 @@ static int dbt_parse(op_stream *in, op_builder *b, op_error *err)
                           "object; found another JSON value", name);
         goto out;
     }
-    nc.name = name;
-    nc.notes = notes = calloc(1, sizeof *notes);
-    if (!notes || op_json_tidy(root, "$", DBT_MAX_ABS, 0, add_note, &nc)) {
+    notes = calloc(1, sizeof *notes);
+    if (notes)
+        notes->prefix = name;
+    if (!notes || op_json_tidy(root, "$", DBT_MAX_ABS, 0, op_json_note, notes)) {
         rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
         goto out;
     }

@@ -15,6 +15,7 @@
 #define DBT_INTERNAL_H
 
 #include <cjson/cJSON.h>
+#include <optipipe/json.h>
 #include <optipipe/plugin.h>
 
 #define DBT_MAX_DOC ((size_t)512 << 20) /* largest artifact parsed */
@@ -27,7 +28,6 @@
 #define DBT_MSG_MAX 480                 /* longest message attr kept */
 #define DBT_CONFIG_MAX 1024             /* longest args value kept */
 #define DBT_ID_MAX 1024                 /* longest unique_id accepted */
-#define DBT_MAX_NOTES 12                /* parse warnings kept per artifact */
 /* No count, size or time of a dbt artifact reaches 2^63: beyond it a
  * number is out of range (optipipe/json.h reads it as absent). */
 #define DBT_MAX_ABS 9223372036854775808.0
@@ -80,14 +80,8 @@ void dbt_id_package(const char *id, char *buf, size_t cap);
 void dbt_id_name(const char *id, char *buf, size_t cap);
 
 /* The warnings of an artifact found before its run exists (duplicated
- * keys, out-of-range numbers: optipipe/json.h), each "FILE: PATH: ...". */
-typedef struct dbt_notes {
-    char msg[DBT_MAX_NOTES][OP_ERROR_MAX];
-    size_t n;
-} dbt_notes;
-
-/* Adds every note to run r. */
-void dbt_notes_emit(const dbt_notes *notes, op_builder *b, op_run *r);
+ * keys, out-of-range numbers), each "FILE: PATH: ...". */
+typedef op_json_notes dbt_notes;
 
 /* --- state kept across inputs (the plugin slot) ------------------------ */
 

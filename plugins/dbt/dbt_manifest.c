@@ -242,8 +242,10 @@ int dbt_read_manifest(const cJSON *root, const char *name,
     c.m->origin = dbt_strdup(name, &c.oom);
     if (notes && notes->n && !(c.m->notes = malloc(sizeof *notes)))
         c.oom = 1;
-    else if (c.m->notes)
+    else if (c.m->notes) {
         memcpy(c.m->notes, notes, sizeof *notes);
+        c.m->notes->prefix = NULL; /* borrowed from the stream */
+    }
     c.m->has_generated =
         dbt_parse_time(dbt_jstr(meta, "generated_at"), &c.m->generated_us);
     read_section(&c, root, "nodes");

@@ -992,7 +992,7 @@ static int read_any(const cJSON *root, const char *name,
     }
     if ((rc = make_run(&c, meta, err)))
         goto out;
-    dbt_notes_emit(notes, b, c.r);
+    op_json_notes_emit(notes, b, c.r);
     args = dbt_jobj(root, "args");
     which = dbt_jstr(args, "which");
     if (!which && kind == DBT_RUN_FRESHNESS)

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder.h"
 #include "common.h"
 
 #define OP_JSON_NODE_COST 80          /* one cJSON value, malloc header in */
@@ -378,6 +379,40 @@ static inline int op_json_dedup_ids(cJSON *arr, const char *member,
     if (removed)
         *removed = n;
     return op_json__end(&t, prefix);
+}
+
+/* The warnings of a document kept until its runs exist: an
+ * op_json_warn_fn target (ud = the notes) that prefixes each message with
+ * `prefix` (the file name; NULL: none). */
+#define OP_JSON_MAX_NOTES (OP_JSON_MAX_WARNINGS + 2)
+
+typedef struct op_json_notes {
+    const char *prefix;
+    char msg[OP_JSON_MAX_NOTES][OP_ERROR_MAX];
+    size_t n;
+} op_json_notes;
+
+static inline void op_json_note(void *ud, const char *msg)
+{
+    op_json_notes *notes = (op_json_notes *)ud;
+
+    if (notes->n >= OP_JSON_MAX_NOTES)
+        return;
+    if (notes->prefix)
+        snprintf(notes->msg[notes->n++], OP_ERROR_MAX, "%.200s: %s",
+                 notes->prefix, msg);
+    else
+        snprintf(notes->msg[notes->n++], OP_ERROR_MAX, "%s", msg);
+}
+
+/* Adds every note (notes may be NULL) to run r as a run warning. */
+static inline void op_json_notes_emit(const op_json_notes *notes,
+                                      op_builder *b, op_run *r)
+{
+    size_t i;
+
+    for (i = 0; notes && r && i < notes->n; i++)
+        op_run_warning(b, r, notes->msg[i]);
 }
 
 #endif
