@@ -6,6 +6,8 @@ a cJSON tree large compared to its size, for tests/bench/json_memory.sh:
   flink-vertices  a Flink export of one job with as many vertices as fit
   dbt-zeros       a run_results.json whose args hold [0,0,0,...]
   model-zeros     a model whose first run has a list config of 0s
+  flink-dense     a Flink export just under the tree limit: eleven 0s to a
+                  22-byte string (about 21 times its size as a tree)
 
 Standard library only; written in chunks (no tree is built here)."""
 import json
@@ -63,6 +65,15 @@ def main():
                     b'"nodes": [{"id": "a", "dist": {"m": ')
             zeros(f, size // 2)
             f.write(b"}}]}]}")
+        elif kind == "flink-dense":
+            f.write(('{"flink_rest_export": 1, "responses": {"/jobs/%s": '
+                     '{"jid": "%s", "name": "d", "state": "RUNNING", '
+                     '"vertices": []}, "/jobs/%s/x": [0' % (JID, JID, JID)).encode())
+            unit = b',0' * 11 + b',"aaaaaaaaaaaaaaaaaaaaaa"'
+            chunk = unit * 4096
+            for _ in range(max(1, size // len(chunk))):
+                f.write(chunk)
+            f.write(b"]}}")
         else:
             sys.exit("unknown kind " + kind)
 
