@@ -240,7 +240,9 @@ static inline size_t op_json__dedup(op_json_tidy_ctx *t, cJSON *parent,
         if (!later)
             continue;
         end = op_json__push(t, member ? NULL : name, idx);
-        snprintf(extra, sizeof extra, member ? " (\"%.60s\")" : "", name);
+        extra[0] = '\0';
+        if (member)
+            snprintf(extra, sizeof extra, " (\"%.60s\")", name);
         op_json__warn(t, what, extra);
         t->path[end] = '\0';
         cJSON_Delete(cJSON_DetachItemViaPointer(parent, it));
