@@ -589,15 +589,16 @@ static void tidy_warn(void *st, const char *msg)
     global_warning(st, msg);
 }
 
-/* Keeps the first FL_MAX_VERTICES entries of a vertex list (at: its path)
- * and, of entries sharing an id, the last one (as for duplicated keys). */
-static int trim_vertex_list(fl_state *st, cJSON *arr, const char *at)
+/* Keeps the first max entries of list arr (at: its path, what: their
+ * name), with a warning when there were more. */
+static void cap_list(fl_state *st, cJSON *arr, const char *at, size_t max,
+                     const char *what)
 {
     cJSON *it = cJSON_IsArray(arr) ? arr->child : NULL;
     size_t i, rest = 0;
     char msg[256];
 
-    for (i = 0; it && i < FL_MAX_VERTICES; i++)
+    for (i = 0; it && i < max; i++)
         it = it->next;
     if (it) {
         const cJSON *k;
@@ -609,11 +610,18 @@ static int trim_vertex_list(fl_state *st, cJSON *arr, const char *at)
         it->prev = NULL;
         cJSON_Delete(it);
         snprintf(msg, sizeof msg,
-                 "%.150s: %zu entries, more than %d vertices: the last %zu "
+                 "%.150s: %zu entries, more than %zu %s: the last %zu "
                  "ignored",
-                 at, i + rest, FL_MAX_VERTICES, rest);
+                 at, i + rest, max, what, rest);
         global_warning(st, msg);
     }
+}
+
+/* Keeps the first FL_MAX_VERTICES entries of a vertex list and, of entries
+ * sharing an id, the last one (as for duplicated keys). */
+static int trim_vertex_list(fl_state *st, cJSON *arr, const char *at)
+{
+    cap_list(st, arr, at, FL_MAX_VERTICES, "vertices");
     return op_json_dedup_ids(arr, "id", at, tidy_warn, st, NULL);
 }
 
@@ -624,6 +632,11 @@ static int trim_response(fl_state *st, cJSON *resp, enum fl_ep ep,
     char sub[OP_JSON_PATH_MAX];
     int rc = OP_OK;
 
+    if (ep == EP_VERTEX || ep == EP_BACKPRESSURE) {
+        snprintf(sub, sizeof sub, "%.180s.subtasks", at);
+        cap_list(st, cJSON_GetObjectItemCaseSensitive(resp, "subtasks"), sub,
+                 FL_MAX_SUBTASKS, "subtasks");
+    }
     if (ep == EP_JOB) {
         snprintf(sub, sizeof sub, "%.180s.vertices", at);
         rc = trim_vertex_list(

@@ -1062,6 +1062,22 @@ static void test_vertex_cap(void **state)
     assert_true(tm_has_warning(r, "\"].vertices: 10005 entries, more than "
                                   "10000 vertices: the last 5 ignored"));
     model_free(m);
+    /* subtasks of /vertices/<vid> beyond Flink's 32768 */
+    b.s = NULL;
+    b.n = b.cap = 0;
+    tb_add(&b, "{\"flink_rest_export\": 1, \"responses\": {\"/jobs/" JID
+               "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\", "
+               "\"vertices\": [{\"id\": \"" SRC "\"}]}, \"/jobs/" JID
+               "/vertices/" SRC "\": {\"id\": \"" SRC "\", \"subtasks\": [");
+    for (i = 0; i < 32770; i++)
+        tb_add(&b, "%s{\"subtask\": %zu}", i ? "," : "", i);
+    tb_add(&b, "]}}}");
+    m = parse_ok(b.s);
+    free(b.s);
+    assert_true(tm_has_warning(find_run(m, JID),
+                               "/vertices/" SRC "\"].subtasks: 32770 entries, "
+                               "more than 32768 subtasks: the last 2 ignored"));
+    model_free(m);
 }
 
 static void test_detect_lone_endpoints(void **state)
