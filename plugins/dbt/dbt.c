@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dbt_internal.h"
@@ -83,6 +84,7 @@ static int dbt_parse(op_stream *in, op_builder *b, op_error *err)
     const char *name = op_stream_name(in), *buf = NULL, *url;
     size_t len = 0;
     cJSON *root = NULL;
+    dbt_notes *notes = NULL;
     int rc;
 
     rc = op_stream_read_all(in, &buf, &len, err);
@@ -92,6 +94,8 @@ static int dbt_parse(op_stream *in, op_builder *b, op_error *err)
         return op_error_set(err, OP_ELIMIT,
                             "%s: %zu bytes is more than the %zu MiB a dbt "
                             "artifact may have", name, len, DBT_MAX_DOC >> 20);
+    if ((rc = op_json_check_cost(name, len, op_json_cost(buf, len), err)))
+        return rc;
     root = cJSON_ParseWithLength(buf, len);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
@@ -105,15 +109,22 @@ static int dbt_parse(op_stream *in, op_builder *b, op_error *err)
                           "object; found another JSON value", name);
         goto out;
     }
+    notes = calloc(1, sizeof *notes);
+    if (notes)
+        notes->prefix = name;
+    if (!notes || op_json_tidy(root, "$", DBT_MAX_ABS, 0, op_json_note, notes)) {
+        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
+        goto out;
+    }
     switch (classify(root)) {
     case K_RESULTS:
-        rc = dbt_read_results(root, name, b, err);
+        rc = dbt_read_results(root, name, notes, b, err);
         break;
     case K_MANIFEST:
-        rc = dbt_read_manifest(root, name, b, err);
+        rc = dbt_read_manifest(root, name, notes, b, err);
         break;
     case K_SOURCES:
-        rc = dbt_read_sources(root, name, b, err);
+        rc = dbt_read_sources(root, name, notes, b, err);
         break;
     case K_OTHER:
         url = dbt_jstr(dbt_jobj(root, "metadata"), "dbt_schema_version");
@@ -129,6 +140,7 @@ static int dbt_parse(op_stream *in, op_builder *b, op_error *err)
         break;
     }
 out:
+    free(notes);
     cJSON_Delete(root);
     return rc;
 }

@@ -15,6 +15,7 @@
 #define DBT_INTERNAL_H
 
 #include <cjson/cJSON.h>
+#include <optipipe/json.h>
 #include <optipipe/plugin.h>
 
 #define DBT_MAX_DOC ((size_t)512 << 20) /* largest artifact parsed */
@@ -27,6 +28,9 @@
 #define DBT_MSG_MAX 480                 /* longest message attr kept */
 #define DBT_CONFIG_MAX 1024             /* longest args value kept */
 #define DBT_ID_MAX 1024                 /* longest unique_id accepted */
+/* No count, size or time of a dbt artifact reaches 2^63: beyond it a
+ * number is out of range (optipipe/json.h reads it as absent). */
+#define DBT_MAX_ABS 9223372036854775808.0
 
 /* --- small helpers (dbt_util.c) ---------------------------------------- */
 
@@ -74,6 +78,10 @@ void dbt_id_package(const char *id, char *buf, size_t cap);
 /* A readable name: the part after "<type>.<package>.", without the hash
  * suffix dbt appends to tests. */
 void dbt_id_name(const char *id, char *buf, size_t cap);
+
+/* The warnings of an artifact found before its run exists (duplicated
+ * keys, out-of-range numbers), each "FILE: PATH: ...". */
+typedef op_json_notes dbt_notes;
 
 /* --- state kept across inputs (the plugin slot) ------------------------ */
 
@@ -125,6 +133,7 @@ typedef struct dbt_manifest {
     int64_t generated_us;
     int has_generated;
     int used;
+    dbt_notes *notes; /* given to the runs joined to it; NULL: none */
     dbt_mnode *nodes;
     size_t n, cap;
     dbt_map index; /* id -> position in nodes */
@@ -152,16 +161,17 @@ int dbt_schema_number(const char *url);
 
 /* run_results.json: builds the run and its nodes and keeps the timeline in
  * the slot. `name` is the input's display name (for messages). */
-int dbt_read_results(const cJSON *root, const char *name, op_builder *b,
-                     op_error *err);
+int dbt_read_results(const cJSON *root, const char *name,
+                     const dbt_notes *notes, op_builder *b, op_error *err);
 
 /* sources.json: one run of kind "source-freshness" with a node per source. */
-int dbt_read_sources(const cJSON *root, const char *name, op_builder *b,
-                     op_error *err);
+int dbt_read_sources(const cJSON *root, const char *name,
+                     const dbt_notes *notes, op_builder *b, op_error *err);
 
-/* manifest.json: keeps what the joins need in the slot. */
-int dbt_read_manifest(const cJSON *root, const char *name, op_builder *b,
-                      op_error *err);
+/* manifest.json: keeps what the joins need (and a copy of notes) in the
+ * slot. */
+int dbt_read_manifest(const cJSON *root, const char *name,
+                      const dbt_notes *notes, op_builder *b, op_error *err);
 
 /* The plugin's finish(): joins, critical path, history keys; frees the
  * slot whatever happens. */

@@ -504,6 +504,7 @@ int dbt_finish(op_builder *b, op_error *err)
         if (!r || !m)
             continue;
         m->used = 1;
+        op_json_notes_emit(m->notes, b, r);
         proj[i] = m->project;
         op_run_config(b, r, "optipipe.manifest", m->origin ? m->origin : "");
         op_run_config(b, r, "optipipe.manifest_match",

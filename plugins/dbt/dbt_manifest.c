@@ -219,8 +219,8 @@ static int keep_manifest(dbt_state *st, dbt_manifest *m)
     return 0;
 }
 
-int dbt_read_manifest(const cJSON *root, const char *name, op_builder *b,
-                      op_error *err)
+int dbt_read_manifest(const cJSON *root, const char *name,
+                      const dbt_notes *notes, op_builder *b, op_error *err)
 {
     const cJSON *meta = dbt_jobj(root, "metadata");
     dbt_state *st = dbt_state_get(b);
@@ -240,6 +240,12 @@ int dbt_read_manifest(const cJSON *root, const char *name, op_builder *b,
     inv = dbt_jstr(meta, "invocation_id");
     c.m->invocation = inv && strlen(inv) < 128 ? dbt_strdup(inv, &c.oom) : NULL;
     c.m->origin = dbt_strdup(name, &c.oom);
+    if (notes && notes->n && !(c.m->notes = malloc(sizeof *notes)))
+        c.oom = 1;
+    else if (c.m->notes) {
+        memcpy(c.m->notes, notes, sizeof *notes);
+        c.m->notes->prefix = NULL; /* borrowed from the stream */
+    }
     c.m->has_generated =
         dbt_parse_time(dbt_jstr(meta, "generated_at"), &c.m->generated_us);
     read_section(&c, root, "nodes");

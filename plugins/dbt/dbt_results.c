@@ -65,6 +65,73 @@ static void warnf(rr_ctx *c, const char *fmt, ...)
     op_run_warning(c->b, c->r, msg);
 }
 
+/* A field of the wrong type or range: a warning naming the file, the node
+ * (`where`: "node model.p.x" or "results[3]") and the field. */
+static void bad_field(rr_ctx *c, const char *where, const char *key,
+                      const cJSON *v, const char *why)
+{
+    char shown[48];
+
+    if (cJSON_IsString(v))
+        snprintf(shown, sizeof shown, "\"%.30s\"", v->valuestring);
+    else if (cJSON_IsNumber(v))
+        snprintf(shown, sizeof shown, "%.6g", v->valuedouble);
+    else
+        snprintf(shown, sizeof shown, "%s",
+                 cJSON_IsArray(v) ? "a list" : cJSON_IsObject(v) ? "an object"
+                                             : "a boolean");
+    warnf(c, "%s: %s: %s is %s, %s; ignored", c->name, where, key, shown, why);
+}
+
+/* The number at key of obj when it lies in [lo, hi]; 0 and a warning when
+ * it is there (not null) but not such a number. */
+static int field_num(rr_ctx *c, const cJSON *obj, const char *key,
+                     const char *where, double lo, double hi, double *out)
+{
+    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    char why[64];
+
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsNumber(v)) {
+        bad_field(c, where, key, v, "not a number");
+        return 0;
+    }
+    if (!(v->valuedouble >= lo && v->valuedouble <= hi)) {
+        snprintf(why, sizeof why, "outside [%.6g, %.6g]", lo, hi);
+        bad_field(c, where, key, v, why);
+        return 0;
+    }
+    *out = v->valuedouble;
+    return 1;
+}
+
+/* The string at key of obj; NULL and a warning when it is another type. */
+static const char *field_str(rr_ctx *c, const cJSON *obj, const char *key,
+                             const char *where)
+{
+    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+
+    if (v && !cJSON_IsNull(v) && !cJSON_IsString(v))
+        bad_field(c, where, key, v, "not a string");
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The object (or array, want_array) at key; NULL and a warning when it is
+ * another type. */
+static const cJSON *field_of(rr_ctx *c, const cJSON *obj, const char *key,
+                             const char *where, int want_array)
+{
+    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+
+    if (!v || cJSON_IsNull(v))
+        return NULL;
+    if (want_array ? cJSON_IsArray(v) : cJSON_IsObject(v))
+        return v;
+    bad_field(c, where, key, v, want_array ? "not a list" : "not an object");
+    return NULL;
+}
+
 /* Sets a metric as an exact integer when it is one, else as a float. */
 static void node_num(op_builder *b, op_node *n, const char *key, double v)
 {
@@ -324,17 +391,25 @@ typedef struct timing {
 } timing;
 
 static void read_timing(rr_ctx *c, const cJSON *arr, const char *id,
-                        timing *t)
+                        const char *where, timing *t)
 {
     const cJSON *ph;
+    char at[DBT_ID_MAX + 32];
+    int k = 0;
 
     memset(t, 0, sizeof *t);
     cJSON_ArrayForEach(ph, arr) {
         int64_t s, e;
-        const char *pname = dbt_jstr(ph, "name");
-        const char *ss = dbt_jstr(ph, "started_at");
-        const char *es = dbt_jstr(ph, "completed_at");
+        const char *pname, *ss, *es;
 
+        snprintf(at, sizeof at, "%s: timing[%d]", where, k++);
+        if (!cJSON_IsObject(ph)) {
+            bad_field(c, at, "the phase", ph, "not an object");
+            continue;
+        }
+        pname = field_str(c, ph, "name", at);
+        ss = field_str(c, ph, "started_at", at);
+        es = field_str(c, ph, "completed_at", at);
         if (!ss && !es)
             continue;
         if (!dbt_parse_time(ss, &s) || !dbt_parse_time(es, &e) || e < s) {
@@ -358,7 +433,8 @@ static void read_timing(rr_ctx *c, const cJSON *arr, const char *id,
     }
 }
 
-static void read_adapter(rr_ctx *c, op_node *n, const cJSON *ar)
+static void read_adapter(rr_ctx *c, op_node *n, const cJSON *ar,
+                         const char *where)
 {
     static const char *const nums[] = {"rows_affected", "bytes_processed",
                                        "bytes_billed", "slot_ms"};
@@ -370,10 +446,9 @@ static void read_adapter(rr_ctx *c, op_node *n, const cJSON *ar)
     double v;
 
     for (i = 0; i < sizeof nums / sizeof *nums; i++) {
-        if (!dbt_jnum(ar, nums[i], &v) || fabs(v) >= MAX_COUNT)
+        /* rows_affected -1: the adapter does not know */
+        if (!field_num(c, ar, nums[i], where, -1, MAX_COUNT, &v) || v < 0)
             continue;
-        if (!strcmp(nums[i], "rows_affected") && v < 0)
-            continue; /* -1: the adapter does not know */
         node_num(c->b, n, nums[i], v);
         if (!strcmp(nums[i], "bytes_billed")) {
             c->bytes_billed += v;
@@ -387,7 +462,9 @@ static void read_adapter(rr_ctx *c, op_node *n, const cJSON *ar)
         }
     }
     for (i = 0; i < sizeof strs / sizeof *strs; i++) {
-        const char *s = dbt_jstr(ar, strs[i][0]);
+        const cJSON *sv = cJSON_GetObjectItemCaseSensitive(ar, strs[i][0]);
+        const char *s = cJSON_IsNumber(sv) ? NULL /* codes may be numbers */
+                                           : field_str(c, ar, strs[i][0], where);
         if (s && *s && strlen(s) < 512)
             op_node_attr(c->b, n, strs[i][1], s);
     }
@@ -439,11 +516,10 @@ static size_t thread_index(rr_ctx *c, const char *thread)
 /* Fields every result kind shares: id, kind, name, status, timing, thread,
  * execution time. Returns the node or NULL when the result is skipped. */
 static op_node *read_common(rr_ctx *c, const cJSON *res, size_t idx,
-                            timing *t, double *exec_s, int *has_exec)
+                            char *where, size_t wcap, timing *t,
+                            double *exec_s, int *has_exec)
 {
-    const char *id = dbt_jstr(res, "unique_id");
-    const char *status = dbt_jstr(res, "status");
-    const char *thread = dbt_jstr(res, "thread_id");
+    const char *id = dbt_jstr(res, "unique_id"), *status, *thread;
     char type[64], name[512];
     dbt_rnode *rn;
     op_node *n;
@@ -453,6 +529,9 @@ static op_node *read_common(rr_ctx *c, const cJSON *res, size_t idx,
               c->name, idx);
         return NULL;
     }
+    snprintf(where, wcap, "node %s", id);
+    status = field_str(c, res, "status", where);
+    thread = field_str(c, res, "thread_id", where);
     n = op_node_get(c->b, c->r, id);
     if (!n)
         return NULL;
@@ -468,9 +547,9 @@ static op_node *read_common(rr_ctx *c, const cJSON *res, size_t idx,
     count_status(c, type, status);
     note_package(c, id);
 
-    read_timing(c, dbt_jarr(res, "timing"), id, t);
-    *has_exec = dbt_jnum(res, "execution_time", exec_s) && *exec_s >= 0 &&
-                *exec_s < MAX_SECONDS;
+    read_timing(c, field_of(c, res, "timing", where, 1), id, where, t);
+    *has_exec = field_num(c, res, "execution_time", where, 0, MAX_SECONDS,
+                          exec_s);
     if (*has_exec)
         op_node_metric(c->b, n, "execution_time_ms", *exec_s * 1000.0);
     if (t->timed) {
@@ -519,25 +598,31 @@ static void read_result(rr_ctx *c, const cJSON *res, size_t idx)
     double v, exec_s = 0;
     int has_exec = 0;
     op_node *n;
-    const cJSON *br;
+    const cJSON *br, *ar;
+    char where[DBT_ID_MAX + 8];
 
     if (!cJSON_IsObject(res)) {
         warnf(c, "%s: results[%zu] is not an object; skipped", c->name, idx);
         return;
     }
-    n = read_common(c, res, idx, &t, &exec_s, &has_exec);
+    n = read_common(c, res, idx, where, sizeof where, &t, &exec_s, &has_exec);
     if (!n)
         return;
-    read_adapter(c, n, dbt_jobj(res, "adapter_response"));
-    if (dbt_jnum(res, "failures", &v) && fabs(v) < MAX_COUNT)
+    /* adapter_response: {} when empty; older adapters wrote [] */
+    ar = cJSON_GetObjectItemCaseSensitive(res, "adapter_response");
+    if (!(cJSON_IsArray(ar) && !ar->child))
+        read_adapter(c, n, field_of(c, res, "adapter_response", where, 0),
+                     where);
+    if (field_num(c, res, "failures", where, 0, MAX_COUNT, &v))
         node_num(c->b, n, "failures", v);
-    if ((msg = dbt_jstr(res, "message")) && *msg) {
+    if ((msg = field_str(c, res, "message", where)) && *msg) {
         short_text(msg, buf, sizeof buf);
         op_node_attr(c->b, n, "message", buf);
     }
-    if ((rel = dbt_jstr(res, "relation_name")) && *rel && strlen(rel) < 1024)
+    if ((rel = field_str(c, res, "relation_name", where)) && *rel &&
+        strlen(rel) < 1024)
         op_node_attr(c->b, n, "relation_name", rel);
-    if ((br = dbt_jobj(res, "batch_results")))
+    if ((br = field_of(c, res, "batch_results", where, 0)))
         read_batches(c, n, br);
 }
 
@@ -557,14 +642,21 @@ static double period_seconds(const char *p)
 }
 
 static void read_criterion(rr_ctx *c, op_node *n, const cJSON *crit,
-                           const char *key, const char *metric)
+                           const char *key, const char *metric,
+                           const char *where)
 {
-    const cJSON *o = dbt_jobj(crit, key);
+    char at[DBT_ID_MAX + 48];
+    const cJSON *o;
     double count;
-    double unit = period_seconds(dbt_jstr(o, "period"));
+    double unit;
 
-    if (o && dbt_jnum(o, "count", &count) && unit > 0 && count > 0 &&
-        count < MAX_SECONDS)
+    snprintf(at, sizeof at, "%s: criteria", where);
+    o = field_of(c, crit, key, at, 0);
+    snprintf(at, sizeof at, "%s: criteria.%s", where, key);
+    unit = period_seconds(field_str(c, o, "period", at));
+    /* count 0 or null: no such criterion */
+    if (o && field_num(c, o, "count", at, 0, MAX_SECONDS, &count) &&
+        unit > 0 && count > 0)
         node_num(c->b, n, metric, count * unit * 1000.0);
 }
 
@@ -577,23 +669,25 @@ static void read_freshness(rr_ctx *c, const cJSON *res, size_t idx)
     int has_exec = 0;
     op_node *n;
     const cJSON *crit;
+    char where[DBT_ID_MAX + 8];
 
     if (!cJSON_IsObject(res)) {
         warnf(c, "%s: results[%zu] is not an object; skipped", c->name, idx);
         return;
     }
-    n = read_common(c, res, idx, &t, &exec_s, &has_exec);
+    n = read_common(c, res, idx, where, sizeof where, &t, &exec_s, &has_exec);
     if (!n)
         return;
-    if (dbt_jnum(res, "max_loaded_at_time_ago_in_s", &v) && fabs(v) < MAX_SECONDS)
+    if (field_num(c, res, "max_loaded_at_time_ago_in_s", where, -MAX_SECONDS,
+                  MAX_SECONDS, &v))
         op_node_metric(c->b, n, "age_ms", v * 1000.0);
     if ((s = dbt_jstr(res, "max_loaded_at")) && strlen(s) < 64)
         op_node_attr(c->b, n, "max_loaded_at", s);
     if ((s = dbt_jstr(res, "snapshotted_at")) && strlen(s) < 64)
         op_node_attr(c->b, n, "snapshotted_at", s);
-    crit = dbt_jobj(res, "criteria");
-    read_criterion(c, n, crit, "warn_after", "warn_after_ms");
-    read_criterion(c, n, crit, "error_after", "error_after_ms");
+    crit = field_of(c, res, "criteria", where, 0);
+    read_criterion(c, n, crit, "warn_after", "warn_after_ms", where);
+    read_criterion(c, n, crit, "error_after", "error_after_ms", where);
     if ((s = dbt_jstr(crit, "filter")) && *s && strlen(s) < 1024)
         op_node_attr(c->b, n, "filter", s);
     if (((s = dbt_jstr(res, "error")) || (s = dbt_jstr(res, "message"))) && *s) {
@@ -875,8 +969,9 @@ static void run_identity(rr_ctx *c, const cJSON *meta, const char *which)
         op_run_metric_int(c->b, c->r, "fusion", 1);
 }
 
-static int read_any(const cJSON *root, const char *name, op_builder *b,
-                    int kind, op_error *err)
+static int read_any(const cJSON *root, const char *name,
+                    const dbt_notes *notes, op_builder *b, int kind,
+                    op_error *err)
 {
     rr_ctx c;
     const cJSON *meta = dbt_jobj(root, "metadata"), *args, *results, *res;
@@ -897,6 +992,7 @@ static int read_any(const cJSON *root, const char *name, op_builder *b,
     }
     if ((rc = make_run(&c, meta, err)))
         goto out;
+    op_json_notes_emit(notes, b, c.r);
     args = dbt_jobj(root, "args");
     which = dbt_jstr(args, "which");
     if (!which && kind == DBT_RUN_FRESHNESS)
@@ -910,8 +1006,8 @@ static int read_any(const cJSON *root, const char *name, op_builder *b,
     if (kind == DBT_RUN_FRESHNESS && !dbt_jstr(args, "which"))
         op_run_config(b, c.r, "which", which);
 
-    has_elapsed = dbt_jnum(root, "elapsed_time", &elapsed) && elapsed >= 0 &&
-                  elapsed < MAX_SECONDS;
+    has_elapsed = field_num(&c, root, "elapsed_time", "$", 0, MAX_SECONDS,
+                            &elapsed);
     if (has_elapsed && c.rec->has_generated) {
         c.has_window = 1;
         c.win_hi = c.rec->generated_us + WINDOW_SLACK_US;
@@ -931,6 +1027,7 @@ static int read_any(const cJSON *root, const char *name, op_builder *b,
         idx++;
     }
     c.n_results = (long)idx;
+
     run_times(&c, meta, elapsed, has_elapsed);
     run_status(&c);
     run_counts(&c);
@@ -947,6 +1044,12 @@ static int read_any(const cJSON *root, const char *name, op_builder *b,
         rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
         goto out;
     }
+    if (c.nwarn > MAX_WARNINGS) {
+        char more[160];
+        snprintf(more, sizeof more, "%s: %d more warnings (not listed)", name,
+                 c.nwarn - MAX_WARNINGS);
+        op_run_warning(b, c.r, more);
+    }
     rc = keep_record(&c, err);
 out:
     dbt_map_free(&c.threads);
@@ -954,14 +1057,14 @@ out:
     return rc;
 }
 
-int dbt_read_results(const cJSON *root, const char *name, op_builder *b,
-                     op_error *err)
+int dbt_read_results(const cJSON *root, const char *name,
+                     const dbt_notes *notes, op_builder *b, op_error *err)
 {
-    return read_any(root, name, b, DBT_RUN_RESULTS, err);
+    return read_any(root, name, notes, b, DBT_RUN_RESULTS, err);
 }
 
-int dbt_read_sources(const cJSON *root, const char *name, op_builder *b,
-                     op_error *err)
+int dbt_read_sources(const cJSON *root, const char *name,
+                     const dbt_notes *notes, op_builder *b, op_error *err)
 {
-    return read_any(root, name, b, DBT_RUN_FRESHNESS, err);
+    return read_any(root, name, notes, b, DBT_RUN_FRESHNESS, err);
 }

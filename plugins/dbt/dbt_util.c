@@ -375,6 +375,7 @@ void dbt_manifest_free(dbt_manifest *m)
     free(m->project);
     free(m->invocation);
     free(m->origin);
+    free(m->notes);
     free(m);
 }
 

@@ -13,9 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <optipipe/json.h>
+
 #include "flink_internal.h"
 
 #define FL_MAX_GLOBAL_WARNINGS 20
+#define FL_MAX_VERTICES 10000 /* vertices[] / plan.nodes[] entries read */
+/* Flink's numbers are Java longs and small doubles: beyond 2^63 a number is
+ * out of range (Long.MIN/MAX_VALUE parse to +-2^63 and stay sentinels). */
+#define FL_MAX_ABS 9223372036854775808.0
 
 /* --- detection --------------------------------------------------------- */
 
@@ -276,6 +282,7 @@ typedef struct fl_state {
     fl_pollx *px; /* = c.px, writable */
     cJSON *root;  /* the parsed document */
     cJSON *owned; /* objects the plugin created (archive payloads) */
+    size_t doc_len, tree_cost; /* the input's size; its trees' estimate */
     char *name;   /* c.input, owned: the state outlives the stream */
     jid_list jids; /* the jobs of a kept export (flink_finish) */
     const char *warn[FL_MAX_GLOBAL_WARNINGS];
@@ -577,6 +584,96 @@ static void global_warning(fl_state *st, const char *msg)
     st->nwarn++;
 }
 
+static void tidy_warn(void *st, const char *msg)
+{
+    global_warning(st, msg);
+}
+
+/* Keeps the first max entries of list arr (at: its path, what: their
+ * name), with a warning when there were more. */
+static void cap_list(fl_state *st, cJSON *arr, const char *at, size_t max,
+                     const char *what)
+{
+    cJSON *it = cJSON_IsArray(arr) ? arr->child : NULL;
+    size_t i, rest = 0;
+    char msg[256];
+
+    for (i = 0; it && i < max; i++)
+        it = it->next;
+    if (it) {
+        const cJSON *k;
+        for (k = it; k; k = k->next)
+            rest++;
+        /* cut the chain at it: cJSON_Delete frees it and its successors */
+        arr->child->prev = it->prev;
+        it->prev->next = NULL;
+        it->prev = NULL;
+        cJSON_Delete(it);
+        snprintf(msg, sizeof msg,
+                 "%.150s: %zu entries, more than %zu %s: the last %zu "
+                 "ignored",
+                 at, i + rest, max, what, rest);
+        global_warning(st, msg);
+    }
+}
+
+/* Keeps the first FL_MAX_VERTICES entries of a vertex list and, of entries
+ * sharing an id, the last one (as for duplicated keys). */
+static int trim_vertex_list(fl_state *st, cJSON *arr, const char *at)
+{
+    cap_list(st, arr, at, FL_MAX_VERTICES, "vertices");
+    return op_json_dedup_ids(arr, "id", at, tidy_warn, st, NULL);
+}
+
+/* The vertex lists of one response of endpoint ep, at path at. */
+static int trim_response(fl_state *st, cJSON *resp, enum fl_ep ep,
+                         const char *at)
+{
+    char sub[OP_JSON_PATH_MAX];
+    int rc = OP_OK;
+
+    if (ep == EP_VERTEX || ep == EP_BACKPRESSURE) {
+        snprintf(sub, sizeof sub, "%.180s.subtasks", at);
+        cap_list(st, cJSON_GetObjectItemCaseSensitive(resp, "subtasks"), sub,
+                 FL_MAX_SUBTASKS, "subtasks");
+    }
+    if (ep == EP_JOB) {
+        snprintf(sub, sizeof sub, "%.180s.vertices", at);
+        rc = trim_vertex_list(
+            st, cJSON_GetObjectItemCaseSensitive(resp, "vertices"), sub);
+    }
+    if (!rc && (ep == EP_JOB || ep == EP_PLAN)) {
+        snprintf(sub, sizeof sub, "%.180s.plan.nodes", at);
+        rc = trim_vertex_list(
+            st,
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(resp, "plan"), "nodes"),
+            sub);
+    }
+    return rc;
+}
+
+/* trim_response for every response of an object of REST paths at at. */
+static int trim_responses(fl_state *st, cJSON *resps, const char *at,
+                          op_error *err)
+{
+    cJSON *it;
+    char sub[OP_JSON_PATH_MAX];
+    fl_path path;
+
+    cJSON_ArrayForEach(it, resps)
+    {
+        if (!it->string)
+            continue;
+        fl_path_parse(it->string, &path);
+        snprintf(sub, sizeof sub, "%.60s[\"%.120s\"]", at, it->string);
+        if (trim_response(st, it, path.ep, sub))
+            return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                                st->c.input);
+    }
+    return OP_OK;
+}
+
 /* Sorts the responses of poll p into st->px[p]; warn: report the error
  * bodies (of each file's first poll, once). */
 static int classify_poll(fl_state *st, size_t p, int warn, op_error *err)
@@ -677,12 +774,14 @@ static int read_export(fl_state *st, op_error *err)
         n = FL_MAX_POLLS;
     }
     note_fetch_errors(st, fl_get(root, "errors"));
-    if ((rc = set_polls(st, n, err)))
+    if ((rc = set_polls(st, n, err)) ||
+        (rc = trim_responses(st, (cJSON *)resps, "$.responses", err)))
         return rc;
     st->c.polls[0].responses = resps;
     fl_geti64(root, "captured_at_ms", &st->c.polls[0].captured_at);
     if (cJSON_IsArray(samples)) {
         int idx = 0;
+        char at[64];
         cJSON_ArrayForEach(s, samples)
         {
             const cJSON *sr = fl_get(s, "responses");
@@ -697,6 +796,9 @@ static int read_export(fl_state *st, op_error *err)
                 idx++;
                 continue;
             }
+            snprintf(at, sizeof at, "$.samples[%d].responses", idx);
+            if ((rc = trim_responses(st, (cJSON *)sr, at, err)))
+                return rc;
             st->c.polls[k].responses = sr;
             fl_geti64(s, "captured_at_ms", &st->c.polls[k].captured_at);
             k++;
@@ -713,6 +815,7 @@ static int read_archive(fl_state *st, op_error *err)
     const cJSON *arch = fl_get(st->root, "archive"), *it;
     cJSON *resps;
     int rc, idx = 0;
+    char at[64];
 
     if (!cJSON_IsArray(arch))
         return op_error_set(err, OP_EPARSE,
@@ -738,6 +841,10 @@ static int read_archive(fl_state *st, op_error *err)
             global_warning(st, msg);
             continue;
         }
+        st->tree_cost += op_json_cost(json, strlen(json));
+        if ((rc = op_json_check_cost(st->c.input, st->doc_len,
+                                     st->tree_cost, err)))
+            return rc;
         doc = cJSON_ParseWithLength(json, strlen(json));
         if (!doc) {
             char msg[200];
@@ -753,8 +860,14 @@ static int read_archive(fl_state *st, op_error *err)
             return op_error_set(err, OP_ENOMEM, "%s: out of memory",
                                 st->c.input);
         }
+        snprintf(at, sizeof at, "$.archive[%d].json", idx - 1);
+        if (op_json_tidy(doc, at, FL_MAX_ABS, OP_JSON_NUMERIC_STRINGS, tidy_warn,
+                         st))
+            return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                                st->c.input);
     }
-    if ((rc = set_polls(st, 1, err)))
+    if ((rc = set_polls(st, 1, err)) ||
+        (rc = trim_responses(st, resps, "$.archive", err)))
         return rc;
     st->c.polls[0].responses = resps;
     return OP_OK;
@@ -865,6 +978,9 @@ static int read_lone(fl_state *st, op_error *err)
         return rc;
     st->c.lone = 1;
     st->c.polls[0].responses = st->root;
+    if (trim_response(st, st->root, ep, "$"))
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
     e = calloc(1, sizeof *e);
     if (!e)
         return op_error_set(err, OP_ENOMEM, "%s: out of memory",
@@ -1343,11 +1459,19 @@ static int read_input(fl_state *st, op_stream *in, op_error *err)
 
     if ((rc = op_stream_read_all(in, &buf, &len, err)))
         return rc;
+    st->doc_len = len;
+    st->tree_cost = op_json_cost(buf, len);
+    if ((rc = op_json_check_cost(st->c.input, len, st->tree_cost, err)))
+        return rc;
     st->root = cJSON_ParseWithLength(buf, len);
     if (!st->root) {
         json_error(buf, len, st->c.input, err);
         return OP_EPARSE;
     }
+    if (op_json_tidy(st->root, "$", FL_MAX_ABS, OP_JSON_NUMERIC_STRINGS,
+                     tidy_warn, st))
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
     if (cJSON_IsObject(st->root) && fl_get(st->root, "flink_rest_export"))
         rc = read_export(st, err);
     else if (cJSON_IsObject(st->root) &&

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <optipipe/json.h>
 #include <optipipe/plugin.h>
 
 #define MODEL_MAX_DOC ((size_t)1 << 30)
@@ -398,11 +399,25 @@ static int read_run(rd *r, const cJSON *o, int index)
     return 0;
 }
 
+/* The document's own warnings (duplicated keys, numbers beyond a double)
+ * go to every run it holds: the model has no place for a file's. */
+static void emit_notes(rd *r, const cJSON *runs, const op_json_notes *notes)
+{
+    const cJSON *o;
+
+    if (!notes->n)
+        return;
+    cJSON_ArrayForEach(o, runs)
+        op_json_notes_emit(notes, r->b,
+                           op_run_get(r->b, jstr(o, "source"), jstr(o, "id")));
+}
+
 static int model_parse(op_stream *in, op_builder *b, op_error *err)
 {
     const char *buf = NULL;
     size_t len = 0;
     cJSON *root, *runs, *o;
+    op_json_notes *notes = NULL;
     rd r;
     int rc, i = 0;
 
@@ -413,12 +428,20 @@ static int model_parse(op_stream *in, op_builder *b, op_error *err)
         return rc;
     if (len > MODEL_MAX_DOC)
         return op_error_set(err, OP_ELIMIT, "%s: larger than 1 GiB", r.file);
+    if ((rc = op_json_check_cost(r.file, len, op_json_cost(buf, len), err)))
+        return rc;
     root = cJSON_ParseWithLength(buf, len);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
         size_t off = at && at >= buf && at <= buf + len ? (size_t)(at - buf) : len;
         return op_error_set(err, OP_EPARSE, "%s: not valid JSON near byte %zu",
                             r.file, off);
+    }
+    /* the model holds what plugins wrote: only inf (1e400) is out of range */
+    if (!(notes = calloc(1, sizeof *notes)) ||
+        op_json_tidy(root, "$", 0, 0, op_json_note, notes)) {
+        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", r.file);
+        goto out;
     }
     runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
     if (!cJSON_IsArray(runs)) {
@@ -428,8 +451,10 @@ static int model_parse(op_stream *in, op_builder *b, op_error *err)
     cJSON_ArrayForEach(o, runs)
         if ((rc = read_run(&r, o, i++)))
             goto out;
+    emit_notes(&r, runs, notes);
     rc = op_builder_failed(b, err);
 out:
+    free(notes);
     cJSON_Delete(root);
     return rc;
 }

@@ -218,6 +218,34 @@ def build(c):
     ]).replace(b"-9e+18", b"-1e400").replace(b"9e+18", b"1e999"))
     c.case("spark-huge-numbers.log", "0,3", named="-")
 
+    # --- JSON trees far larger than their text, duplicated keys, numbers
+    # beyond range (optipipe/json.h: refused above 24x + 16 MiB) ----------
+    zeros = b"[0" + b",0" * (10 * MiB) + b"]"  # 20 MiB, a 40x tree
+    jid = "a" * 32
+    c.write("flink-zeros.json", b'{"flink_rest_export": 1, "responses": {"/jobs/'
+            + jid.encode() + b'/x": ' + zeros + b"}}")
+    c.case("flink-zeros.json", "3")
+    c.write("dbt-zeros/run_results.json", b'{"metadata": {"dbt_schema_version": '
+            b'"https://schemas.getdbt.com/dbt/run-results/v6.json"}, "results": [], '
+            b'"args": {"x": ' + zeros + b"}}")
+    c.case("dbt-zeros", "3", named="dbt-zeros/run_results.json")
+    c.write("model-zeros.json", b'{"schema": 1, "runs": [{"source": "s", "id": "z", '
+            b'"config": {"x": ' + zeros + b"}}]}")
+    c.case("model-zeros.json", "3")
+    c.write("flink-out-of-range.json", (
+        '{"flink_rest_export": 1, "responses": {"/jobs/%s": {"jid": "%s", '
+        '"state": "RUNNING", "start-time": 1e400, "name": "a", "name": "b", '
+        '"vertices": [{"id": "v", "parallelism": 1.8e308, '
+        '"maxParallelism": 18446744073709551617}, {"id": "v"}]}}}'
+        % (jid, jid)).encode())
+    c.case("flink-out-of-range.json", "0", named="-")
+    c.write("dbt-bad-fields/run_results.json", (
+        '{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/'
+        'run-results/v6.json", "invocation_id": "bf"}, "results": [{"unique_id": '
+        '"model.p.x", "execution_time": 1e999, "timing": "nope", "status": '
+        '"success", "status": "error"}], "elapsed_time": -5}').encode())
+    c.case("dbt-bad-fields", "0", named="out:dbt-bad-fields/run_results.json")
+
     # --- duplicated ids, cycles --------------------------------------------
     c.write("model-dup-ids.json", model([
         {"source": "flink", "id": "j", "nodes": [node("a"), node("a", ["a"]), node("b", ["a", "a"])]},

@@ -147,6 +147,15 @@ def seeds(target):
                 yield os.path.basename(p), small(open(p, "rb").read())
         for p in files("demo", ".json"):
             yield os.path.basename(p), small(open(p, "rb").read())
+        # duplicated keys and vertex ids, numbers beyond range (json.h)
+        j = "a" * 32
+        yield "dup-range", ('{"flink_rest_export": 1, "responses": {"/jobs/%s": '
+                            '{"jid": "%s", "jid": "%s", "start-time": 1e400, "vertices": '
+                            '[{"id": "v", "parallelism": 1.8e308}, {"id": "v", '
+                            '"maxParallelism": 18446744073709551617}]}, "/jobs/%s/plan": '
+                            '{"plan": {"nodes": [{"id": "v"}, {"id": "v"}]}}, '
+                            '"/jobs/%s/vertices/v/metrics?get=a": [{"id": "0.x", '
+                            '"value": "1e400"}]}}' % (j, j, j, j, j)).encode()
     elif target == "dbt":
         for d in sorted(os.listdir(os.path.join(FIX, "dbt"))) + ["../demo/dbt"]:
             base = os.path.join(FIX, "dbt", d)
@@ -164,6 +173,12 @@ def seeds(target):
             yield d.replace("/", "_"), SEP.join(parts[:4])
             for i, part in enumerate(parts):
                 yield "%s-%d" % (d.replace("/", "_"), i), small(part)
+        # wrong types and ranges, duplicated keys, numbers beyond range
+        yield "bad-fields", (b'{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/'
+                             b'dbt/run-results/v6.json", "invocation_id": "x"}, "results": '
+                             b'[{"unique_id": "model.p.x", "execution_time": 1e999, "timing": '
+                             b'"nope", "status": 3, "status": "success", "adapter_response": '
+                             b'{"rows_affected": -5, "bytes_billed": "7"}}], "elapsed_time": -5}')
     elif target == "config":
         for dp, _, fs in os.walk(ROOT):
             if "/build" in dp or "/." in dp:

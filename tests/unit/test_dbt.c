@@ -848,6 +848,87 @@ static void test_bad_input(void **state)
     done(an);
 }
 
+/* Every field of the wrong type or range is a warning naming the file and
+ * the node; duplicated keys keep the last value; a manifest's warnings go
+ * to the run joined to it (they were all silent before). */
+static void test_wrong_fields_warn(void **state)
+{
+    static const char *const names[] = {"run_results.json", "manifest.json"};
+    static const char *const texts[] = {
+        META("run-results/v6.json", "wf-1", "2024-01-01T00:00:10Z")
+        "\"results\":[{\"unique_id\":\"model.p.x\",\"status\":\"success\","
+        "\"execution_time\":1e999,\"timing\":\"nope\","
+        "\"adapter_response\":{\"rows_affected\":-5,\"bytes_billed\":\"7\"},"
+        "\"failures\":18446744073709551617},"
+        "{\"unique_id\":\"model.p.y\",\"status\":\"success\","
+        "\"execution_time\":2,\"execution_time\":3,\"timing\":[7]}],"
+        "\"elapsed_time\":-5}",
+        META("manifest/v12.json", "wf-1", "2024-01-01T00:00:10Z")
+        "\"nodes\":{\"model.p.x\":{\"resource_type\":\"model\","
+        "\"name\":\"x\",\"name\":\"x2\",\"depends_on\":{\"nodes\":[]}}}}",
+    };
+    char *dir = write_files(names, texts, 2);
+    analysis *an = analyze1(dir);
+    const struct op_run *r = only_run(an);
+    const struct op_node *x = tm_node(r, "model.p.x"),
+                         *y = tm_node(r, "model.p.y");
+
+    (void)state;
+    assert_true(tm_has_warning(r, "run_results.json: $.results[0]."
+                                  "execution_time: number out of range"));
+    assert_true(tm_has_warning(r, "run_results.json: node model.p.x: timing "
+                                  "is \"nope\", not a list; ignored"));
+    assert_true(tm_has_warning(r, "run_results.json: $: elapsed_time is -5, "
+                                  "outside [0, 1e+09]; ignored"));
+    assert_true(tm_has_warning(r, "node model.p.x: rows_affected is -5"));
+    assert_true(tm_has_warning(r, "node model.p.x: bytes_billed is \"7\", "
+                                  "not a number"));
+    assert_true(tm_has_warning(r, "$.results[0].failures: number out of "
+                                  "range"));
+    assert_true(tm_has_warning(r, "node model.p.y: timing[0]: the phase is 7"));
+    assert_true(tm_has_warning(r, "$.results[1].execution_time: duplicated "
+                                  "key: the last value is kept"));
+    assert_true(tm_has_warning(r, "manifest.json: $.nodes[\"model.p.x\"].name:"
+                                  " duplicated key"));
+    assert_false(tm_has(&x->metrics, "execution_time_ms"));
+    assert_false(tm_has(&x->metrics, "failures"));
+    assert_false(r->set & MSET_DURATION_MS);
+    near(tm_num(&y->metrics, "execution_time_ms"), 3000, 1e-9, "last value");
+    rm_dir(dir, names, 2);
+    done(an);
+}
+
+/* A run_results.json whose tree would cost 40 times its size is refused
+ * with an error naming it; the memory stays bounded. */
+static void test_tree_bound(void **state)
+{
+    static const char *const names[] = {"run_results.json"};
+    const char head[] = META("run-results/v6.json", "tb", "2024-01-01T00:00:10Z")
+        "\"results\":[],\"args\":{\"x\":[0";
+    size_t n = (16u << 20) / 2 + 1000, i;
+    char *doc = malloc(sizeof head + 2 * n + 4), *p, *dir;
+    const char *texts[1];
+    analysis *an;
+
+    (void)state;
+    assert_non_null(doc);
+    memcpy(doc, head, sizeof head - 1);
+    for (i = 0, p = doc + sizeof head - 1; i < n; i++, p += 2)
+        memcpy(p, ",0", 2);
+    memcpy(p, "]}}", 4);
+    texts[0] = doc;
+    dir = write_files(names, texts, 1);
+    free(doc);
+    an = analyze1(dir);
+    assert_int_equal((int)an->ninputs, 1);
+    assert_false(an->inputs[0].ok);
+    assert_non_null(strstr(an->inputs[0].warnings[0], "run_results.json: its "
+                                                      "JSON tree would take"));
+    assert_int_equal((int)an->m->nruns, 0);
+    rm_dir(dir, names, 1);
+    done(an);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -867,6 +948,8 @@ int main(void)
         cmocka_unit_test(test_history_without_manifest),
         cmocka_unit_test(test_sources_json),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_wrong_fields_warn),
+        cmocka_unit_test(test_tree_bound),
     };
 
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -793,8 +793,7 @@ static void test_lookup_precedence(void **state)
         "    {\"id\": \"" SRC "\", \"description\": \"first plan\"},"
         "    {\"id\": \"" WIN "\", \"description\": \"w\","
         "     \"inputs\": [{\"id\": \"" SRC "\"}]},"
-        "    {\"id\": \"" SRC "\", \"description\": \"second plan\","
-        "     \"inputs\": [{\"id\": \"" WIN "\"}]}]}},"
+        "    {\"id\": \"" SRC "\", \"description\": \"second plan\"}]}},"
         "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"errors\":"
         "   [\"not yet\"]},"
         "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"status\": \"ok\","
@@ -825,12 +824,22 @@ static void test_lookup_precedence(void **state)
     const struct op_node *src = tm_node(r, SRC), *win = tm_node(r, WIN);
 
     (void)state;
-    assert_string_equal(tm_str(&src->attrs, "description"), "first plan");
+    /* a duplicated vertex id or plan node keeps its last entry, a
+     * duplicated REST path its last response, each with a warning */
+    assert_string_equal(tm_str(&src->attrs, "description"), "second plan");
     assert_int_equal((int)src->nparents, 0);
     assert_int_equal((int)win->nparents, 1);
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID
+                                  "/plan\"].plan.nodes[0]: duplicated id"));
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID
+                                  "\"].vertices[0]: duplicated id"));
+    assert_true(tm_has_warning(r, "$.samples[0].responses[\"/jobs/" JID
+                                  "\"].vertices[0]: duplicated id"));
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID "/vertices/" SRC
+                                  "/backpressure\"]: duplicated key"));
     /* (2200 - 200) records in 10 s: the last entry of the id */
     assert_true(fabs(tm_num(&src->metrics, "records_in_per_s") - 200) < 1e-9);
-    assert_true(fabs(tm_num(&src->metrics, "busy_ratio") - 0.25) < 1e-12);
+    assert_true(fabs(tm_num(&src->metrics, "busy_ratio") - 0.5) < 1e-12);
     /* poll 1 only; subtask 0: 100, then 500, then 700 (poll order) */
     assert_int_equal((int)tm_dist(win, "busy_ratio")->count, 2);
     assert_true(fabs(tm_num(&win->metrics, "busy_ratio_max") - 0.7) < 1e-12);
@@ -970,6 +979,107 @@ static void test_many_vertices_jobs_keys(void **state)
     model_free(m);
 }
 
+/* Numbers beyond a Java long or a double are absent, each with a warning
+ * naming its JSON path (they were clamped to INT64_MAX / inf before). */
+static void test_out_of_range_numbers(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"start-time\": 1e400, \"vertices\": ["
+        "    {\"id\": \"" SRC "\", \"name\": \"s\", \"parallelism\": 1.8e308,"
+        "     \"maxParallelism\": 18446744073709551617, \"duration\": 5,"
+        "     \"end-time\": 9223372036854775807}]},"
+        "  \"/jobs/" JID "/vertices/" SRC "/metrics?get=x\": ["
+        "   {\"id\": \"0.busyTimeMsPerSecond\", \"value\": \"1e400\"}]}}");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src = tm_node(r, SRC);
+
+    (void)state;
+    assert_false(src->set & MSET_PARALLELISM);
+    assert_false(src->set & MSET_MAX_PARALLELISM);
+    assert_int_equal(src->duration_ms, 5);
+    assert_false(r->set & MSET_STARTED_AT);
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID
+                                  "\"].vertices[0].parallelism: number out of"
+                                  " range, read as absent"));
+    assert_true(tm_has_warning(r, "].vertices[0].maxParallelism: number out "
+                                  "of range, read as absent (1.84e+19"));
+    assert_true(tm_has_warning(r, "\"].start-time: number out of range"));
+    assert_true(tm_has_warning(r, "/metrics?get=x\"][0].value: numeric string"
+                                  " out of range"));
+    /* Long.MAX_VALUE stays the "unset" sentinel, without a warning */
+    assert_false(tm_has_warning(r, "end-time"));
+    assert_false(tm_has(&src->metrics, "busy_ratio"));
+    model_free(m);
+}
+
+/* A document whose cJSON tree would be far larger than the document
+ * ([0,0,...] costs 40 times its size) is refused before it is parsed. */
+static void test_tree_bound(void **state)
+{
+    size_t n = (16u << 20) / 2 + 1000, i;
+    const char head[] = "{\"flink_rest_export\": 1, \"responses\": {\"/jobs/"
+                        JID "/x\": [0";
+    char *doc = malloc(sizeof head + 2 * n + 4), *p;
+    op_error err = {0, ""};
+    model *m = NULL;
+
+    (void)state;
+    assert_non_null(doc);
+    memcpy(doc, head, sizeof head - 1);
+    p = doc + sizeof head - 1;
+    for (i = 0; i < n; i++, p += 2)
+        memcpy(p, ",0", 2);
+    memcpy(p, "]}}", 4);
+    assert_int_equal(parse_text(doc, &m, &err), OP_ELIMIT);
+    assert_non_null(strstr(err.msg, "test.json: its JSON tree would take"));
+    assert_non_null(strstr(err.msg, "40 times"));
+    model_free(m);
+    free(doc);
+}
+
+/* More than 10000 vertices: the first 10000 are read, with a warning. */
+static void test_vertex_cap(void **state)
+{
+    tbuf b = {NULL, 0, 0};
+    const struct op_run *r;
+    model *m;
+    size_t i;
+
+    (void)state;
+    tb_add(&b, "{\"flink_rest_export\": 1, \"responses\": {\"/jobs/" JID
+               "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\", "
+               "\"vertices\": [");
+    for (i = 0; i < 10005; i++)
+        tb_add(&b, "%s{\"id\": \"%032zx\", \"name\": \"v\"}", i ? "," : "",
+               i + 1);
+    tb_add(&b, "]}}}");
+    m = parse_ok(b.s);
+    free(b.s);
+    r = find_run(m, JID);
+    assert_int_equal((int)r->nnodes, 10000);
+    assert_true(tm_has_warning(r, "\"].vertices: 10005 entries, more than "
+                                  "10000 vertices: the last 5 ignored"));
+    model_free(m);
+    /* subtasks of /vertices/<vid> beyond Flink's 32768 */
+    b.s = NULL;
+    b.n = b.cap = 0;
+    tb_add(&b, "{\"flink_rest_export\": 1, \"responses\": {\"/jobs/" JID
+               "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\", "
+               "\"vertices\": [{\"id\": \"" SRC "\"}]}, \"/jobs/" JID
+               "/vertices/" SRC "\": {\"id\": \"" SRC "\", \"subtasks\": [");
+    for (i = 0; i < 32770; i++)
+        tb_add(&b, "%s{\"subtask\": %zu}", i ? "," : "", i);
+    tb_add(&b, "]}}}");
+    m = parse_ok(b.s);
+    free(b.s);
+    assert_true(tm_has_warning(find_run(m, JID),
+                               "/vertices/" SRC "\"].subtasks: 32770 entries, "
+                               "more than 32768 subtasks: the last 2 ignored"));
+    model_free(m);
+}
+
 static void test_detect_lone_endpoints(void **state)
 {
     (void)state;
@@ -1003,6 +1113,9 @@ int main(void)
         cmocka_unit_test(test_detect_lone_endpoints),
         cmocka_unit_test(test_lookup_precedence),
         cmocka_unit_test(test_many_vertices_jobs_keys),
+        cmocka_unit_test(test_out_of_range_numbers),
+        cmocka_unit_test(test_tree_bound),
+        cmocka_unit_test(test_vertex_cap),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),

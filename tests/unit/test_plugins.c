@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optipipe/json.h>
+
 #include "plugins.h"
 
 #define CSV_SO OP_BINARY_DIR "/plugins/optipipe-csv.so"
@@ -730,7 +732,13 @@ static int ms_read_line(op_stream *s, const char **line, size_t *len,
 static int ms_read_all(op_stream *s, const char **buf, size_t *len,
                        op_error *err)
 {
-    return op_error_set(err, OP_EUSAGE, "not used");
+    mem_stream *m = (mem_stream *)s;
+
+    (void)err;
+    *buf = m->buf; /* the texts given are NUL-terminated */
+    *len = m->len;
+    m->pos = m->len;
+    return 0;
 }
 
 static const char *ms_name(const op_stream *s)
@@ -979,6 +987,118 @@ static void test_csv_detect(void **state)
     plugins_free(reg);
 }
 
+/* --- optipipe/json.h and the model plugin -------------------------------- */
+
+/* Parses text with the built-in plugin `name` into mb. */
+static int builtin_parse_text(const char *name, const char *file,
+                              const char *text, size_t len, mock_builder *mb,
+                              op_error *err)
+{
+    mem_stream ms;
+    size_t i;
+
+    memset(&ms, 0, sizeof ms);
+    ms.base.api = &ms_api;
+    ms.name = file;
+    ms.buf = text;
+    ms.len = len;
+    memset(mb, 0, sizeof *mb);
+    mb->base.api = &mb_api;
+    op_error_clear(err);
+    for (i = 0; op_builtin_plugins[i]; i++)
+        if (!strcmp(op_builtin_plugins[i]->name, name))
+            return op_builtin_plugins[i]->parse(&ms.base, &mb->base, err);
+    fail_msg("no built-in plugin %s", name);
+    return -1;
+}
+
+static int has_warning(const mock_builder *mb, const char *want)
+{
+    for (size_t i = 0; i < mb->nwarnings; i++)
+        if (strstr(mb->warnings[i], want))
+            return 1;
+    return 0;
+}
+
+static void collect_note(void *ud, const char *msg)
+{
+    errors *e = ud;
+    if (e->n < 8)
+        snprintf(e->msg[e->n], sizeof e->msg[0], "%s", msg);
+    e->n++;
+}
+
+/* The estimate and the tidy walk of the header, directly. */
+static void test_json_helpers(void **state)
+{
+    char big[4096];
+    size_t o = 0, i;
+    cJSON *root;
+    errors e = {0};
+    op_error err;
+
+    (void)state;
+    /* [0,0,0]: 4 values of 80 bytes (40 times 2 bytes per value) */
+    assert_int_equal(op_json_cost("[0,0,0]", 7), 4 * OP_JSON_NODE_COST);
+    /* a key is no value: {"a":"b"} is 2 values and 2 strings */
+    assert_int_equal(op_json_cost("{\"a\":\"b\"}", 9),
+                     2 * OP_JSON_NODE_COST + 2 * 32);
+    assert_int_equal(op_json_check_cost("x", 100, op_json_budget(100), &err), 0);
+    assert_int_equal(op_json_check_cost("x", 100, op_json_budget(100) + 1, &err),
+                     OP_ELIMIT);
+    assert_has(err.msg, "x: its JSON tree would take");
+    assert_int_equal(op_json_budget((size_t)1 << 40), OP_JSON_MAX_TREE);
+    /* 20 members, 12 of them repeated: the hashed path, the last value
+     * kept, 10 warnings and one count */
+    o += (size_t)snprintf(big + o, sizeof big - o, "{");
+    for (i = 0; i < 20; i++)
+        o += (size_t)snprintf(big + o, sizeof big - o, "\"k%zu\": %zu, ", i % 8, i);
+    snprintf(big + o, sizeof big - o, "\"z\": 1}");
+    root = cJSON_Parse(big);
+    assert_non_null(root);
+    assert_int_equal(op_json_tidy(root, "$", 0, 0, collect_note, &e), 0);
+    assert_int_equal(cJSON_GetArraySize(root), 9);
+    assert_int_equal(cJSON_GetObjectItem(root, "k3")->valueint, 19);
+    assert_int_equal((int)e.n, OP_JSON_MAX_WARNINGS + 1);
+    assert_has(e.msg[0], ": duplicated key: the last value is kept");
+    cJSON_Delete(root);
+}
+
+/* The model plugin: duplicated keys keep the last value, 1e999 is absent,
+ * each with a warning on the run; a [0,0,...] document is refused. */
+static void test_model_json(void **state)
+{
+    static const char doc[] =
+        "{\"schema\": 1, \"runs\": [{\"source\": \"flink\", \"id\": \"j\","
+        " \"metrics\": {\"a\": 1, \"a\": 2, \"b\": 1e999}}]}";
+    mock_builder *mb = calloc(1, sizeof *mb);
+    op_error err;
+    size_t n = (16u << 20) / 2 + 1000, i;
+    const char head[] = "{\"schema\": 1, \"runs\": [{\"source\": \"s\", "
+                        "\"id\": \"z\", \"config\": {\"x\": [0";
+    char *big = malloc(sizeof head + 2 * n + 8), *p;
+
+    (void)state;
+    assert_non_null(mb);
+    assert_non_null(big);
+    if (builtin_parse_text("model", "m.json", doc, strlen(doc), mb, &err))
+        fail_msg("%s", err.msg);
+    assert_true(get_kv(mb->metrics, mb->nmetrics, "a")->v == 2);
+    assert_null(get_kv(mb->metrics, mb->nmetrics, "b"));
+    assert_true(has_warning(mb, "$.runs[0].metrics.a: duplicated key"));
+    assert_true(has_warning(mb, "$.runs[0].metrics.b: number out of range"));
+    memcpy(big, head, sizeof head - 1);
+    for (i = 0, p = big + sizeof head - 1; i < n; i++, p += 2)
+        memcpy(p, ",0", 2);
+    memcpy(p, "]}}]}", 6);
+    assert_int_equal(builtin_parse_text("model", "big.json", big, strlen(big),
+                                        mb, &err),
+                     OP_ELIMIT);
+    assert_has(err.msg, "big.json: its JSON tree would take");
+    free(big);
+    free(mb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -996,6 +1116,8 @@ int main(void)
         cmocka_unit_test(test_csv_many_bad_lines),
         cmocka_unit_test(test_csv_bad_header),
         cmocka_unit_test(test_csv_detect),
+        cmocka_unit_test(test_json_helpers),
+        cmocka_unit_test(test_model_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
