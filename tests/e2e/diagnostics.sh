@@ -99,8 +99,8 @@ check "'line N: ' becomes FILE:N: warning:" has "$tmp/err" \
     "hostile-model.json:7: warning: bad ?]0;pwned? event"
 check "a JSON place stays in the message" has "$tmp/err" \
     "hostile-model.json: warning: \$.x: ?31m odd"
-check "a warning of the freeze names the file" has "$tmp/err" \
-    "hostile-model.json: warning: node a: parent zz?\[31m is not a node"
+check "a refused id names the file" has "$tmp/err" \
+    'hostile-model.json: warning: node a: parent "zz\\x1b\[31m": refused: the id has a control character'
 check "every JSON report warning is on stderr" json_warnings_on_stderr
 
 # --- damaged inputs say so on stderr under --format json ------------------

@@ -58,7 +58,7 @@ check "emitted files are deterministic" same_dir "$tmp/demo" "$tmp/demo2"
 
 # hostile ids, keys and values
 python3 "$here/hostile.py" "$tmp/hostile.json"
-op analyze -q --all --emit-changes "$tmp/hostile" "$tmp/hostile.json" >"$tmp/out" 2>"$tmp/err"
+op analyze --all --emit-changes "$tmp/hostile" "$tmp/hostile.json" >"$tmp/out" 2>"$tmp/err"
 check "hostile model exits 0" test $? = 0
 check "hostile patches are the expected ones" same_dir "$here/expected/hostile" "$tmp/hostile"
 only_lines() { # only_lines FILE ERE: every line not blank or a comment matches ERE
@@ -78,7 +78,7 @@ import sys, pathlib
 for p in pathlib.Path(sys.argv[1]).iterdir():
     p.read_bytes().decode("utf-8")' "$tmp/hostile"
 check "the builder refused the vertex id with newlines, naming input and node" has "$tmp/err" \
-    'hostile.json: run flink/f0hostile: node "x:1\\nenv.java.opts.all: -javaagent:/tmp/evil.jar\\n#": refused: the id has a control character'
+    'hostile.json: warning: run flink/f0hostile: node "x:1\\nenv.java.opts.all: -javaagent:/tmp/evil.jar\\n#": refused: the id has a control character'
 check "stderr names file, rule and finding of a refused change" has "$tmp/err" \
     'flink-hostile.yaml: emit.changes \[[0-9a-f]\{16\}\]: change refused: key "pipeline.name\\nenv.java.opts.all" has a control character'
 check "stderr: one line per refused change" test "$(grep -c ': change refused: ' "$tmp/err")" = 19
@@ -91,10 +91,10 @@ d = json.load(open(sys.argv[1]))
 d["metadata"]["invocation_id"] = "inv\nenv.java.opts.all: x"
 json.dump(d, open(sys.argv[2], "w"))
 PY
-"$bin" analyze -q --no-config "$tmp/run_results.json" >"$tmp/out" 2>"$tmp/err"
+"$bin" analyze --no-config "$tmp/run_results.json" >"$tmp/out" 2>"$tmp/err"
 check "a refused run id leaves the input unread (exit 3)" test $? = 3
-check "... naming the id" has "$tmp/err" 'run_results.json: run "inv\\nenv.java.opts.all: x": refused: the id has a control character'
-check "... and why the input stopped" has "$tmp/err" 'run_results.json: not read: stopped at a refused id (above)'
+check "... naming the id" has "$tmp/err" 'run_results.json: warning: run "inv\\nenv.java.opts.all: x": refused: the id has a control character'
+check "... and why the input stopped" has "$tmp/err" 'run_results.json: error: not read: stopped at a refused id (above)'
 
 if python3 -c 'import yaml' 2>/dev/null; then
     check "flink patch reads as YAML with only the intended keys" python3 -c '
