@@ -384,6 +384,12 @@ static int fail(http_client *c, CURLcode cc, const sink *s, const char *url,
                             "GET %s: stopped at the deadline of %g s "
                             "(--max-time)%s",
                             url, c->max_time_s, tries);
+    if (cc == CURLE_OPERATION_TIMEDOUT && strstr(why, "too slow"))
+        return op_error_set(err, OP_EIO,
+                            "GET %s: %s (--min-rate %llu over "
+                            "--min-rate-time %g s)%s",
+                            url, why, (unsigned long long)c->o->min_rate,
+                            c->o->min_rate_time_s, tries);
     if (cc == CURLE_TOO_MANY_REDIRECTS)
         return op_error_set(err, OP_EIO,
                             "GET %s: more than %d redirects (a redirect "

@@ -49,6 +49,7 @@ typedef struct fs {
     const char *dir;
     uint64_t unpacked, zip_bytes;
     size_t files, refused;
+    int full; /* the archive's cap is reached: the rest is not unpacked */
     char first_refused[160];
 } fs;
 
@@ -279,6 +280,7 @@ static int fits(fs *s, uint64_t got, uint64_t done, uint64_t ecap, char *why,
         return 0;
     }
     if (got > total - s->unpacked) {
+        s->full = 1;
         snprintf(why, n, "unpacking would pass the cap of %llu bytes for "
                  "the archive (%d:1 of its %llu bytes, at most %llu)",
                  (unsigned long long)total, FS_RATIO_MAX,
@@ -439,8 +441,15 @@ static int unpack(fs *s, const char *zip_path, op_error *err)
                             "the logs archive of %s has more than %d entries",
                             s->o->app, FS_MAX_ENTRIES);
     }
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n && !s->full; i++)
         unpack_entry(s, z, (zip_uint64_t)i);
+    if (i < n) {
+        char left[80];
+        snprintf(left, sizeof left, "%lld", (long long)(n - i));
+        s->refused += (size_t)(n - i);
+        say(s, "%s further archive entries not unpacked: the cap%s for the "
+            "archive is reached", left, "");
+    }
     zip_discard(z);
     return 0;
 }

@@ -31,6 +31,7 @@ and to the other scheme, and Spark zips with a bomb entry (--bomb BYTES of
 zeros) or many 1 MiB entries of zeros (--bomb-many N).
 """
 import argparse
+import gzip
 import io
 import json
 import os
@@ -114,17 +115,20 @@ class Flink:
 def build_zip(files, evil, bomb=0, bomb_many=0):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for spec in files:
+            name, path = spec.split("=", 1)
+            if path.startswith("text:"):
+                z.writestr(name, path[5:])
+            elif path.startswith("gunzip:"):
+                with gzip.open(path[7:]) as fh:
+                    z.writestr(name, fh.read())
+            else:
+                z.write(path, name)
         if bomb:
             z.writestr("bomb.json", b"\0" * bomb)
         mib = b"\0" * (1 << 20)
         for i in range(bomb_many):
             z.writestr("many/part-%05d.json" % i, mib)
-        for spec in files:
-            name, path = spec.split("=", 1)
-            if path.startswith("text:"):
-                z.writestr(name, path[5:])
-            else:
-                z.write(path, name)
         if evil:
             z.writestr(zipfile.ZipInfo("../escaped.txt"), "outside\n")
             z.writestr(zipfile.ZipInfo("/absolute.txt"), "absolute\n")
@@ -375,7 +379,8 @@ def main():
     ap.add_argument("--app")
     ap.add_argument("--attempt")
     ap.add_argument("--file", action="append", default=[],
-                    help="NAME=PATH (or NAME=text:CONTENT) in the logs zip")
+                    help="NAME=PATH (or NAME=text:CONTENT, NAME=gunzip:PATH) "
+                         "in the logs zip")
     ap.add_argument("--evil", action="store_true",
                     help="add entries escaping the folder and a symlink")
     ap.add_argument("--logs-garbage", action="store_true")
