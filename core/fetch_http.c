@@ -273,7 +273,8 @@ int http_client_new(const fetch_opts *o, http_client **out, op_error *err)
         return op_error_set(err, OP_ENOMEM, "out of memory");
     c->o = o;
     c->max_time_s = fetch_deadline_s(o);
-    c->deadline_ms = mono_ms() + to_ms(c->max_time_s);
+    /* not to_ms: a long sampling may run for weeks */
+    c->deadline_ms = mono_ms() + (int64_t)(c->max_time_s * 1000.0);
     c->budget = fetch_request_budget(o);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         free(c);
