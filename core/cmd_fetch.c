@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -334,6 +335,7 @@ int fetch_temp_add(const char *path)
     for (i = 0; i < FETCH_TEMP_SLOTS; i++)
         if (!temp_used[i]) {
             memcpy(temp_paths[i], path, n + 1);
+            atomic_signal_fence(memory_order_seq_cst); /* path, then flag */
             temp_used[i] = 1;
             return i;
         }
@@ -371,6 +373,7 @@ void fetch_temp_drop(int slot, int unlink_it)
     if (slot < 0 || slot >= FETCH_TEMP_SLOTS || !temp_used[slot])
         return;
     temp_used[slot] = 0;
+    atomic_signal_fence(memory_order_seq_cst);
     if (unlink_it)
         unlink(temp_paths[slot]);
 }
