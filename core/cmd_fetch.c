@@ -2,9 +2,13 @@
  * cmd_fetch.c - the `optipipe fetch` command line: option parsing shared
  * with `analyze URL` (fetch_opt_parse), `fetch flink` (an export written
  * atomically to -o FILE or stdout) and `fetch spark-history` (logs into
- * -o DIR). Exit codes are the fetch_result values (docs/fetch.md).
+ * -o DIR), and the temporary files a SIGINT / SIGTERM removes. Exit codes
+ * are the fetch_result values (docs/fetch.md).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -14,6 +18,7 @@
 #include "fetch.h"
 
 #define FETCH_MAX_RETRIES 10
+#define FETCH_TEMP_PATH_MAX 4096
 
 static const char usage_fetch[] =
     "Usage: optipipe fetch flink URL [options]\n"
@@ -31,6 +36,8 @@ static const char usage_fetch[] =
     "  --backpressure-wait SECONDS\n"
     "                       before re-asking a backpressure answer that is\n"
     "                       not ready (default: Flink's refresh interval)\n"
+    "  --max-metric-names N metric names requested per vertex (default\n"
+    "                       2048; those left out are named under \"errors\")\n"
     "\n"
     "fetch spark-history URL: the application's event logs from a Spark\n"
     "History Server, unpacked into -o DIR (default ./APP_ID).\n"
@@ -54,6 +61,13 @@ const char fetch_opts_help[] =
     "  --retries N          after connection errors, timeouts, 5xx\n"
     "                       (default 2, with backoff)\n"
     "  --max-size BYTES     cap per response (default 64m; Spark zip 8g)\n"
+    "  --max-time SECONDS   the whole fetch (default 600, plus --samples x\n"
+    "                       --interval); what was fetched is still written\n"
+    "  --max-requests N     requests of the whole fetch (default 5000 x\n"
+    "                       (1 + --samples))\n"
+    "  --min-rate BYTES     a download slower than this per second ...\n"
+    "  --min-rate-time SECONDS  ... over this window fails (default 1k\n"
+    "                       over 30 s)\n"
     "  --header 'Name: value'  extra request header (repeatable; not for\n"
     "                       secrets: use --token-env)\n"
     "  --token-env VAR      send the token in environment variable VAR as\n"
@@ -71,6 +85,27 @@ void fetch_opts_init(fetch_opts *o)
     o->diag = stderr;
     o->interval_s = 60;
     o->bp_wait_s = -1;
+    o->min_rate = FETCH_MIN_RATE;
+    o->min_rate_time_s = FETCH_MIN_RATE_TIME_S;
+    o->max_metric_names = FETCH_METRIC_NAMES;
+}
+
+double fetch_deadline_s(const fetch_opts *o)
+{
+    double s;
+
+    if (o->max_time_s > 0)
+        return o->max_time_s;
+    s = FETCH_MAX_TIME_S + (o->samples > 0 ? o->samples : 0) * o->interval_s;
+    return s < 86400.0 * 30 ? s : 86400.0 * 30;
+}
+
+uint64_t fetch_request_budget(const fetch_opts *o)
+{
+    if (o->max_requests)
+        return o->max_requests;
+    return (uint64_t)FETCH_REQUESTS_PER_POLL *
+           (1 + (uint64_t)(o->samples > 0 ? o->samples : 0));
 }
 
 int fetch_is_url(const char *s)
@@ -141,6 +176,32 @@ static int env_name_ok(const char *s)
     return 1;
 }
 
+/* 0 when a is one of the limits of the whole fetch (strcmp style). */
+static int limit_opt(const char *a)
+{
+    return strcmp(a, "--max-time") && strcmp(a, "--max-requests") &&
+           strcmp(a, "--min-rate") && strcmp(a, "--min-rate-time");
+}
+
+static int limit_arg(fetch_opts *o, const char *a, const char *v,
+                     op_error *err)
+{
+    double d = 0;
+
+    if (!strcmp(a, "--max-time"))
+        return num_arg(a, v, 0.001, 86400.0 * 30, &o->max_time_s, err);
+    if (!strcmp(a, "--min-rate-time"))
+        return num_arg(a, v, 1, 86400, &o->min_rate_time_s, err);
+    if (!strcmp(a, "--min-rate"))
+        return size_arg(a, v, &o->min_rate, err);
+    if (num_arg(a, v, 1, 1e9, &d, err) || d != (uint64_t)d)
+        return op_error_set(err, OP_EUSAGE,
+                            "--max-requests: expected a whole number from 1 "
+                            "to 1000000000");
+    o->max_requests = (uint64_t)d;
+    return 0;
+}
+
 /* Connection options (every fetch). Returns 1 consumed, 0 not one, -1. */
 static int conn_opt(fetch_opts *o, const char *a, const char *v, int *used,
                     op_error *err)
@@ -156,7 +217,7 @@ static int conn_opt(fetch_opts *o, const char *a, const char *v, int *used,
     if (strcmp(a, "--timeout") && strcmp(a, "--connect-timeout") &&
         strcmp(a, "--retries") && strcmp(a, "--max-size") &&
         strcmp(a, "--header") && strcmp(a, "--token-env") &&
-        strcmp(a, "--cacert"))
+        strcmp(a, "--cacert") && limit_opt(a))
         return 0;
     if (!v)
         return op_error_set(err, OP_EUSAGE, "option %s needs a value", a), -1;
@@ -174,6 +235,9 @@ static int conn_opt(fetch_opts *o, const char *a, const char *v, int *used,
         o->retries = (int)d;
     } else if (!strcmp(a, "--max-size")) {
         if (size_arg(a, v, &o->max_response, err))
+            return -1;
+    } else if (!limit_opt(a)) {
+        if (limit_arg(o, a, v, err))
             return -1;
     } else if (!strcmp(a, "--header")) {
         if (o->nheaders >= FETCH_MAX_HEADERS)
@@ -209,7 +273,8 @@ static int flink_opt(fetch_opts *o, const char *a, const char *v, int *used,
         return 1;
     }
     if (strcmp(a, "--job") && strcmp(a, "--samples") &&
-        strcmp(a, "--interval") && strcmp(a, "--backpressure-wait"))
+        strcmp(a, "--interval") && strcmp(a, "--backpressure-wait") &&
+        strcmp(a, "--max-metric-names"))
         return 0;
     if (!v)
         return op_error_set(err, OP_EUSAGE, "option %s needs a value", a), -1;
@@ -224,6 +289,12 @@ static int flink_opt(fetch_opts *o, const char *a, const char *v, int *used,
     } else if (!strcmp(a, "--interval")) {
         if (num_arg(a, v, 0, 86400, &o->interval_s, err))
             return -1;
+    } else if (!strcmp(a, "--max-metric-names")) {
+        if (num_arg(a, v, 1, 1000000, &d, err) || d != (size_t)d)
+            return op_error_set(err, OP_EUSAGE,
+                                "--max-metric-names: expected a whole number "
+                                "from 1 to 1000000"), -1;
+        o->max_metric_names = (size_t)d;
     } else if (num_arg(a, v, 0, 600, &o->bp_wait_s, err)) {
         return -1;
     }
@@ -245,15 +316,113 @@ int fetch_opt_parse(fetch_opts *o, int argc, char **argv, int *i,
     return rc;
 }
 
+/* --- temporary files and signals ------------------------------------------ */
+
+/* The handler reads these: a slot's path is complete before its flag is
+ * set, and the flag is cleared before the path changes. */
+static char temp_paths[FETCH_TEMP_SLOTS][FETCH_TEMP_PATH_MAX];
+static volatile sig_atomic_t temp_used[FETCH_TEMP_SLOTS];
+static volatile sig_atomic_t signals_installed;
+
+int fetch_temp_add(const char *path)
+{
+    size_t n = strlen(path);
+    int i;
+
+    if (n >= FETCH_TEMP_PATH_MAX) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (i = 0; i < FETCH_TEMP_SLOTS; i++)
+        if (!temp_used[i]) {
+            memcpy(temp_paths[i], path, n + 1);
+            atomic_signal_fence(memory_order_seq_cst); /* path, then flag */
+            temp_used[i] = 1;
+            return i;
+        }
+    errno = ENOSPC;
+    return -1;
+}
+
+int fetch_temp_open(const char *tmpl, int *fd)
+{
+    int slot = fetch_temp_add(tmpl);
+
+    /* mkstemp fills in the registered name itself, so that a signal
+     * arriving while the file is created still finds it */
+    if (slot < 0)
+        return -1;
+    *fd = mkstemp(temp_paths[slot]);
+    if (*fd >= 0)
+        fcntl(*fd, F_SETFD, FD_CLOEXEC);
+    if (*fd < 0) {
+        int e = errno;
+        temp_used[slot] = 0;
+        errno = e;
+        return -1;
+    }
+    return slot;
+}
+
+const char *fetch_temp_path(int slot)
+{
+    return slot >= 0 && slot < FETCH_TEMP_SLOTS ? temp_paths[slot] : "";
+}
+
+void fetch_temp_drop(int slot, int unlink_it)
+{
+    if (slot < 0 || slot >= FETCH_TEMP_SLOTS || !temp_used[slot])
+        return;
+    temp_used[slot] = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (unlink_it)
+        unlink(temp_paths[slot]);
+}
+
+/* Async-signal-safe calls only: unlink, sigaction, raise. */
+static void on_signal(int sig)
+{
+    struct sigaction dfl;
+    int i;
+
+    for (i = 0; i < FETCH_TEMP_SLOTS; i++)
+        if (temp_used[i])
+            unlink(temp_paths[i]);
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig); /* delivered on return: the exit status names the signal */
+}
+
+void fetch_signals_install(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM};
+    struct sigaction sa, old;
+    size_t i;
+
+    if (signals_installed)
+        return;
+    signals_installed = 1;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+}
+
 /* --- output ---------------------------------------------------------------- */
 
 /* Writes buf to path atomically (a temporary file renamed over it), or
  * to stdout for NULL / "-". */
 static int write_output(const char *path, const char *buf, size_t len)
 {
-    char tmp[4096];
+    char tmp[FETCH_TEMP_PATH_MAX];
     FILE *f;
-    int fd, bad;
+    int fd = -1, bad, slot;
 
     if (!path || !strcmp(path, "-")) {
         bad = fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0;
@@ -266,25 +435,24 @@ static int write_output(const char *path, const char *buf, size_t len)
         return 1;
     }
     snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0 || !(f = fdopen(fd, "w"))) {
+    slot = fetch_temp_open(tmp, &fd);
+    if (slot < 0 || !(f = fdopen(fd, "w"))) {
         diag_msg(DIAG_ERROR, "fetch: %s: cannot write: %s", path,
                 strerror(errno));
-        if (fd >= 0) {
+        if (slot >= 0) {
             close(fd);
-            unlink(tmp);
+            fetch_temp_drop(slot, 1);
         }
         return 1;
     }
     bad = fwrite(buf, 1, len, f) != len;
     bad |= fclose(f) != 0;
-    if (!bad && rename(tmp, path) != 0)
+    if (!bad && rename(fetch_temp_path(slot), path) != 0)
         bad = 1;
-    if (bad) {
+    if (bad)
         diag_msg(DIAG_ERROR, "fetch: %s: cannot write: %s", path,
                 strerror(errno));
-        unlink(tmp);
-    }
+    fetch_temp_drop(slot, bad);
     return bad;
 }
 
@@ -415,6 +583,7 @@ static int cmd_spark(int argc, char **argv)
 
 int fetch_main(int argc, char **argv)
 {
+    fetch_signals_install();
     if (argc < 1) {
         diag_msg(DIAG_ERROR, "fetch: say what to fetch: flink or "
                 "spark-history. Try 'optipipe fetch --help'.");

@@ -15,6 +15,14 @@
 
 #define FETCH_MAX_HEADERS 32
 
+/* Defaults of the limits on what a server can make a fetch do
+ * (docs/fetch.md, "Limits"). */
+#define FETCH_MAX_TIME_S 600         /* --max-time, plus the sampling waits */
+#define FETCH_MIN_RATE 1024          /* --min-rate, bytes per second ... */
+#define FETCH_MIN_RATE_TIME_S 30     /* ... averaged over this window */
+#define FETCH_REQUESTS_PER_POLL 5000 /* --max-requests: this x (1 + samples) */
+#define FETCH_METRIC_NAMES 2048      /* --max-metric-names, per vertex */
+
 /* Outcomes, equal to the process exit codes of `optipipe fetch`. */
 enum fetch_result {
     FETCH_OK = 0,         /* everything fetched */
@@ -34,6 +42,12 @@ typedef struct fetch_opts {
     const char *token_env;    /* environment variable holding the token */
     const char *headers[FETCH_MAX_HEADERS]; /* "Name: value", borrowed */
     size_t nheaders;
+    double max_time_s;        /* whole fetch; 0: FETCH_MAX_TIME_S plus
+                                 samples x interval (fetch_deadline_s) */
+    uint64_t min_rate;        /* download: slowest bytes/s ... */
+    double min_rate_time_s;   /* ... over this window, else it fails */
+    uint64_t max_requests;    /* whole fetch; 0: FETCH_REQUESTS_PER_POLL x
+                                 (1 + samples) (fetch_request_budget) */
     int progress;             /* progress line on diag (a TTY) */
     int quiet;                /* no notices; failures are still reported */
     FILE *diag;               /* diagnostics (stderr); NULL = silent */
@@ -43,6 +57,7 @@ typedef struct fetch_opts {
     int samples;              /* later polls of the time-varying paths */
     double interval_s;        /* between polls; default 60 */
     double bp_wait_s;         /* backpressure re-request wait; < 0: auto */
+    size_t max_metric_names;  /* metric names requested per vertex */
     /* spark-history */
     const char *app;          /* application id */
     const char *attempt;      /* attempt id, or NULL for all attempts */
@@ -51,9 +66,15 @@ typedef struct fetch_opts {
 /* Fills o with the defaults above (diag = stderr, no progress). */
 void fetch_opts_init(fetch_opts *o);
 
+/* The overall deadline (seconds) and request budget o stands for, with
+ * the defaults above filled in. */
+double fetch_deadline_s(const fetch_opts *o);
+uint64_t fetch_request_budget(const fetch_opts *o);
+
 /* Parses one connection or Flink option at argv[*i] (--job, --all-running,
- * --samples, --interval, --backpressure-wait, --timeout,
- * --connect-timeout, --retries, --max-size, --header, --token-env,
+ * --samples, --interval, --backpressure-wait, --max-metric-names,
+ * --timeout, --connect-timeout, --retries, --max-size, --max-time,
+ * --min-rate, --min-rate-time, --max-requests, --header, --token-env,
  * --cacert, --insecure). Values are borrowed from argv. Returns 1 and
  * advances *i past a consumed value, 0 when argv[*i] is not one of them,
  * -1 with err set when its value is missing or invalid. `analyze` may call
@@ -85,6 +106,24 @@ int fetch_flink_to_memory(const char *url, const fetch_opts *o, char **buf,
  * err), on FETCH_ENOTHING / FETCH_EUSAGE err says why. */
 int fetch_spark_history(const char *url, const fetch_opts *o,
                         const char *dir, op_error *err);
+
+/* Temporary files that a SIGINT or SIGTERM must not leave behind. The
+ * handler (installed by fetch_main; a signal ignored at start stays
+ * ignored) unlinks every registered path, then dies of the signal.
+ * fetch_temp_open creates a file from tmpl (ending in "XXXXXX", as for
+ * mkstemp) and registers it; fetch_temp_add registers a path the caller
+ * creates. Both return a slot (>= 0; its path: fetch_temp_path) or -1
+ * with errno set (ENOSPC: all FETCH_TEMP_SLOTS in use). fetch_temp_drop
+ * unregisters the slot, unlinking the file when unlink_it. *fd receives
+ * the open file (O_CLOEXEC), owned by the caller. */
+#define FETCH_TEMP_SLOTS 4
+int fetch_temp_open(const char *tmpl, int *fd);
+int fetch_temp_add(const char *path);
+const char *fetch_temp_path(int slot);
+void fetch_temp_drop(int slot, int unlink_it);
+
+/* Installs the SIGINT / SIGTERM handler of fetch_temp_* (idempotent). */
+void fetch_signals_install(void);
 
 /* `optipipe fetch flink|spark-history ...`; argv[0] is the subcommand.
  * Returns the process exit code (a fetch_result). */

@@ -8,11 +8,16 @@
  * with an empty list (research/flink.md §1.1). A backpressure answer whose
  * status is not "ok" ("deprecated": Flink is still collecting) is asked
  * again after Flink's own refresh interval, as its Web UI does.
+ *
+ * The server decides how much there is to fetch (jobs, vertices, metric
+ * names), so every request passes fx_req, which stops at the request
+ * budget and the deadline of the HTTP client; what was not requested is
+ * named under "errors" (the first FX_SKIPPED_NAMED paths one by one, then
+ * a count), and metric names past --max-metric-names per vertex too.
  */
 #include "fetch.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +38,7 @@
 #define FX_MAX_LISTED 20          /* jobs named in an error */
 #define FX_BP_ROUNDS 5
 #define FX_NOTES_SHOWN 5
+#define FX_SKIPPED_NAMED 100      /* requests not made named one by one */
 #define FX_EXCEPTIONS "?maxExceptions=20"
 #define FX_AGG "&agg=min,max,avg,sum"
 
@@ -90,6 +96,8 @@ typedef struct fx {
     fx_notes errs, missing;
     uint64_t stored;
     size_t requests;
+    size_t skipped;      /* requests not made: budget or deadline */
+    op_error stop;       /* why, when skipped */
     long refresh_ms;
     int oom;
     int last_transport; /* the last failure had no HTTP answer */
@@ -117,20 +125,6 @@ static int64_t now_epoch_ms(void)
 
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts;
-
-    if (!(s > 0))
-        return;
-    if (s > 86400)
-        s = 86400;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 /* Copies s into dst for a terminal: control characters become '?'. */
@@ -355,9 +349,41 @@ static void unusable(const fx *x, const char *url, const http_resp *r,
     }
 }
 
+/* A request the budget or the deadline does not allow: named under
+ * "errors" (the first FX_SKIPPED_NAMED; fx_skipped_note counts the rest),
+ * reported once. */
+static int skip(fx *x, const char *path, const op_error *why)
+{
+    op_error_set(&x->last, why->code, "%s", why->msg);
+    if (x->skipped++ == 0) {
+        x->stop = *why;
+        if (!x->discovery) {
+            char msg[OP_ERROR_MAX + 80];
+            snprintf(msg, sizeof msg, "%s; this and the remaining requests "
+                     "are listed under \"errors\"", why->msg);
+            diag(x, msg);
+        }
+    }
+    if (x->skipped <= FX_SKIPPED_NAMED)
+        notes_add(x, &x->errs, path, why->msg);
+    return G_FAIL;
+}
+
+/* The requests skipped past those named, as one entry of "errors". */
+static void fx_skipped_note(fx *x)
+{
+    char path[64];
+
+    if (x->skipped <= FX_SKIPPED_NAMED)
+        return;
+    snprintf(path, sizeof path, "(%zu more requests)",
+             x->skipped - FX_SKIPPED_NAMED);
+    notes_add(x, &x->errs, path, x->stop.msg);
+}
+
 /* GETs path. G_OK: a 2xx JSON answer in *a (free with ans_free). G_MISSING:
- * 404, recorded as unavailable. G_FAIL: anything else, recorded as an
- * error and reported. */
+ * 404, recorded as unavailable. G_FAIL: anything else (a request not made
+ * included), recorded as an error and reported. */
 static int fx_req(fx *x, const char *path, fx_ans *a)
 {
     char url[FX_PATH_MAX + 1024], msg[2048];
@@ -367,10 +393,12 @@ static int fx_req(fx *x, const char *path, fx_ans *a)
     memset(a, 0, sizeof *a);
     x->last_transport = 0;
     x->last_status = 0;
-    snprintf(url, sizeof url, "%s%s", x->base, path);
-    progress(x, path);
     op_error_clear(&err);
     x->requests++;
+    if (http_stopped(x->http, &err))
+        return skip(x, path, &err);
+    snprintf(url, sizeof url, "%s%s", x->base, path);
+    progress(x, path);
     if (http_get(x->http, url, x->max_response, &r, &err)) {
         x->last_transport = 1;
         return reject(x, path, &r, err.code, err.msg);
@@ -543,17 +571,86 @@ static void flush_get(fx *x, const char *list, const char *q,
         strs_add(x, out, path);
 }
 
+/* Names wanted past the cap of a vertex: counted, and listed in full
+ * (the listing bounds them) under "errors" for the listing's path. */
+#define FX_LEFT_SHOWN 3 /* names on stderr; the export has them all */
+
+typedef struct fx_left {
+    size_t n, shown;
+    char *names;
+    size_t len;
+    FILE *f;
+} fx_left;
+
+static void left_add(fx *x, fx_left *l, const char *id)
+{
+    if (!l->f && !(l->f = open_memstream(&l->names, &l->len))) {
+        x->oom = 1;
+        return;
+    }
+    fprintf(l->f, "%s%s", l->n ? ", " : "", id);
+    if (++l->n == FX_LEFT_SHOWN)
+        fflush(l->f);
+    if (l->n == FX_LEFT_SHOWN)
+        l->shown = l->len; /* the first names, for stderr */
+}
+
+/* The names a vertex (or the job's own list) may ask for. */
+static size_t metric_room(const fx *x)
+{
+    return x->o->max_metric_names ? x->o->max_metric_names
+                                  : FETCH_METRIC_NAMES;
+}
+
+static void left_note(fx *x, fx_left *l, const char *list)
+{
+    char head[160];
+    char *msg;
+    size_t n;
+
+    if (!l->f)
+        return;
+    if (fclose(l->f) != 0 || !l->names) {
+        x->oom = 1;
+        free(l->names);
+        return;
+    }
+    n = snprintf(head, sizeof head, "%zu metric names left out (over "
+                 "--max-metric-names %zu per vertex): ",
+                 l->n, metric_room(x)) +
+        l->len + strlen(list) + 64;
+    msg = malloc(n);
+    if (msg) {
+        snprintf(msg, n, "%s%s", head, l->names);
+        notes_add(x, &x->errs, list, msg);
+        if (l->shown && l->n > FX_LEFT_SHOWN)
+            snprintf(msg, n, "%s: %s%.*s, ... (all under \"errors\")", list,
+                     head, (int)l->shown, l->names);
+        else
+            snprintf(msg, n, "%s: %s%s", list, head, l->names);
+        diag(x, msg);
+    } else {
+        x->oom = 1;
+    }
+    free(msg);
+    free(l->names);
+    memset(l, 0, sizeof *l);
+}
+
 /* Lists the metric names at path list (not kept) and appends to out the
  * requests ("<list>?get=a,b<suffix>") for those want() accepts, split so
- * that no URL grows too long. */
+ * that no URL grows too long; *room: names the vertex may still ask for
+ * (the rest are named under "errors"). */
 static void metric_gets(fx *x, const char *list, int (*want)(const char *),
-                        const char *suffix, fx_strs *out)
+                        const char *suffix, size_t *room, fx_strs *out)
 {
     char q[FX_QUERY_MAX + 1], enc[FX_QUERY_MAX + 1];
     size_t qn = 0, en;
     const cJSON *e;
     fx_ans a;
+    fx_left left;
 
+    memset(&left, 0, sizeof left);
     if (fx_req(x, list, &a) != G_OK)
         return;
     q[0] = '\0';
@@ -564,6 +661,11 @@ static void metric_gets(fx *x, const char *list, int (*want)(const char *),
         if (!id || strlen(id) > 512 || !want(id) ||
             encode_name(id, enc, &en, sizeof enc))
             continue;
+        if (*room == 0) {
+            left_add(x, &left, id);
+            continue;
+        }
+        (*room)--;
         if (qn && qn + 1 + en > FX_QUERY_MAX) {
             flush_get(x, list, q, suffix, out);
             qn = 0;
@@ -576,7 +678,9 @@ static void metric_gets(fx *x, const char *list, int (*want)(const char *),
     }
     flush_get(x, list, q, suffix, out);
     ans_free(&a);
+    left_note(x, &left, list);
 }
+
 
 /* --- per job --------------------------------------------------------------- */
 
@@ -718,6 +822,7 @@ static void fetch_gets(fx *x, const fx_strs *g)
 static void vertex_main(fx *x, fx_job *j, fx_vertex *v)
 {
     char path[FX_PATH_MAX];
+    size_t room = metric_room(x);
 
     snprintf(path, sizeof path, "/jobs/%s/vertices/%s", j->jid, v->id);
     fx_fetch(x, path, NULL);
@@ -727,11 +832,11 @@ static void vertex_main(fx *x, fx_job *j, fx_vertex *v)
     fx_fetch(x, path, NULL);
     snprintf(path, sizeof path, "/jobs/%s/vertices/%s/subtasks/metrics",
              j->jid, v->id);
-    metric_gets(x, path, want_agg, FX_AGG, &v->gets);
+    metric_gets(x, path, want_agg, FX_AGG, &room, &v->gets);
     if (v->is_source) {
         snprintf(path, sizeof path, "/jobs/%s/vertices/%s/metrics", j->jid,
                  v->id);
-        metric_gets(x, path, want_subtask_wm, "", &v->gets);
+        metric_gets(x, path, want_subtask_wm, "", &room, &v->gets);
     }
     fetch_gets(x, &v->gets);
 }
@@ -745,7 +850,7 @@ static int job_main(fx *x, fx_job *j)
     char path[FX_PATH_MAX];
     cJSON *job = NULL, *plan = NULL;
     const cJSON *pl;
-    size_t i;
+    size_t i, room = metric_room(x);
     int rc;
 
     snprintf(path, sizeof path, "/jobs/%s", j->jid);
@@ -765,7 +870,7 @@ static int job_main(fx *x, fx_job *j)
     }
     job_checkpoints(x, j);
     snprintf(path, sizeof path, "/jobs/%s/metrics", j->jid);
-    metric_gets(x, path, want_job, "", &j->gets);
+    metric_gets(x, path, want_job, "", &room, &j->gets);
     fetch_gets(x, &j->gets);
     for (i = 0; i < j->nv && !x->oom; i++)
         vertex_main(x, j, &j->v[i]);
@@ -801,6 +906,7 @@ static void backpressure_rounds(fx *x)
                                        : (double)x->refresh_ms / 1000.0;
     int round;
     size_t i, k;
+    op_error why;
 
     for (round = 0; round < FX_BP_ROUNDS && !x->oom; round++) {
         int pending = 0;
@@ -811,7 +917,9 @@ static void backpressure_rounds(fx *x)
             return;
         snprintf(x->phase, sizeof x->phase, "backpressure, round %d of %d",
                  round + 1, FX_BP_ROUNDS);
-        sleep_s(wait);
+        /* at the deadline the answers so far are kept, "not ready" */
+        if (http_stopped(x->http, &why) || http_sleep(x->http, wait, &why))
+            return;
         for (i = 0; i < x->njobs; i++)
             for (k = 0; k < x->jobs[i].nv; k++)
                 if (x->jobs[i].v[k].bp_pending)
@@ -1110,15 +1218,31 @@ static size_t snapshot(fx *x, op_error *err)
     return ok;
 }
 
+/* Samples k.. that the budget or the deadline left out, as one error. */
+static void samples_missed(fx *x, size_t k, const op_error *why)
+{
+    char path[64];
+
+    snprintf(path, sizeof path, "(samples %zu to %zu)", k, x->npolls - 1);
+    notes_add(x, &x->errs, path, why->msg);
+    diag(x, why->msg);
+}
+
 static void samples(fx *x)
 {
     size_t k, i;
+    op_error why;
 
     for (k = 1; k < x->npolls && !x->oom; k++) {
         snprintf(x->phase, sizeof x->phase, "sample %zu of %zu", k,
                  x->npolls - 1);
         progress(x, "waiting for the interval");
-        sleep_s(x->o->interval_s);
+        op_error_clear(&why);
+        if (http_stopped(x->http, &why) ||
+            http_sleep(x->http, x->o->interval_s, &why)) {
+            samples_missed(x, k, &why);
+            return;
+        }
         x->cur = k;
         x->polls[k].at = now_epoch_ms();
         for (i = 0; i < x->njobs; i++)
@@ -1142,9 +1266,11 @@ static void summary(const fx *x, op_error *err)
     }
     op_error_set(err, FETCH_INCOMPLETE,
                  "incomplete: %zu of %zu requests failed (listed under "
-                 "\"errors\"): %s%s",
+                 "\"errors\"): %s%s%s%s",
                  x->errs.n, x->requests, paths,
-                 x->errs.n > FX_NOTES_SHOWN ? ", ..." : "");
+                 x->errs.n > FX_NOTES_SHOWN ? ", ..." : "",
+                 x->skipped ? "; stopped early: " : "",
+                 x->skipped ? x->stop.msg : "");
 }
 
 int fetch_flink_to_memory(const char *url, const fetch_opts *o, char **buf,
@@ -1177,6 +1303,9 @@ int fetch_flink_to_memory(const char *url, const fetch_opts *o, char **buf,
     x.discovery = 1;
     rc = identify(&x, err);
     x.discovery = 0;
+    if (rc && x.skipped)
+        rc = op_error_set(err, FETCH_ENOTHING, "%s: nothing usable: %s",
+                          x.base, x.stop.msg);
     if (rc)
         goto out;
     if (!snapshot(&x, err)) {
@@ -1185,6 +1314,7 @@ int fetch_flink_to_memory(const char *url, const fetch_opts *o, char **buf,
     }
     backpressure_rounds(&x);
     samples(&x);
+    fx_skipped_note(&x);
     progress_clear(&x);
     if (x.oom) {
         rc = op_error_set(err, FETCH_ENOTHING, "out of memory");

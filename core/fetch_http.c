@@ -4,16 +4,20 @@
  * same rules hold everywhere: connect and total timeouts, a few retries
  * with backoff for what may be transient (connection errors, timeouts,
  * 5xx), a size cap enforced while receiving (not trusting Content-Length),
- * at most FH_MAX_REDIRS redirects between http and https URLs only, TLS
- * verification unless --insecure, and the token (from the environment)
- * never written anywhere but the Authorization header.
+ * at most FH_MAX_REDIRS redirects that keep the URL's scheme, TLS
+ * verification unless --insecure, the token (from the environment) never
+ * written anywhere but the Authorization header, and the budgets of the
+ * whole fetch: a deadline that cuts every timeout and wait, a number of
+ * requests, and for downloads a minimum transfer rate.
  */
 #include "fetch_http.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +33,9 @@ struct http_client {
     CURL *h;
     struct curl_slist *hdrs;
     const fetch_opts *o;
+    int64_t deadline_ms;       /* CLOCK_MONOTONIC */
+    double max_time_s;
+    uint64_t budget, requests; /* requests allowed, made */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -83,6 +90,14 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void sleep_ms(long ms)
 {
     struct timespec ts;
@@ -100,6 +115,56 @@ static long to_ms(double s)
     if (s > 86400.0)
         s = 86400.0;
     return (long)(s * 1000.0 + 0.5);
+}
+
+/* Milliseconds left before the deadline (0 when it has passed). */
+static long left_ms(const http_client *c)
+{
+    int64_t d = c->deadline_ms - mono_ms();
+
+    return d <= 0 ? 0 : d > 86400000 ? 86400000L : (long)d;
+}
+
+/* A timeout cut to the deadline; never 0, which libcurl reads as none. */
+static long cut_ms(const http_client *c, long ms)
+{
+    long left = left_ms(c);
+
+    if (ms <= 0 || ms > left)
+        ms = left;
+    return ms > 0 ? ms : 1;
+}
+
+static int deadline_msg(const http_client *c, op_error *why)
+{
+    return op_error_set(why, OP_ELIMIT,
+                        "not requested: the deadline of %g s (--max-time) "
+                        "has passed",
+                        c->max_time_s);
+}
+
+int http_stopped(const http_client *c, op_error *why)
+{
+    if (c->requests >= c->budget)
+        return op_error_set(why, OP_ELIMIT,
+                            "not requested: the budget of %llu requests "
+                            "(--max-requests) is spent",
+                            (unsigned long long)c->budget);
+    if (left_ms(c) == 0)
+        return deadline_msg(c, why);
+    return 0;
+}
+
+int http_sleep(const http_client *c, double s, op_error *why)
+{
+    long ms = to_ms(s), left = left_ms(c);
+
+    if (ms <= left) {
+        sleep_ms(ms);
+        return 0;
+    }
+    sleep_ms(left);
+    return deadline_msg(c, why);
 }
 
 /* --- client ---------------------------------------------------------------- */
@@ -207,6 +272,10 @@ int http_client_new(const fetch_opts *o, http_client **out, op_error *err)
     if (!c)
         return op_error_set(err, OP_ENOMEM, "out of memory");
     c->o = o;
+    c->max_time_s = fetch_deadline_s(o);
+    /* not to_ms: a long sampling may run for weeks */
+    c->deadline_ms = mono_ms() + (int64_t)(c->max_time_s * 1000.0);
+    c->budget = fetch_request_budget(o);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         free(c);
         return op_error_set(err, OP_EIO, "libcurl could not be initialized");
@@ -223,12 +292,10 @@ int http_client_new(const fetch_opts *o, http_client **out, op_error *err)
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)FH_MAX_REDIRS);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "optipipe/" OP_VERSION);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, to_ms(o->connect_timeout_s));
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, o->insecure ? 0L : 1L);
@@ -307,6 +374,23 @@ static int fail(http_client *c, CURLcode cc, const sink *s, const char *url,
         return op_error_set(err, s->io_err == ENOMEM ? OP_ENOMEM : OP_EIO,
                             "GET %s: cannot store the response: %s", url,
                             strerror(s->io_err));
+    if (cc == CURLE_UNSUPPORTED_PROTOCOL && !strncmp(why, "Protocol", 8))
+        return op_error_set(err, OP_EIO,
+                            "GET %s: redirected to another scheme (http / "
+                            "https), which is never followed: give the URL "
+                            "with the scheme the server wants",
+                            url);
+    if (cc == CURLE_OPERATION_TIMEDOUT && left_ms(c) == 0)
+        return op_error_set(err, OP_EIO,
+                            "GET %s: stopped at the deadline of %g s "
+                            "(--max-time)%s",
+                            url, c->max_time_s, tries);
+    if (cc == CURLE_OPERATION_TIMEDOUT && strstr(why, "too slow"))
+        return op_error_set(err, OP_EIO,
+                            "GET %s: %s (--min-rate %llu over "
+                            "--min-rate-time %g s)%s",
+                            url, why, (unsigned long long)c->o->min_rate,
+                            c->o->min_rate_time_s, tries);
     if (cc == CURLE_TOO_MANY_REDIRECTS)
         return op_error_set(err, OP_EIO,
                             "GET %s: more than %d redirects (a redirect "
@@ -320,14 +404,23 @@ static int fail(http_client *c, CURLcode cc, const sink *s, const char *url,
     return op_error_set(err, OP_EIO, "GET %s: %s%s", url, why, tries);
 }
 
-static int perform(http_client *c, const char *url, sink *s, long *status,
-                   int *attempts, op_error *err)
+/* One request of the budget, with retries. timeout_ms: each attempt's
+ * (0: none), cut to the deadline like the connect timeout. */
+static int perform(http_client *c, const char *url, long timeout_ms, sink *s,
+                   long *status, int *attempts, op_error *err)
 {
     const fetch_opts *o = c->o;
-    int tries = o->retries < 0 ? 0 : o->retries, k;
+    int tries = o->retries < 0 ? 0 : o->retries, k, rc;
     long backoff = FH_BACKOFF_MS;
     CURLcode cc = CURLE_OK;
 
+    if ((rc = http_stopped(c, err)))
+        return rc;
+    c->requests++;
+    /* a redirect never changes the scheme: no downgrade from https, and
+     * no switch to a TLS peer the user did not name */
+    curl_easy_setopt(c->h, CURLOPT_REDIR_PROTOCOLS_STR,
+                     strncasecmp(url, "https:", 6) ? "http" : "https");
     curl_easy_setopt(c->h, CURLOPT_URL, url);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(c->h, CURLOPT_MAXFILESIZE_LARGE,
@@ -343,6 +436,9 @@ static int perform(http_client *c, const char *url, sink *s, long *status,
                                 "download file: %s", url, strerror(errno));
         c->errbuf[0] = '\0';
         *status = 0;
+        curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, cut_ms(c, timeout_ms));
+        curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
+                         cut_ms(c, to_ms(o->connect_timeout_s)));
         cc = curl_easy_perform(c->h);
         *attempts = k + 1;
         if (cc == CURLE_OK) {
@@ -352,6 +448,8 @@ static int perform(http_client *c, const char *url, sink *s, long *status,
         } else if (!retryable(cc) || s->over || s->io_err || k >= tries) {
             return fail(c, cc, s, url, k + 1, s->max, err);
         }
+        if (backoff >= left_ms(c))
+            return cc == CURLE_OK ? 0 : fail(c, cc, s, url, k + 1, s->max, err);
         sleep_ms(backoff);
         backoff = backoff * 2 > FH_BACKOFF_MAX_MS ? FH_BACKOFF_MAX_MS
                                                    : backoff * 2;
@@ -373,10 +471,10 @@ int http_get(http_client *c, const char *url, uint64_t max, http_resp *r,
         return op_error_set(err, OP_ENOMEM, "out of memory");
     s.p[0] = '\0';
     s.cap = 1;
-    curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, to_ms(c->o->timeout_s));
     curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_LIMIT, 0L);
     curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_TIME, 0L);
-    rc = perform(c, url, &s, &r->status, &r->attempts, err);
+    rc = perform(c, url, to_ms(c->o->timeout_s), &s, &r->status,
+                 &r->attempts, err);
     r->body = s.p;
     r->len = (size_t)s.n;
     return rc;
@@ -387,15 +485,16 @@ int http_get_fd(http_client *c, const char *url, int fd, uint64_t max,
 {
     sink s;
     int attempts = 0, rc;
-    long stall = to_ms(c->o->timeout_s) / 1000;
+    long window = (to_ms(c->o->min_rate_time_s) + 999) / 1000;
+    uint64_t rate = c->o->min_rate;
 
     memset(&s, 0, sizeof s);
     s.fd = fd;
     s.max = max;
-    curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, 0L);
-    curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_TIME, stall > 0 ? stall : 1L);
-    rc = perform(c, url, &s, status, &attempts, err);
+    curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_LIMIT,
+                     rate > 1 ? (rate > LONG_MAX ? LONG_MAX : (long)rate) : 1L);
+    curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_TIME, window > 0 ? window : 1L);
+    rc = perform(c, url, 0, &s, status, &attempts, err);
     *bytes = s.n;
     return rc;
 }

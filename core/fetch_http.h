@@ -1,8 +1,9 @@
 /*
  * fetch_http.h - the single HTTP client of the fetch commands: one libcurl
  * handle with the caps every request gets (connect and total timeouts,
- * bounded retries with backoff, a response size cap, bounded redirects,
- * http/https only, TLS verification unless --insecure) and secrets kept
+ * bounded retries with backoff, a response size cap, bounded redirects
+ * that keep the scheme, TLS verification unless --insecure), the budgets
+ * of the whole fetch (a deadline, a number of requests) and secrets kept
  * out of every message.
  */
 #ifndef OP_CORE_FETCH_HTTP_H
@@ -20,24 +21,38 @@ typedef struct http_resp {
 } http_resp;
 
 /* Creates a client for o (borrowed: must outlive the client). Reads the
- * token from the environment variable o->token_env; checks headers.
+ * token from the environment variable o->token_env; checks headers. The
+ * fetch's deadline (fetch_deadline_s) starts now.
  * Returns 0 with *out, or OP_EUSAGE / OP_ENOMEM with err. */
 int http_client_new(const fetch_opts *o, http_client **out, op_error *err);
 void http_client_free(http_client *c);
 
-/* GETs url into r, at most max bytes (after content decoding). Retries
- * connection errors, timeouts and 5xx answers (o->retries times, with
- * backoff). Returns 0 when an HTTP answer arrived (any status: check
+/* Whether the fetch must stop: 0 while requests may still be made, else
+ * OP_ELIMIT with why saying "not requested: ..." (the request budget is
+ * spent or the deadline has passed). */
+int http_stopped(const http_client *c, op_error *why);
+
+/* Sleeps s seconds, or until the deadline when that comes first.
+ * Returns 0, or OP_ELIMIT (with why) when the deadline ended the wait. */
+int http_sleep(const http_client *c, double s, op_error *why);
+
+/* GETs url into r, at most max bytes (after content decoding). Counts
+ * against the request budget; --timeout and the connect timeout are cut
+ * to what is left before the deadline. Retries connection errors,
+ * timeouts and 5xx answers (o->retries times, with backoff, never past
+ * the deadline). Returns 0 when an HTTP answer arrived (any status: check
  * r->status; 5xx only after the retries), else OP_EIO (unreachable,
- * timeout, TLS, redirect loop) or OP_ELIMIT (larger than max) with err
- * naming the URL. Free r with http_resp_free in every case. */
+ * timeout, TLS, redirect loop, a redirect to another scheme) or
+ * OP_ELIMIT (larger than max, or http_stopped) with err naming the URL.
+ * Free r with http_resp_free in every case. */
 int http_get(http_client *c, const char *url, uint64_t max, http_resp *r,
              op_error *err);
 
 /* The same into the file descriptor fd (truncated before each attempt).
- * Here o->timeout_s bounds a stall (no byte for that long), not the whole
- * transfer, so that a large download may take its time. *status receives
- * the HTTP status, *bytes the body size. */
+ * Here not --timeout but the deadline bounds the whole transfer, so that
+ * a large download may take its time, and the transfer fails when it
+ * runs slower than o->min_rate bytes/s over o->min_rate_time_s. *status
+ * receives the HTTP status, *bytes the body size. */
 int http_get_fd(http_client *c, const char *url, int fd, uint64_t max,
                 long *status, uint64_t *bytes, op_error *err);
 

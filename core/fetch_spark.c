@@ -8,7 +8,10 @@
  * The archive comes from the network, so every entry is checked before a
  * byte is written: relative names only, no "." / ".." components, regular
  * files and folders only (no symlinks), nothing written through an
- * existing symlink, and caps on the entry count and the unpacked bytes.
+ * existing symlink, and caps on the entry count, the unpacked bytes and
+ * the compression ratio (per entry and for the whole archive, so that a
+ * small download cannot fill the disk). The download and the entry being
+ * written are registered temporary files: a SIGINT / SIGTERM removes them.
  */
 #include "fetch.h"
 
@@ -29,6 +32,12 @@
 #define FS_DEFAULT_MAX (8ull << 30)   /* the zip as downloaded */
 #define FS_UNPACK_MAX (64ull << 30)   /* bytes unpacked in total */
 #define FS_MAX_ENTRIES 100000
+/* Unpacked bytes per compressed byte. Real Spark logs deflate to 5:1 -
+ * 29:1 (measured on /work/shared/real/spark: plain JSON logs at level 9;
+ * already compressed .zstd/.gz logs are stored about 1:1), so 100:1 is
+ * over three times the worst real one, far below deflate's ~1000:1. */
+#define FS_RATIO_MAX 100
+#define FS_RATIO_FLOOR (1ull << 20) /* always allowed per entry and in all */
 #define FS_NAME_MAX 1024
 #define FS_PATH_MAX 4096
 #define FS_CHUNK 65536
@@ -38,8 +47,9 @@ typedef struct fs {
     http_client *http;
     char *base;
     const char *dir;
-    uint64_t unpacked;
+    uint64_t unpacked, zip_bytes;
     size_t files, refused;
+    int full; /* the archive's cap is reached: the rest is not unpacked */
     char first_refused[160];
 } fs;
 
@@ -223,26 +233,94 @@ static int write_all(int fd, const char *buf, size_t n)
     return 0;
 }
 
-static int copy_entry(fs *s, zip_t *z, zip_uint64_t i, const char *rel,
+/* What ratio x compressed allows, never less than the floor. */
+static uint64_t ratio_cap(uint64_t compressed)
+{
+    if (compressed > UINT64_MAX / FS_RATIO_MAX)
+        return UINT64_MAX;
+    return compressed * FS_RATIO_MAX > FS_RATIO_FLOOR
+               ? compressed * FS_RATIO_MAX
+               : FS_RATIO_FLOOR;
+}
+
+/* *cap: the bytes the entry may unpack to (its declared size, within the
+ * ratio). Returns -1 with why when it claims more than the ratio allows. */
+static int entry_cap(const zip_stat_t *st, uint64_t *cap, char *why,
+                     size_t n)
+{
+    uint64_t comp = (st->valid & ZIP_STAT_COMP_SIZE) ? st->comp_size : 0;
+
+    *cap = ratio_cap(comp);
+    if (!(st->valid & ZIP_STAT_SIZE))
+        return 0;
+    if (st->size > *cap) {
+        snprintf(why, n, "it claims %llu bytes from %llu compressed, more "
+                 "than the compression ratio cap of %d:1",
+                 (unsigned long long)st->size, (unsigned long long)comp,
+                 FS_RATIO_MAX);
+        return -1;
+    }
+    *cap = st->size;
+    return 0;
+}
+
+/* Whether got more bytes fit the entry's cap (ecap, with done so far)
+ * and the archive's; why says which cap they pass. */
+static int fits(fs *s, uint64_t got, uint64_t done, uint64_t ecap, char *why,
+                size_t n)
+{
+    uint64_t total = ratio_cap(s->zip_bytes);
+
+    if (total > FS_UNPACK_MAX)
+        total = FS_UNPACK_MAX;
+    if (got > ecap - done) {
+        snprintf(why, n, "it unpacks to more than its %llu bytes (declared "
+                 "size or compression ratio cap of %d:1)",
+                 (unsigned long long)ecap, FS_RATIO_MAX);
+        return 0;
+    }
+    if (got > total - s->unpacked) {
+        s->full = 1;
+        snprintf(why, n, "unpacking would pass the cap of %llu bytes for "
+                 "the archive (%d:1 of its %llu bytes, at most %llu)",
+                 (unsigned long long)total, FS_RATIO_MAX,
+                 (unsigned long long)s->zip_bytes,
+                 (unsigned long long)FS_UNPACK_MAX);
+        return 0;
+    }
+    return 1;
+}
+
+static int copy_entry(fs *s, zip_t *z, const zip_stat_t *st, const char *rel,
                       char *why, size_t n)
 {
     char path[FS_PATH_MAX], *buf = NULL;
     zip_file_t *zf = NULL;
-    int fd = -1, rc = -1;
+    int fd = -1, rc = -1, slot;
     zip_int64_t got;
+    uint64_t ecap = 0, done = 0;
     int w = snprintf(path, sizeof path, "%s/%s", s->dir, rel);
 
+    if (entry_cap(st, &ecap, why, n))
+        return -1;
     if (w < 0 || (size_t)w >= sizeof path) {
         snprintf(why, n, "the path is too long");
+        return -1;
+    }
+    /* a half-written entry is as bad as the download: a signal removes it */
+    slot = fetch_temp_add(path);
+    if (slot < 0) {
+        snprintf(why, n, "cannot register the file: %s", strerror(errno));
         return -1;
     }
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
               0644);
     if (fd < 0) {
         snprintf(why, n, "cannot create the file: %s", strerror(errno));
+        fetch_temp_drop(slot, 0);
         return -1;
     }
-    zf = zip_fopen_index(z, i, 0);
+    zf = zip_fopen_index(z, st->index, 0);
     buf = malloc(FS_CHUNK);
     if (!zf || !buf) {
         snprintf(why, n, "cannot read the entry: %s",
@@ -250,11 +328,9 @@ static int copy_entry(fs *s, zip_t *z, zip_uint64_t i, const char *rel,
         goto out;
     }
     while ((got = zip_fread(zf, buf, FS_CHUNK)) > 0) {
-        if ((uint64_t)got > FS_UNPACK_MAX - s->unpacked) {
-            snprintf(why, n, "unpacking would pass the cap of %llu bytes",
-                     (unsigned long long)FS_UNPACK_MAX);
+        if (!fits(s, (uint64_t)got, done, ecap, why, n))
             goto out;
-        }
+        done += (uint64_t)got;
         s->unpacked += (uint64_t)got;
         if (write_all(fd, buf, (size_t)got)) {
             snprintf(why, n, "cannot write: %s", strerror(errno));
@@ -274,8 +350,7 @@ out:
         snprintf(why, n, "cannot write: %s", strerror(errno));
         rc = -1;
     }
-    if (rc)
-        unlink(path);
+    fetch_temp_drop(slot, rc != 0);
     return rc;
 }
 
@@ -335,7 +410,7 @@ static void unpack_entry(fs *s, zip_t *z, zip_uint64_t i)
     }
     if (name[n - 1] == '/')
         return; /* a folder: made above */
-    if (copy_entry(s, z, i, name, why, sizeof why)) {
+    if (copy_entry(s, z, &st, name, why, sizeof why)) {
         refuse(s, name, why);
         return;
     }
@@ -366,8 +441,15 @@ static int unpack(fs *s, const char *zip_path, op_error *err)
                             "the logs archive of %s has more than %d entries",
                             s->o->app, FS_MAX_ENTRIES);
     }
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n && !s->full; i++)
         unpack_entry(s, z, (zip_uint64_t)i);
+    if (i < n) {
+        char left[80];
+        snprintf(left, sizeof left, "%lld", (long long)(n - i));
+        s->refused += (size_t)(n - i);
+        say(s, "%s further archive entries not unpacked: the cap%s for the "
+            "archive is reached", left, "");
+    }
     zip_discard(z);
     return 0;
 }
@@ -419,6 +501,7 @@ static int download(fs *s, int fd, op_error *err)
         err->code = FETCH_ENOTHING;
         return FETCH_ENOTHING;
     }
+    s->zip_bytes = bytes;
     if (status == 404)
         return op_error_set(err, FETCH_ENOTHING,
                             "no event logs for %s on %s (GET %s: HTTP 404)",
@@ -434,7 +517,7 @@ int fetch_spark_history(const char *url, const fetch_opts *o,
 {
     fs s;
     char tmp[FS_PATH_MAX];
-    int rc, fd = -1;
+    int rc, fd = -1, slot = -1;
 
     memset(&s, 0, sizeof s);
     s.o = o;
@@ -460,14 +543,14 @@ int fetch_spark_history(const char *url, const fetch_opts *o,
         goto out;
     }
     snprintf(tmp, sizeof tmp, "%s/.optipipe-logs-XXXXXX", dir);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
+    slot = fetch_temp_open(tmp, &fd);
+    if (slot < 0) {
         rc = op_error_set(err, FETCH_ENOTHING, "%s: cannot create a file: %s",
                           dir, strerror(errno));
-        tmp[0] = '\0';
         goto out;
     }
-    if ((rc = download(&s, fd, err)) || (rc = unpack(&s, tmp, err)))
+    if ((rc = download(&s, fd, err)) ||
+        (rc = unpack(&s, fetch_temp_path(slot), err)))
         goto out;
     if (s.files == 0)
         rc = op_error_set(err, FETCH_ENOTHING,
@@ -488,8 +571,7 @@ int fetch_spark_history(const char *url, const fetch_opts *o,
 out:
     if (fd >= 0)
         close(fd);
-    if (tmp[0])
-        unlink(tmp);
+    fetch_temp_drop(slot, 1);
     http_client_free(s.http);
     free(s.base);
     return rc;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of TLS in `optipipe fetch`: a fake JobManager behind a
 # self-signed certificate made here with the openssl CLI is accepted with
-# --cacert, refused without it, accepted with an explicit --insecure.
+# --cacert, refused without it, accepted with an explicit --insecure; a
+# redirect down to http is never followed.
 # Usage: fetch_tls.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$1
@@ -41,5 +42,13 @@ check "...and warns" has "$tmp/err" "not verified"
 
 run fetch flink "http://127.0.0.1:$port" --retries 0 -o "$tmp/plain.json"
 check "plain http to a TLS port fails: exit 3" test "$rc" = 3
+stop_server
+
+jid=$(job_of "$fx")
+start_server flink "$fx" --tls "$tmp/cert.pem" "$tmp/key.pem" \
+    --fail "redirect-scheme:/jobs/$jid/config"
+run fetch flink "https://127.0.0.1:$port" --cacert "$tmp/cert.pem" -o "$tmp/down.json"
+check "a redirect from https to http is not followed: exit 4" test "$rc" = 4
+check "...saying so" has "$tmp/err" "/jobs/$jid/config: redirected to another scheme"
 
 finish

@@ -6,7 +6,8 @@ Serves, on 127.0.0.1 and a port chosen by the kernel (written to
 flink_rest_export) or a History Server application whose event logs are a
 zip built from given files, and can be told to misbehave on one path.
 Standard library only. Stops by itself after --lifetime seconds (or on GET
-/__quit), so a test that dies never leaves it behind.
+/__quit), so a test that dies never leaves it behind. GET /__stats answers
+{"requests": N}, the requests served so far (/__* excluded).
 
 Modes:
   free-port                 print a port nothing listens on, then exit
@@ -20,9 +21,17 @@ Flink behaviour (like a real JobManager, research/flink.md §1.1):
   - /jobs/overview is built from the fixtures' /jobs/<jid> responses;
   - /metrics paths without ?get= list the recorded metric names, with
     ?get= answer only the recorded entries named (unknown names: none);
-  - an unknown path answers 404 {"errors": ["Not found: ..."]}.
+  - an unknown path answers 404 {"errors": ["Not found: ..."]};
+  - --extra-metrics N adds N wanted names ("Op<i>.pendingRecords") to every
+    /subtasks/metrics listing, as a server choosing the request count would.
+
+Misbehaviour (--fail KIND:PATH) also covers a trickle (2 bytes a second
+after a large Content-Length), redirects to --redirect-base (another port)
+and to the other scheme, and Spark zips with a bomb entry (--bomb BYTES of
+zeros) or many 1 MiB entries of zeros (--bomb-many N).
 """
 import argparse
+import gzip
 import io
 import json
 import os
@@ -73,13 +82,16 @@ class Flink:
                          "tasks": {}})
         return {"jobs": jobs}
 
-    def metrics(self, path, query):
+    def metrics(self, path, query, extra=0):
         entries, seen = [], set()
         for key, body in self.polls[0].get(path, []):
             for e in body if isinstance(body, list) else []:
                 if e.get("id") not in seen:
                     seen.add(e.get("id"))
                     entries.append(e)
+        if extra and path.endswith("/subtasks/metrics"):
+            entries += [{"id": "Op%d.pendingRecords" % i, "min": 0, "max": 0,
+                         "avg": 0, "sum": 0} for i in range(extra)]
         get = parse_qs(query).get("get")
         if not get:
             return [{"id": e["id"]} for e in entries]
@@ -100,15 +112,23 @@ class Flink:
         return None
 
 
-def build_zip(files, evil):
+def build_zip(files, evil, bomb=0, bomb_many=0):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for spec in files:
             name, path = spec.split("=", 1)
             if path.startswith("text:"):
                 z.writestr(name, path[5:])
+            elif path.startswith("gunzip:"):
+                with gzip.open(path[7:]) as fh:
+                    z.writestr(name, fh.read())
             else:
                 z.write(path, name)
+        if bomb:
+            z.writestr("bomb.json", b"\0" * bomb)
+        mib = b"\0" * (1 << 20)
+        for i in range(bomb_many):
+            z.writestr("many/part-%05d.json" % i, mib)
         if evil:
             z.writestr(zipfile.ZipInfo("../escaped.txt"), "outside\n")
             z.writestr(zipfile.ZipInfo("/absolute.txt"), "absolute\n")
@@ -175,6 +195,16 @@ class Handler(BaseHTTPRequestHandler):
             self.stream(args.big_bytes, chunked=True)
         elif kind == "loop":
             self.send(302, b"", "text/plain", [("Location", path)])
+        elif kind == "trickle":
+            self.trickle()
+        elif kind == "redirect":
+            target = args.redirect_base + self.path
+            self.send(302, b"", "text/plain", [("Location", target)])
+        elif kind == "redirect-scheme":
+            other = "http" if args.tls else "https"
+            host = "127.0.0.1:%d" % self.server.server_address[1]
+            self.send(302, b"", "text/plain",
+                      [("Location", "%s://%s%s" % (other, host, self.path))])
         elif kind == "flaky":
             if self.count("flaky:" + path) == 1:
                 self.send(503, {"errors": ["busy (injected)"]})
@@ -183,6 +213,21 @@ class Handler(BaseHTTPRequestHandler):
         else:
             return False
         return True
+
+    def trickle(self):
+        """2 bytes a second of a body said to be 1 MiB, until stopped."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(1 << 20))
+        self.end_headers()
+        try:
+            while not self.server.stopping.is_set():
+                self.wfile.write(b"  ")
+                self.wfile.flush()
+                time.sleep(1)
+        except OSError:
+            pass
+        self.close_connection = True
 
     def stream(self, n, chunked=False):
         block = b" " * 65536
@@ -209,6 +254,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, {"bye": True})
             threading.Thread(target=self.server.stop, daemon=True).start()
             return
+        if path == "/__stats":
+            self.send(200, {"requests": self.server.state["requests"]})
+            return
+        with self.server.state["lock"]:
+            self.server.state["requests"] += 1
         if args.require_token and \
                 self.headers.get("Authorization") != "Bearer " + args.require_token:
             self.send(401, {"errors": ["Unauthorized"]})
@@ -238,7 +288,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, fl.overview())
             return
         if METRICS_RE.match(path):
-            self.send(200, fl.metrics(path, query))
+            self.send(200, fl.metrics(path, query, self.server.args.extra_metrics))
             return
         if path.endswith("/backpressure") and n <= self.server.args.deprecated:
             if fl.answer(path, query, 1) is not None:
@@ -276,7 +326,7 @@ class Server(ThreadingHTTPServer):
     def __init__(self, args):
         super().__init__(("127.0.0.1", 0), Handler)
         self.args = args
-        self.state = {"lock": threading.Lock(), "counts": {}}
+        self.state = {"lock": threading.Lock(), "counts": {}, "requests": 0}
         self.stopping = threading.Event()
         self.tls = None
         if args.tls:
@@ -316,7 +366,8 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--lifetime", type=float, default=120)
     ap.add_argument("--fail", action="append", default=[],
-                    help="KIND:PATH with KIND 500|hang|big|bigchunked|loop|flaky; "
+                    help="KIND:PATH with KIND 500|hang|big|bigchunked|loop|flaky|"
+                         "trickle|redirect|redirect-scheme; "
                          "PATH may end with *")
     ap.add_argument("--deprecated", type=int, default=0,
                     help="first N backpressure requests of a path answer deprecated")
@@ -328,10 +379,17 @@ def main():
     ap.add_argument("--app")
     ap.add_argument("--attempt")
     ap.add_argument("--file", action="append", default=[],
-                    help="NAME=PATH (or NAME=text:CONTENT) in the logs zip")
+                    help="NAME=PATH (or NAME=text:CONTENT, NAME=gunzip:PATH) "
+                         "in the logs zip")
     ap.add_argument("--evil", action="store_true",
                     help="add entries escaping the folder and a symlink")
     ap.add_argument("--logs-garbage", action="store_true")
+    ap.add_argument("--redirect-base", help="where KIND redirect points")
+    ap.add_argument("--extra-metrics", type=int, default=0)
+    ap.add_argument("--bomb", type=int, default=0,
+                    help="a zip entry of this many zero bytes")
+    ap.add_argument("--bomb-many", type=int, default=0,
+                    help="this many zip entries of 1 MiB of zeros")
     args = ap.parse_args()
     args.fail = [tuple(f.split(":", 1)) for f in args.fail]
 
@@ -346,7 +404,7 @@ def main():
     if args.mode == "flink":
         srv.flink = Flink(args.fixtures)
     if args.mode == "spark":
-        srv.zip = build_zip(args.file, args.evil)
+        srv.zip = build_zip(args.file, args.evil, args.bomb, args.bomb_many)
     timer = threading.Timer(args.lifetime, srv.stop)
     timer.daemon = True
     timer.start()
