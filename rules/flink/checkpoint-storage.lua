@@ -4,7 +4,7 @@ local fu = require "flinkutil"
 
 -- A path other TaskManagers (and a restarted JobManager) cannot reach.
 local function local_path(p)
-  if not p or p == "" or p:sub(1, 1) == "<" then
+  if not p or p == "" or fu.is_placeholder(p) then -- "<checkpoint-not-externally-addressable>"
     return false
   end
   if p:match("^file:") or p:sub(1, 1) == "/" or p:find("/tmp/", 1, true) then

@@ -518,10 +518,11 @@ end
 
 -- --- placeholders ------------------------------------------------------------
 
--- Whether a change value is a stand-in for something only the user knows
--- ("<bucket>", "s3://<bucket>/x", "TODO"): such a value must never be
--- proposed as a change (tests/e2e/flink_rule_outputs.sh checks every
--- finding of every fixture).
+-- Whether a value is a stand-in rather than a real one ("<bucket>",
+-- "s3://<bucket>/x", "TODO", Flink's "<checkpoint-not-externally-
+-- addressable>"). Such a value is never a path to judge, nor a change to
+-- propose (tests/e2e/flink_rule_outputs.sh checks every change of every
+-- fixture with the same pattern).
 function M.is_placeholder(v)
   if type(v) ~= "string" then
     return false
