@@ -8,6 +8,7 @@
  * delay, alignment, sync, async) on the slowest subtask of each vertex.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -551,20 +552,29 @@ static int sub_completed(const mmap *f)
     return st && strcmp(st, "completed") == 0;
 }
 
-/* The newest completed checkpoint with subtask details, or -1. */
+/* The newest completed checkpoint with subtask details, or -1: the newest
+ * id below bound with a completed subtask, skipping failed checkpoints (a
+ * few tries, so that a hostile series stays linear). */
 static int64_t phase_checkpoint(const struct op_run *r, const mseries *s)
 {
-    int64_t best = -1;
-    size_t i;
+    int64_t bound = INT64_MAX;
+    int tries;
 
-    for (i = 0; i < s->n; i++) {
-        const mmap *f = &s->recs[i]->fields;
-        double id = html_metric(f, "checkpoint_id");
-        if (!isnan(id) && (int64_t)id > best && sub_completed(f) &&
-            !ck_failed(r, (int64_t)id))
-            best = (int64_t)id;
+    for (tries = 0; tries < 8; tries++) {
+        int64_t best = -1;
+        size_t i;
+        for (i = 0; i < s->n; i++) {
+            const mmap *f = &s->recs[i]->fields;
+            double id = html_metric(f, "checkpoint_id");
+            if (!isnan(id) && (int64_t)id > best && (int64_t)id < bound &&
+                sub_completed(f))
+                best = (int64_t)id;
+        }
+        if (best < 0 || !ck_failed(r, best))
+            return best;
+        bound = best;
     }
-    return best;
+    return -1;
 }
 
 /* One row per vertex of r (at most max) with its slowest subtask of
