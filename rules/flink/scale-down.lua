@@ -33,18 +33,31 @@ local function target(n, busy, o)
   return to, raw, why
 end
 
--- Vertices joined by FORWARD keep one parallelism (Flink needs it): both
--- ends get the larger target.
+-- The parents a vertex reads through FORWARD (ship_strategy lists one
+-- strategy per input, in input order).
+local function forward_parents(n)
+  local out, i = {}, 0
+  for st in ((n.attrs.ship_strategy or "") .. ","):gmatch("([^,]*),") do
+    i = i + 1
+    if st == "FORWARD" and n.parents[i] then
+      out[#out + 1] = n.parents[i]
+    end
+  end
+  return out
+end
+
+-- Vertices joined by FORWARD keep one parallelism (Flink needs it): the
+-- lower end is raised to the other's target, and when one end stays as it
+-- is, so does the other.
 local function align_forward(run, plan)
   local changed = true
   while changed do
     changed = false
     for _, n in ipairs(run.nodes) do
-      local s = n.attrs.ship_strategy or ""
-      if n.parents[1] and s == "FORWARD" then
-        local a, b = plan[n.id], plan[n.parents[1]]
+      for _, pid in ipairs(forward_parents(n)) do
+        local a, b = plan[n.id], plan[pid]
         if a and b and a.to ~= b.to then
-          local low, high, other = a, b, run.by_id[n.parents[1]]
+          local low, high, other = a, b, run.by_id[pid]
           if a.to > b.to then
             low, high, other = b, a, n
           end
@@ -52,9 +65,7 @@ local function align_forward(run, plan)
           low.why = ("raised to %d to match '%s', connected by FORWARD"):format(
             high.to, other.name or other.id)
         elseif (a == nil) ~= (b == nil) then
-          -- one end stays as it is: so must the other
-          if a then plan[n.id] = nil else plan[n.parents[1]] = nil end
-          changed = true
+          plan[n.id], plan[pid], changed = nil, nil, true
         end
       end
     end

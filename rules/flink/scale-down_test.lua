@@ -27,6 +27,9 @@ return { rule = "flink.scale-down", cases = {
   { name = "busy above a (low) target utilization: never sized below the rate",
     inputs = { F .. "overprovisioned.json" }, options = { target_utilization = 0.01 },
     expect = {} },
+  { name = "the window stays (busy 6% >= busy_low): so does its FORWARD sink",
+    inputs = { F .. "overprovisioned.json" }, options = { busy_low = 0.045 },
+    expect = { { node = SRC }, { node = PARSE } } },
   { name = "backpressure anywhere: no scale-down", inputs = { F .. "window-bottleneck.json" }, expect = {} },
   { name = "small vertices are not worth a restart", inputs = { F .. "healthy.json" }, expect = {} },
 } }
