@@ -34,6 +34,8 @@
 #define FX_MAX_JOBS 64
 #define FX_MAX_VERTICES 4096
 #define FX_MAX_DETAILS 20         /* checkpoint details per poll and job */
+#define FX_SUBTASK_CKPTS 3        /* completed checkpoints with subtask details */
+#define FX_MAX_SUBTASK_REQS 256   /* subtask-detail requests per job */
 #define FX_MAX_SAMPLES 10000
 #define FX_MAX_LISTED 20          /* jobs named in an error */
 #define FX_BP_ROUNDS 5
@@ -766,6 +768,60 @@ static void ckpt_detail(fx *x, fx_job *j, const cJSON *c, int *budget)
     fx_fetch(x, path, NULL);
 }
 
+/* Adds the id of checkpoint c to ids (n of max used) when c is a completed
+ * checkpoint (not a savepoint) not there yet. */
+static void add_completed_id(const cJSON *c, int64_t *ids, size_t *n,
+                             size_t max)
+{
+    const cJSON *id = cJSON_GetObjectItem(c, "id");
+    const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(c, "status"));
+    size_t k;
+
+    if (*n >= max || !cJSON_IsNumber(id) || id->valuedouble < 0 ||
+        id->valuedouble > 9e15 || !st || strcmp(st, "COMPLETED") ||
+        cJSON_IsTrue(cJSON_GetObjectItem(c, "is_savepoint")))
+        return;
+    for (k = 0; k < *n; k++)
+        if (ids[k] == (int64_t)id->valuedouble)
+            return;
+    ids[(*n)++] = (int64_t)id->valuedouble;
+}
+
+/* Poll 0: /checkpoints/details/<id>/subtasks/<vid> of every vertex for the
+ * newest completed checkpoints (the phases of each subtask: sync, async,
+ * alignment, start delay), newest checkpoint first, at most
+ * FX_MAX_SUBTASK_REQS requests (each through fx_fetch, so each counts
+ * like any other request). */
+static void ckpt_subtasks(fx *x, fx_job *j, const cJSON *doc)
+{
+    int64_t ids[FX_SUBTASK_CKPTS];
+    char path[FX_PATH_MAX], msg[256];
+    const cJSON *h;
+    size_t n = 0, k, i, reqs = 0;
+
+    /* The latest completed one, then the history's (newest first). */
+    add_completed_id(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "latest"),
+                                         "completed"),
+                     ids, &n, FX_SUBTASK_CKPTS);
+    cJSON_ArrayForEach(h, cJSON_GetObjectItem(doc, "history"))
+        add_completed_id(h, ids, &n, FX_SUBTASK_CKPTS);
+    for (k = 0; k < n; k++)
+        for (i = 0; i < j->nv && !x->oom; i++) {
+            if (reqs++ == FX_MAX_SUBTASK_REQS) {
+                snprintf(msg, sizeof msg,
+                         "job %s: per-subtask checkpoint details limited to "
+                         "%d requests",
+                         j->jid, FX_MAX_SUBTASK_REQS);
+                diag(x, msg);
+                return;
+            }
+            snprintf(path, sizeof path,
+                     "/jobs/%s/checkpoints/details/%lld/subtasks/%s", j->jid,
+                     (long long)ids[k], j->v[i].id);
+            fx_fetch(x, path, NULL);
+        }
+}
+
 static void job_checkpoints(fx *x, fx_job *j)
 {
     static const char *const latest[] = {"completed", "savepoint", "failed",
@@ -785,6 +841,8 @@ static void job_checkpoints(fx *x, fx_job *j)
                     &budget);
     cJSON_ArrayForEach(h, cJSON_GetObjectItem(doc, "history"))
         ckpt_detail(x, j, h, &budget);
+    if (x->cur == 0)
+        ckpt_subtasks(x, j, doc);
     cJSON_Delete(doc);
 }
 

@@ -3,9 +3,12 @@
  * with each vertex coloured by how busy or backpressured it is and the
  * bottleneck marked, and the checkpoint durations over time with a
  * Theil-Sen trend (robust to the odd slow checkpoint, as the
- * flink.checkpoint-trend rule fits it) projected to the timeout line.
+ * flink.checkpoint-trend rule fits it) projected to the timeout line,
+ * and the phases of the newest checkpoint with per-subtask details (start
+ * delay, alignment, sync, async) on the slowest subtask of each vertex.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,9 @@
 #define CK_MAX_POINTS 2000
 #define CK_MAX_FIT 300
 #define CK_TABLE_ROWS 60
+#define PH_ROW_H 26
+#define PH_BAR_X0 300.0
+#define PH_BAR_X1 744.0
 
 /* ---- job graph ------------------------------------------------------------ */
 
@@ -510,8 +516,210 @@ static void checkpoint_chart(hout *h, const struct op_run *r)
     free(c);
 }
 
+/* ---- checkpoint phases ------------------------------------------------------ */
+
+#define PH_N 4
+static const char *const ph_key[PH_N] = {"start_delay_ms", "alignment_ms", "sync_ms",
+                                          "async_ms"};
+static const char *const ph_name[PH_N] = {"start delay", "alignment", "sync", "async"};
+static const char *const ph_cls[PH_N] = {"bar-test", "bar-running", "bar-cp", "bar-ok"};
+
+/* The slowest subtask of one vertex in the checkpoint shown. */
+typedef struct phrow {
+    const struct op_node *n;
+    double ph[PH_N], total, state;
+    int64_t subtask;
+    int have;
+} phrow;
+
+static int ck_failed(const struct op_run *r, int64_t id)
+{
+    const mseries *s = model_find_series(r, "checkpoints");
+    size_t i;
+
+    for (i = 0; s && i < s->n; i++) {
+        const mmap *f = &s->recs[i]->fields;
+        const char *st = html_attr(f, "status");
+        if ((int64_t)html_metric(f, "id") == id)
+            return st && strcmp(st, "COMPLETED") != 0;
+    }
+    return 0;
+}
+
+static int sub_completed(const mmap *f)
+{
+    const char *st = html_attr(f, "status");
+    return st && strcmp(st, "completed") == 0;
+}
+
+/* The newest completed checkpoint with subtask details, or -1: the newest
+ * id below bound with a completed subtask, skipping failed checkpoints (a
+ * few tries, so that a hostile series stays linear). */
+static int64_t phase_checkpoint(const struct op_run *r, const mseries *s)
+{
+    int64_t bound = INT64_MAX;
+    int tries;
+
+    for (tries = 0; tries < 8; tries++) {
+        int64_t best = -1;
+        size_t i;
+        for (i = 0; i < s->n; i++) {
+            const mmap *f = &s->recs[i]->fields;
+            double id = html_metric(f, "checkpoint_id");
+            if (!isnan(id) && (int64_t)id > best && (int64_t)id < bound &&
+                sub_completed(f))
+                best = (int64_t)id;
+        }
+        if (best < 0 || !ck_failed(r, best))
+            return best;
+        bound = best;
+    }
+    return -1;
+}
+
+/* One row per vertex of r (at most max) with its slowest subtask of
+ * checkpoint id. Returns the rows filled. */
+static size_t load_phases(const struct op_run *r, const mseries *s, int64_t id,
+                          phrow *rows, size_t max)
+{
+    size_t i, k, n = 0, out = 0;
+
+    for (i = 0; i < r->nnodes && n < max; i++)
+        if (r->nodes[i]->kind && strcmp(r->nodes[i]->kind, "vertex") == 0) {
+            memset(&rows[n], 0, sizeof rows[n]);
+            rows[n++].n = r->nodes[i];
+        }
+    for (i = 0; i < s->n; i++) {
+        const mmap *f = &s->recs[i]->fields;
+        const char *vid = html_attr(f, "vertex");
+        double e2e = html_metric(f, "end_to_end_duration_ms");
+        double st = html_metric(f, "state_size_bytes");
+        if ((int64_t)html_metric(f, "checkpoint_id") != id || !vid || !sub_completed(f))
+            continue;
+        if (isnan(st))
+            st = html_metric(f, "checkpointed_size_bytes");
+        for (k = 0; k < n && strcmp(rows[k].n->id, vid) != 0; k++)
+            ;
+        if (k == n)
+            continue;
+        rows[k].state += isnan(st) ? 0 : st;
+        if (isnan(e2e) || (rows[k].have && e2e <= rows[k].total))
+            continue;
+        rows[k].have = 1;
+        rows[k].total = e2e;
+        rows[k].subtask = (int64_t)html_metric(f, "subtask");
+        for (int p = 0; p < PH_N; p++) {
+            double v = html_metric(f, ph_key[p]);
+            rows[k].ph[p] = isnan(v) || v < 0 ? 0 : v;
+        }
+    }
+    for (i = 0; i < n; i++)
+        if (rows[i].have)
+            rows[out++] = rows[i];
+    return out;
+}
+
+static void ph_legend(hout *h)
+{
+    double x = PH_BAR_X0;
+
+    for (int p = 0; p < PH_N; p++) {
+        fprintf(h->f, "<rect class=\"%s\" x=\"%.1f\" y=\"6\" width=\"10\" height=\"10\"/>",
+                ph_cls[p], x);
+        svg_text(h, x + 14, 15, "start", "small", ph_name[p]);
+        x += 100;
+    }
+}
+
+static void ph_bar(hout *h, const phrow *row, const hscale *x, double y)
+{
+    double at = 0;
+    char d[48], label[128];
+
+    fprintf(h->f, "<text x=\"10\" y=\"%.1f\" class=\"small\">", y + 13);
+    html_put_trunc(h->f, row->n->name ? row->n->name : row->n->id, 32);
+    fputs("</text>\n", h->f);
+    for (int p = 0; p < PH_N; p++) {
+        double w = hs_map(x, at + row->ph[p]) - hs_map(x, at);
+        if (w > 0) {
+            fprintf(h->f, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                    "height=\"16\"><title>%s %s</title></rect>\n", ph_cls[p],
+                    hs_map(x, at), y, w, ph_name[p],
+                    report_fmt_duration(d, sizeof d, row->ph[p]));
+        }
+        at += row->ph[p];
+    }
+    snprintf(label, sizeof label, "#%lld %s", (long long)row->subtask,
+             report_fmt_duration(d, sizeof d, row->total));
+    svg_text(h, PH_BAR_X0 - 6, y + 13, "end", "small", label);
+}
+
+static void ph_table(hout *h, const phrow *rows, size_t n)
+{
+    char b[PH_N + 2][48];
+
+    fig_table_open(h, "Checkpoint phases as a table",
+                   "vertex|slowest subtask|start delay|alignment|sync|async|end to end|"
+                   "state (all subtasks)");
+    for (size_t i = 0; i < n; i++) {
+        fputs("<tr><td>", h->f);
+        html_put(h->f, rows[i].n->name ? rows[i].n->name : rows[i].n->id);
+        fprintf(h->f, "</td><td class=\"num\">%lld</td>", (long long)rows[i].subtask);
+        for (int p = 0; p < PH_N; p++)
+            fprintf(h->f, "<td class=\"num\">%s</td>",
+                    report_fmt_duration(b[p], sizeof b[p], rows[i].ph[p]));
+        fprintf(h->f, "<td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
+                report_fmt_duration(b[PH_N], sizeof b[PH_N], rows[i].total),
+                report_fmt_bytes(b[PH_N + 1], sizeof b[PH_N + 1], rows[i].state));
+    }
+    fig_table_end(h);
+}
+
+static void phases_chart(hout *h, const struct op_run *r)
+{
+    const mseries *s = model_find_series(r, "checkpoint_subtasks");
+    phrow *rows;
+    hscale x;
+    char desc[512], d[48];
+    double longest = 0;
+    size_t n, i;
+    int64_t id;
+
+    if (!s || (id = phase_checkpoint(r, s)) < 0)
+        return;
+    rows = malloc(G_MAX_VERTICES * sizeof *rows);
+    if (!rows)
+        return;
+    n = load_phases(r, s, id, rows, G_MAX_VERTICES);
+    for (i = 0; i < n; i++)
+        if (rows[i].total > longest)
+            longest = rows[i].total;
+    if (!n || longest <= 0) {
+        free(rows);
+        return;
+    }
+    snprintf(desc, sizeof desc, "Phases of checkpoint %lld on the slowest subtask of each of "
+             "%zu vert%s; the slowest took %s.", (long long)id, n, n == 1 ? "ex" : "ices",
+             report_fmt_duration(d, sizeof d, longest));
+    x = hs_make(0, hs_nice_ceil(longest), PH_BAR_X0, PH_BAR_X1);
+    fig_open(h, "flink-checkpoint-phases", 760, 56 + (int)n * PH_ROW_H,
+             "Checkpoint phases per vertex", desc);
+    ph_legend(h);
+    svg_x_axis(h, &x, 32 + (double)n * PH_ROW_H, 24, 1);
+    for (i = 0; i < n; i++)
+        ph_bar(h, &rows[i], &x, 28 + (double)i * PH_ROW_H);
+    fig_svg_end(h, "Where the slowest subtask of each vertex spent the checkpoint: waiting "
+                   "for the barrier (start delay), aligning its inputs, the synchronous "
+                   "snapshot and the asynchronous upload. Start delay and alignment point at "
+                   "backpressure, a long upload at the checkpoint storage.");
+    ph_table(h, rows, n);
+    fig_end(h);
+    free(rows);
+}
+
 void html_charts_flink(hout *h, const struct op_run *r)
 {
     job_graph(h, r);
     checkpoint_chart(h, r);
+    phases_chart(h, r);
 }

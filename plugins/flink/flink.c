@@ -148,6 +148,10 @@ static enum fl_ep job_ep(const seg *g, size_t ns, fl_path *out)
     if (ns == 5 && seg_is(&g[2], "checkpoints") && seg_is(&g[3], "details") &&
         parse_index(g[4].s, g[4].n, &out->num))
         return EP_CKPT_DETAIL;
+    if (ns == 7 && seg_is(&g[2], "checkpoints") && seg_is(&g[3], "details") &&
+        seg_is(&g[5], "subtasks") && parse_index(g[4].s, g[4].n, &out->num) &&
+        copy_id(g[6].s, g[6].n, out->vid))
+        return EP_CKPT_SUBTASKS;
     if (ns >= 4 && seg_is(&g[2], "vertices") &&
         copy_id(g[3].s, g[3].n, out->vid))
         return vertex_ep(g, ns, out);

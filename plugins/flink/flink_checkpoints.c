@@ -1,6 +1,7 @@
 /*
  * flink_checkpoints.c - checkpoint statistics, checkpoint config, per-
- * checkpoint details and the exception history of one job.
+ * checkpoint details (per vertex, and per subtask with the phases of the
+ * checkpoint) and the exception history of one job.
  *
  * The `checkpoints` series merges the history of every poll (Flink keeps
  * only the last web.checkpoints.history entries, default 10): deduplicated
@@ -445,6 +446,110 @@ out:
     return rc;
 }
 
+/* --- per-subtask details ------------------------------------------------ */
+
+/* One /checkpoints/details/<id>/subtasks/<vid> response; seq orders polls. */
+typedef struct st_item {
+    int64_t id;
+    const char *vid;
+    size_t seq;
+    const cJSON *j;
+} st_item;
+
+static int st_cmp(const void *a, const void *b)
+{
+    const st_item *x = a, *y = b;
+    int d;
+
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if ((d = strcmp(x->vid, y->vid)))
+        return d;
+    return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+/* Phases of one subtask (sync, async, alignment, start delay) as Flink's
+ * CompletedSubtaskCheckpointStatistics has them; a pending_or_failed
+ * subtask has only its index and status. */
+static void emit_subtask(op_builder *b, op_run *r, const st_item *it,
+                         int64_t index, const cJSON *s)
+{
+    op_record *rec = op_series_append(b, r, "checkpoint_subtasks");
+    const cJSON *ck = fl_get(s, "checkpoint"), *al = fl_get(s, "alignment");
+
+    op_record_int(b, rec, "checkpoint_id", it->id);
+    op_record_str(b, rec, "vertex", it->vid);
+    op_record_int(b, rec, "subtask", index);
+    rec_str(b, rec, s, "status", "status");
+    rec_i64(b, rec, s, "ack_timestamp", "ack_ms");
+    rec_i64(b, rec, s, "end_to_end_duration", "end_to_end_duration_ms");
+    rec_sizes(b, rec, s);
+    rec_i64(b, rec, ck, "sync", "sync_ms");
+    rec_i64(b, rec, ck, "async", "async_ms");
+    rec_i64(b, rec, al, "duration", "alignment_ms");
+    rec_i64(b, rec, al, "processed", "alignment_processed_bytes");
+    rec_i64(b, rec, al, "persisted", "alignment_persisted_bytes");
+    rec_i64(b, rec, s, "start_delay", "start_delay_ms");
+    rec_bool(b, rec, s, "unaligned_checkpoint", "unaligned");
+    rec_bool(b, rec, s, "aborted", "aborted");
+}
+
+static void emit_subtasks(fl_ctx *c, op_run *r, const char *jid,
+                          const st_item *it)
+{
+    const cJSON *s;
+    int i = -1;
+
+    cJSON_ArrayForEach(s, fl_get(it->j, "subtasks"))
+    {
+        int64_t index;
+        char msg[512];
+        i++;
+        if (cJSON_IsObject(s) && fl_geti64(s, "index", &index) &&
+            index >= 0 && index < FL_MAX_SUBTASKS) {
+            emit_subtask(c->b, r, it, index, s);
+            continue;
+        }
+        snprintf(msg, sizeof msg,
+                 "/jobs/%s/checkpoints/details/%lld/subtasks/%s: "
+                 "$.subtasks[%d].index: not a subtask index (0..%d): entry "
+                 "skipped",
+                 jid, (long long)it->id, it->vid, i, FL_MAX_SUBTASKS - 1);
+        op_run_warning(c->b, r, msg);
+    }
+}
+
+/* Every /checkpoints/details/<id>/subtasks/<vid> response into the
+ * checkpoint_subtasks series, ordered by checkpoint, vertex and subtask;
+ * the newest poll's answer for a (checkpoint, vertex) wins. Returns 0 or
+ * OP_ENOMEM. */
+static int subtask_details(fl_ctx *c, op_run *r, const char *jid)
+{
+    const fl_entry *const *ent;
+    size_t n = fl_entries(c, EP_CKPT_SUBTASKS, jid, NULL, &ent), i, k = 0;
+    st_item *v;
+
+    if (!n)
+        return OP_OK;
+    v = malloc(n * sizeof *v);
+    if (!v)
+        return OP_ENOMEM;
+    for (i = 0; i < n; i++)
+        if (cJSON_IsObject(ent[i]->resp) && !ent[i]->err) {
+            v[k].id = ent[i]->path.num;
+            v[k].vid = ent[i]->path.vid;
+            v[k].seq = i;
+            v[k++].j = ent[i]->resp;
+        }
+    qsort(v, k, sizeof *v, st_cmp);
+    for (i = 0; i < k; i++)
+        if (i + 1 == k || v[i + 1].id != v[i].id ||
+            strcmp(v[i + 1].vid, v[i].vid))
+            emit_subtasks(c, r, jid, &v[i]);
+    free(v);
+    return OP_OK;
+}
+
 int fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg)
 {
     const cJSON *ck = fl_find_newest(c, EP_CKPTS, jid, NULL, NULL), *h;
@@ -469,6 +574,8 @@ int fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg)
             ck_add_stat(&all, h);
     }
     rc = details(c, r, jid, &all);
+    if (!rc)
+        rc = subtask_details(c, r, jid);
     if (all.oom)
         rc = OP_ENOMEM;
     if (!rc) {

@@ -33,6 +33,7 @@ enum fl_ep {
     EP_CKPTS,             /* /jobs/<jid>/checkpoints */
     EP_CKPT_CONFIG,       /* /jobs/<jid>/checkpoints/config */
     EP_CKPT_DETAIL,       /* /jobs/<jid>/checkpoints/details/<id> */
+    EP_CKPT_SUBTASKS,     /* /jobs/<jid>/checkpoints/details/<id>/subtasks/<vid> */
     EP_EXCEPTIONS,        /* /jobs/<jid>/exceptions */
     EP_JOB_METRICS,       /* /jobs/<jid>/metrics?get= */
     EP_VERTEX,            /* /jobs/<jid>/vertices/<vid> */

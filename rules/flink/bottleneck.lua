@@ -52,20 +52,6 @@ local function skew_of(d)
   return d.max / med
 end
 
--- The smallest divisor of maxp that is >= p (key groups spread evenly
--- over the subtasks); maxp itself when p exceeds it.
-local function align_to_key_groups(p, maxp)
-  if p >= maxp then
-    return maxp
-  end
-  for q = p, maxp do
-    if maxp % q == 0 then
-      return q
-    end
-  end
-  return maxp
-end
-
 -- The autoscaler's sizing (research/flink.md §3.1): true processing rate
 -- from busy time, target rate from the current input rate scaled by what
 -- backpressure hides (at most max_scale_factor), at target utilization.
@@ -77,7 +63,7 @@ local function target_parallelism(c, o)
   local to, why = raw, nil
   if maxp and maxp > 0 then
     if fu.is_keyed(n) then
-      to = align_to_key_groups(raw, maxp)
+      to = fu.divisor_at_least(raw, maxp)
       if to ~= raw then
         why = ("rounded up to %d, a divisor of max parallelism %d, so key groups spread evenly"):format(to, maxp)
       end
@@ -129,18 +115,39 @@ local function skew_finding(ctx, c, sk_busy, sk_rec)
   }
 end
 
-local function bottleneck_finding(ctx, c)
+-- A chain's busy time is the sum of its operators': say so, and how to
+-- find the busy one, before sizing the whole chain.
+local function chain_text(run, n)
+  local ops = fu.chain_ops(n)
+  if not ops then
+    return "", ""
+  end
+  local quoted = {}
+  for i, op in ipairs(ops) do
+    quoted[i] = "'" .. op .. "'"
+  end
+  return (" It is a chain of %d operators (%s): one of them is usually the busy one."):format(
+      #ops, table.concat(quoted, ", ")),
+    ("First find which chained operator is busy: break the chain at a suspect "
+      .. "(.disableChaining() or .startNewChain() on that operator) or set %s: false "
+      .. "while measuring, and read each operator's busy ratio; fix or scale that operator. "
+      .. "If the whole chain is busy, "):format(fu.key(run, "pipeline.operator-chaining.enabled"))
+end
+
+local function bottleneck_finding(ctx, run, c)
   local o, n = ctx.options, c.node
   local p = n.parallelism
   local to, raw, factor, why = target_parallelism(c, o)
   local confidence = c.busy >= 0.95 and "high" or "medium"
+  local chain_msg, chain_rec = chain_text(run, n)
+  local raise = chain_rec == "" and "Raise" or "raise"
   ctx.report {
     node = n.id,
     message = ("%s is the bottleneck: busy %s with no backpressure of its own, directly "
       .. "downstream of %s, which is backpressured %s. That upstream backpressure is a "
-      .. "symptom; this vertex at parallelism %d is out of capacity.%s"):format(
-        quote(n), pct(c.busy), quote(c.up), pct(c.up_bp), p, rate_text(c, p)),
-    recommendation = ("Raise the parallelism of this vertex only, from %d to %d: "
+      .. "symptom; this vertex at parallelism %d is out of capacity.%s%s"):format(
+        quote(n), pct(c.busy), quote(c.up), pct(c.up_bp), p, rate_text(c, p), chain_msg),
+    recommendation = chain_rec .. (raise .. " the parallelism of this vertex only, from %d to %d: "
       .. "ceil(%d × busy %s × %s demand / %s target utilization) = %d%s. Apply it with "
       .. "pipeline.jobvertex-parallelism-overrides: %s:%d (Flink 1.17+, what the "
       .. "autoscaler writes; restart from a savepoint) or .setParallelism(%d) on this "
@@ -229,7 +236,7 @@ return {
           if (sk_busy or 0) >= o.skew_factor or (sk_rec or 0) >= o.skew_factor then
             skew_finding(ctx, c, sk_busy, sk_rec)
           else
-            bottleneck_finding(ctx, c)
+            bottleneck_finding(ctx, run, c)
           end
         end
         reported = reported + 1

@@ -6,6 +6,8 @@ return { rule = "flink.bottleneck", cases = {
     inputs = { F .. "window-bottleneck.json" },
     expect = { { node = "5bc2c20be5e3b649f0c952aff38554c2", severity = "warning",
                  message = "is the bottleneck: busy 97%",
+                 -- a single operator: no chain advice before the sizing
+                 recommendation = "Raise the parallelism of this vertex only",
                  recommendation = "pipeline.jobvertex-parallelism-overrides: 5bc2c20be5e3b649f0c952aff38554c2:16",
                  evidence = { busy_ratio = 0.97, upstream_backpressure_ratio = 0.9,
                               target_parallelism = 16, records_in_per_s = 12000 },
@@ -20,10 +22,18 @@ return { rule = "flink.bottleneck", cases = {
     inputs = { F .. "source-backpressured.json" },
     expect = { { node = "2949ccccf995562734dbb9d683ce4ce2",
                  message = "'Source: Kafka clicks', which is backpressured 97%",
+                 recommendation = "break the chain at a suspect (.disableChaining() or "
+                   .. ".startNewChain() on that operator) or set pipeline.operator-chaining: false "
+                   .. "while measuring",
                  evidence = { busy_ratio = 0.94 },
                  -- not keyed (REBALANCE input): no key-group rounding
                  changes = { { target = "Enrich with user profile -> Map", key = "parallelism",
                                from = 8, to = 22 } } } } },
+  { name = "a chain: find the busy operator first",
+    inputs = { F .. "source-backpressured.json" },
+    expect = { { node = "2949ccccf995562734dbb9d683ce4ce2",
+                 message = "It is a chain of 2 operators ('Enrich with user profile', 'Map')",
+                 recommendation = "If the whole chain is busy, raise the parallelism" } } },
   { name = "skewed subtasks: fix the keys, not the parallelism",
     inputs = { F .. "skewed-window.json" },
     expect = { { node = "b2ed8638afccdfc4e71fca39564a614a",

@@ -41,6 +41,16 @@ while read -r verdict what; do
     esac
 done <"$tmp/checks"
 
+# --- per-subtask checkpoint details: the phases of the newest checkpoints ---
+phases_ex="$tmp/checkpoint-phases-async.export.json"
+check "subtask details of the 3 newest completed checkpoints are fetched" \
+    test "$(json_get "$phases_ex" 'len(set(k.split("/")[5] for k in d["responses"] if "/subtasks/" in k and "/details/" in k))')" = 3
+check "...for every vertex the JobManager has them for (2 of 4: the others 404)" \
+    test "$(json_get "$phases_ex" 'sum(1 for k in d["responses"] if "/subtasks/" in k and "/details/" in k)')" = 6
+check "...only in the first poll" \
+    test "$(json_get "$phases_ex" 'sum(1 for s in d.get("samples", []) for k in s["responses"] if "/details/" in k and "/subtasks/" in k)')" = 0
+check "...and they give the phase finding" has "$tmp/checkpoint-phases-async.fetched.json" "flink.checkpoint-phases"
+
 healthy="$src/fixtures/flink/healthy.json"
 bottleneck="$src/fixtures/flink/window-bottleneck.json"
 hjid=$(job_of "$healthy")

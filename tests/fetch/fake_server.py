@@ -18,6 +18,8 @@ Modes:
 Flink behaviour (like a real JobManager, research/flink.md §1.1):
   - the k-th request of a path answers the fixture's sample k-1 (the main
     responses first), the newest earlier poll when a sample lacks it;
+  - per-checkpoint paths (/checkpoints/details/<id>, .../subtasks/<vid>)
+    answer as recorded, and 404 when the fixture has none;
   - /jobs/overview is built from the fixtures' /jobs/<jid> responses;
   - /metrics paths without ?get= list the recorded metric names, with
     ?get= answer only the recorded entries named (unknown names: none);

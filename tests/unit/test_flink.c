@@ -731,6 +731,66 @@ static void test_checkpoint_details_and_exceptions(void **state)
     model_free(m);
 }
 
+/* /checkpoints/details/<id>/subtasks/<vid>: the phases of every subtask,
+ * old (state_size only) and new size fields, the newest poll winning, a
+ * pending subtask with only its status, and a bad index named. */
+static void test_checkpoint_subtasks(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"vertices\": [{\"id\": \"" WIN "\", \"name\": \"w\"}]},"
+        "  \"/jobs/" JID "/checkpoints/details/9/subtasks/" WIN "\": {"
+        "   \"id\": 9, \"status\": \"COMPLETED\", \"subtasks\": ["
+        "    {\"index\": 0, \"status\": \"completed\", \"ack_timestamp\": 50,"
+        "     \"end_to_end_duration\": 1000, \"state_size\": 77,"
+        "     \"checkpoint\": {\"sync\": 1, \"async\": 2},"
+        "     \"alignment\": {\"buffered\": 0, \"duration\": 3}, \"start_delay\": 4}]},"
+        "  \"/jobs/" JID "/checkpoints/details/7/subtasks/" WIN "\": {"
+        "   \"id\": 7, \"status\": \"COMPLETED\", \"subtasks\": ["
+        "    {\"index\": 1, \"status\": \"completed\", \"end_to_end_duration\": 900,"
+        "     \"state_size\": \"500\", \"checkpointed_size\": 50,"
+        "     \"checkpoint\": {\"sync\": 10, \"async\": \"800\"},"
+        "     \"alignment\": {\"buffered\": 0, \"processed\": 6, \"persisted\": 7,"
+        "      \"duration\": 30}, \"start_delay\": 60,"
+        "     \"unaligned_checkpoint\": false, \"aborted\": false},"
+        "    {\"index\": 0, \"status\": \"pending_or_failed\"},"
+        "    {\"index\": -3, \"status\": \"completed\"}]}},"
+        " \"samples\": [{\"captured_at_ms\": 2, \"responses\": {"
+        "  \"/jobs/" JID "/checkpoints/details/9/subtasks/" WIN "\": {"
+        "   \"id\": 9, \"subtasks\": [{\"index\": 0, \"status\": \"completed\","
+        "    \"checkpoint\": {\"sync\": 5, \"async\": 6}}]}}}]}");
+    const struct op_run *r = m->runs[0];
+    const mseries *s = model_find_series(r, "checkpoint_subtasks");
+
+    (void)state;
+    assert_non_null(s);
+    assert_int_equal(s->n, 3); /* 7: two subtasks; 9: the newest poll's one */
+    assert_int_equal(tm_inum(&s->recs[0]->fields, "checkpoint_id"), 7);
+    assert_string_equal(tm_str(&s->recs[0]->fields, "vertex"), WIN);
+    assert_int_equal(tm_inum(&s->recs[0]->fields, "subtask"), 1);
+    assert_int_equal(tm_inum(&s->recs[0]->fields, "sync_ms"), 10);
+    assert_int_equal(tm_inum(&s->recs[0]->fields, "async_ms"), 800);
+    assert_int_equal(tm_inum(&s->recs[0]->fields, "alignment_ms"), 30);
+    assert_int_equal(tm_inum(&s->recs[0]->fields, "start_delay_ms"), 60);
+    assert_int_equal(tm_inum(&s->recs[0]->fields, "state_size_bytes"), 500);
+    assert_int_equal(
+        tm_inum(&s->recs[0]->fields, "checkpointed_size_bytes"), 50);
+    assert_int_equal(
+        tm_inum(&s->recs[0]->fields, "alignment_persisted_bytes"), 7);
+    assert_int_equal(tm_inum(&s->recs[0]->fields, "end_to_end_duration_ms"),
+                     900);
+    assert_true(tm_has(&s->recs[0]->fields, "unaligned"));
+    assert_string_equal(tm_str(&s->recs[1]->fields, "status"),
+                        "pending_or_failed");
+    assert_false(tm_has(&s->recs[1]->fields, "sync_ms"));
+    assert_int_equal(tm_inum(&s->recs[2]->fields, "checkpoint_id"), 9);
+    assert_int_equal(tm_inum(&s->recs[2]->fields, "sync_ms"), 5);
+    assert_false(tm_has(&s->recs[2]->fields, "start_delay_ms"));
+    assert_true(tm_has_warning(r, "subtasks/" WIN ": $.subtasks[2].index"));
+    model_free(m);
+}
+
 static void test_lone_responses(void **state)
 {
     model *m = parse_ok("{\"counts\": {\"completed\": 0}, \"latest\": {},"
@@ -1108,6 +1168,7 @@ int main(void)
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_metrics_endpoints),
         cmocka_unit_test(test_checkpoint_details_and_exceptions),
+        cmocka_unit_test(test_checkpoint_subtasks),
         cmocka_unit_test(test_lone_responses),
         cmocka_unit_test(test_archive_payloads),
         cmocka_unit_test(test_detect_lone_endpoints),

@@ -46,6 +46,7 @@ local OLD_KEYS = {
   ["execution.checkpointing.unaligned.enabled"] = { "execution.checkpointing.unaligned", 1, 20 },
   ["state.backend.type"] = { "state.backend", 1, 17 },
   ["restart-strategy.type"] = { "restart-strategy", 1, 17 },
+  ["pipeline.operator-chaining.enabled"] = { "pipeline.operator-chaining", 1, 20 },
 }
 
 -- The key to write in a recommendation: the old spelling for clusters
@@ -413,6 +414,121 @@ function M.watermark_stalls(run, opts)
     end
   end
   return out
+end
+
+-- --- sizing ------------------------------------------------------------------
+
+-- The smallest divisor of n that is >= p (key groups or partitions spread
+-- evenly over the subtasks); n itself when p exceeds it.
+function M.divisor_at_least(p, n)
+  if p >= n then
+    return n
+  end
+  for q = math.max(p, 1), n do
+    if n % q == 0 then
+      return q
+    end
+  end
+  return n
+end
+
+-- --- chains ------------------------------------------------------------------
+
+-- The operators of a vertex that is an operator chain ("A -> B -> C"), or
+-- nil for a single operator.
+function M.chain_ops(node)
+  local name = node.name or ""
+  if not name:find(" -> ", 1, true) then
+    return nil
+  end
+  local ops = {}
+  for op in (name .. " -> "):gmatch("(.-) %-> ") do
+    ops[#ops + 1] = op
+  end
+  return #ops > 1 and ops or nil
+end
+
+-- --- per-subtask checkpoint details ------------------------------------------
+
+-- The checkpoint_subtasks records of completed checkpoints, by checkpoint
+-- id: { ids = { newest first }, [id] = { [vertex] = { records by subtask } } }.
+-- nil when no /checkpoints/details/<id>/subtasks/<vid> was exported.
+function M.subtask_details(run)
+  local recs = run.series.checkpoint_subtasks
+  if not recs or #recs == 0 then
+    return nil
+  end
+  local status = {}
+  for _, c in ipairs(run.series.checkpoints or {}) do
+    status[c.id] = c.status
+  end
+  local out, ids = { ids = {} }, {}
+  for _, r in ipairs(recs) do
+    local st = status[r.checkpoint_id]
+    if (st == nil or st == "COMPLETED") and r.status == "completed" then
+      local ck = out[r.checkpoint_id]
+      if not ck then
+        ck = {}
+        out[r.checkpoint_id] = ck
+        ids[#ids + 1] = r.checkpoint_id
+      end
+      ck[r.vertex] = ck[r.vertex] or {}
+      table.insert(ck[r.vertex], r)
+    end
+  end
+  if #ids == 0 then
+    return nil
+  end
+  table.sort(ids, function(a, b) return a > b end)
+  out.ids = ids
+  return out
+end
+
+-- The phases of a checkpoint_subtasks record (ms), in the order a barrier
+-- meets them.
+M.PHASES = { "start_delay", "alignment", "sync", "async" }
+
+function M.phase_ms(rec, phase)
+  return rec[phase .. "_ms"] or 0
+end
+
+-- The phase with the most time in rec, and that time.
+function M.dominant_phase(rec)
+  local best, ms = nil, -1
+  for _, ph in ipairs(M.PHASES) do
+    local v = M.phase_ms(rec, ph)
+    if v > ms then
+      best, ms = ph, v
+    end
+  end
+  return best, ms
+end
+
+-- The subtask with the longest end-to-end duration of a list of records.
+function M.slowest_subtask(recs)
+  local best
+  for _, r in ipairs(recs) do
+    local d = r.end_to_end_duration_ms
+    if d and (not best or d > best.end_to_end_duration_ms) then
+      best = r
+    end
+  end
+  return best
+end
+
+-- --- placeholders ------------------------------------------------------------
+
+-- Whether a value is a stand-in rather than a real one ("<bucket>",
+-- "s3://<bucket>/x", "TODO", Flink's "<checkpoint-not-externally-
+-- addressable>"). Such a value is never a path to judge, nor a change to
+-- propose (tests/e2e/flink_rule_outputs.sh checks every change of every
+-- fixture with the same pattern).
+function M.is_placeholder(v)
+  if type(v) ~= "string" then
+    return false
+  end
+  return v:find("<[^>]*>") ~= nil or v:find("TODO", 1, true) ~= nil
+      or v:lower():find("your%-") ~= nil
 end
 
 M.join = join
