@@ -845,12 +845,23 @@ static int metrics_oldest(const fl_mslices *s, size_t *oldest)
     return found;
 }
 
+/* When poll p was taken: the JobManager's "now" of its /jobs/<jid>
+ * response (the clock the job's own rates use), else the poll's time. */
+static int64_t poll_time(const fl_ctx *c, const char *jid, size_t p)
+{
+    int64_t t;
+
+    if (fl_geti64(fl_find(c, p, EP_JOB, jid, NULL, -1), "now", &t) && t > 0)
+        return t;
+    return c->polls[p].captured_at;
+}
+
 /* Counters that only mean something as a rate (late records dropped) or a
  * trend (a source's pending records): their change between the oldest and
  * the newest poll with metrics, per second. v holds the newest values.
  * Returns 1 when the late-records rate was emitted. */
-static int vx_counter_rates(fl_ctx *c, const fl_vx *v, const fl_mslices *s,
-                             size_t newest)
+static int vx_counter_rates(fl_ctx *c, const fl_vx *v, const char *jid,
+                             const fl_mslices *s, size_t newest)
 {
     static const struct {
         int m;
@@ -864,8 +875,8 @@ static int vx_counter_rates(fl_ctx *c, const fl_vx *v, const fl_mslices *s,
 
     if (!metrics_oldest(s, &oldest) || oldest >= newest)
         return 0;
-    t0 = c->polls[oldest].captured_at;
-    t1 = c->polls[newest].captured_at;
+    t0 = poll_time(c, jid, oldest);
+    t1 = poll_time(c, jid, newest);
     if (t0 <= 0 || t1 <= t0)
         return 0;
     memset(&old, 0, sizeof old);
@@ -922,7 +933,7 @@ static void vx_collect(fl_ctx *c, fl_vx *v, const char *jid)
         s.n[k] = fl_entries(c, meps[k], jid, v->id, &s.ent[k]);
     if (metrics_newest(&s, &newest)) {
         metrics_apply(v, &s, newest);
-        if (!vx_counter_rates(c, v, &s, newest))
+        if (!vx_counter_rates(c, v, jid, &s, newest))
             vx_late_lifetime(c->b, v);
     }
 }
@@ -1104,6 +1115,7 @@ static int acc_ratios(fl_ctx *c, const char *jid, fl_vref *v, size_t n)
 /* The ratios from accumulated times, for a vertex that has no others. */
 static void emit_acc_ratios(op_builder *b, fl_vx *v, const fl_vref *ref)
 {
+    double window = 0;
     int i;
 
     if (v->have_ratios)
@@ -1112,11 +1124,13 @@ static void emit_acc_ratios(op_builder *b, fl_vx *v, const fl_vref *ref)
         if (ref->acc_dt[i] > 0) {
             op_node_metric(b, v->node, ratio_names[i],
                            ref->acc_ms[i] / ref->acc_dt[i]);
-            v->have_ratios = 1;
+            if (ref->acc_dt[i] > window)
+                window = ref->acc_dt[i];
         }
-    if (v->have_ratios) {
+    if (window > 0) {
+        v->have_ratios = 1;
         op_node_attr(b, v->node, "ratio_source", "accumulated");
-        op_node_metric(b, v->node, "ratio_window_ms", ref->acc_dt[0]);
+        op_node_metric_int(b, v->node, "ratio_window_ms", (int64_t)window);
     }
 }
 
