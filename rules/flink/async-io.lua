@@ -10,9 +10,7 @@ local pct, fmt_d, fmt_n = units.format_pct, units.format_duration, units.format_
 local DEFAULT_CAPACITY = { datastream = 100, lookup = 100, scalar = 10 }
 local DEFAULT_TIMEOUT_MS = 180000 -- table.exec.async-lookup/-scalar.timeout
 
-local function quote(n)
-  return "'" .. (n.name or n.id) .. "'"
-end
+local quote = fu.quote
 
 -- The most backpressured parent above bp_high, or nil.
 local function blocked_parent(run, n, o)
@@ -87,7 +85,7 @@ return {
     .. "blocks its input when its queue of in-flight requests is full: the upstream "
     .. "is backpressured while the operator itself is not.",
   check = function(run, ctx)
-    if run.status ~= "running" and run.status ~= "unknown" then
+    if not fu.live(run) then
       return
     end
     local o = ctx.options

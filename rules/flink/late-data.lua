@@ -7,9 +7,7 @@ local units = require "optipipe.units"
 
 local pct, fmt_d, fmt_n = units.format_pct, units.format_duration, units.format_num
 
-local function quote(n)
-  return "'" .. (n.name or n.id) .. "'"
-end
+local quote = fu.quote
 
 local function rate_text(x)
   if x >= 10 then

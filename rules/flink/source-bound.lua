@@ -6,9 +6,7 @@ local units = require "optipipe.units"
 
 local pct, fmt_d, fmt_n = units.format_pct, units.format_duration, units.format_num
 
-local function quote(n)
-  return "'" .. (n.name or n.id) .. "'"
-end
+local quote = fu.quote
 
 local function round(x)
   return fmt_n(math.floor(x + 0.5))
@@ -158,7 +156,7 @@ return {
     .. "limit of the job: it falls behind its input, and watermarks lag for that "
     .. "reason, not for idleness.",
   check = function(run, ctx)
-    if run.status ~= "running" and run.status ~= "unknown" then
+    if not fu.live(run) then
       return
     end
     local o = ctx.options

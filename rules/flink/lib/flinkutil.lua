@@ -423,6 +423,17 @@ M.join = join
 
 -- --- sources at capacity, async I/O ----------------------------------------
 
+-- A vertex as a message names it: 'name' (its id when unnamed).
+function M.quote(node)
+  return "'" .. (node.name or node.id) .. "'"
+end
+
+-- Whether the run may still be running (node-level capacity rules skip
+-- finished, failed and cancelled jobs).
+function M.live(run)
+  return run.status == "running" or run.status == "unknown"
+end
+
 -- Backpressure at or below this is Flink's "ok" level (the Web UI's 10 %).
 M.BP_OK = 0.1
 
