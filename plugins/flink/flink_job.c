@@ -889,6 +889,8 @@ static int vx_counter_rates(fl_ctx *c, const fl_vx *v, const char *jid,
         /* A counter that went down was reset by a restart: no rate. */
         if (counters[i].m == M_LATE && b < a)
             continue;
+        if (!isfinite(b - a))
+            continue;
         op_node_metric(c->b, v->node, counters[i].name,
                        (b - a) / (((double)t1 - (double)t0) / 1000.0));
         if (counters[i].m == M_LATE) {
@@ -1065,7 +1067,7 @@ static void acc_pair(fl_vref *v, const cJSON *a, const cJSON *b, int64_t dt)
         double x, y;
         if (!fl_getnum(ma, acc_fields[i], &x) ||
             !fl_getnum(mb, acc_fields[i], &y) || !isfinite(x) ||
-            !isfinite(y) || y < x)
+            !isfinite(y) || x < 0 || y < x || !isfinite(y - x))
             continue;
         v->acc_ms[i] += (y - x) / (double)pa;
         v->acc_dt[i] += (double)dt;

@@ -1027,6 +1027,26 @@ static void test_accumulated_ratios(void **state)
     assert_false(tm_has_warning(m->runs[0], "no /backpressure"));
     model_free(m);
 
+    /* hostile counters: NaN, negative, overflowing differences, a zero
+     * parallelism and time going backwards give no ratio, not inf */
+    m = parse_ok(
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
+        " \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1000000", "2", "\"NaN\"", "-5", "-1.7e308") "},"
+        " \"samples\": ["
+        "  {\"captured_at_ms\": 1010000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1010000", "2", "1", "7", "1.7e308") "}},"
+        "  {\"captured_at_ms\": 1020000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1020000", "0", "5", "9", "1") "}},"
+        "  {\"captured_at_ms\": 990000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("990000", "2", "9", "99", "1") "}}]}");
+    src = tm_node(m->runs[0], SRC);
+    assert_false(tm_has(&src->metrics, "busy_ratio"));
+    assert_false(tm_has(&src->metrics, "backpressure_ratio"));
+    assert_false(tm_has(&src->metrics, "idle_ratio"));
+    assert_true(tm_has_warning(m->runs[0], "no /backpressure"));
+    model_free(m);
+
     /* /backpressure, when exported, still wins */
     m = parse_ok(
         "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
