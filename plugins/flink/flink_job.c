@@ -100,7 +100,8 @@ static void acc_add(fl_acc *a, double mn, double mx, double sum, double avg)
 /* The metrics the model reads from Flink's metric system. */
 enum {
     M_BUSY, M_BP, M_IDLE, M_RIN, M_ROUT, M_BIN, M_BOUT, M_START_DELAY,
-    M_WM_OUT, M_PENDING, M_LATE, M_WM_LAG, M_SRC_IDLE, M_SRC_RIN, M_COUNT
+    M_WM_OUT, M_PENDING, M_LATE, M_WM_LAG, M_SRC_IDLE, M_CONSUMER_LAG,
+    M_EMIT_LAG, M_SRC_RIN, M_COUNT
 };
 
 static const struct {
@@ -122,6 +123,8 @@ static const struct {
     {"numLateRecordsDropped", 1, M_LATE, 1},
     {"watermarkLag", 1, M_WM_LAG, 1},
     {"sourceIdleTime", 1, M_SRC_IDLE, 1},
+    {"records-lag-max", 1, M_CONSUMER_LAG, 1},
+    {"currentEmitEventTimeLag", 1, M_EMIT_LAG, 1},
 };
 
 /* Watermarks per subtask, kept as exact 64-bit values. */
@@ -427,6 +430,8 @@ static void emit_simple_metrics(op_builder *b, const fl_vx *v)
         {M_LATE, "late_records_dropped", 0},
         {M_WM_LAG, "watermark_lag_max_ms", 1},
         {M_SRC_IDLE, "source_idle_time_max_ms", 1},
+        {M_CONSUMER_LAG, "consumer_lag_max", 1},
+        {M_EMIT_LAG, "emit_event_time_lag_max_ms", 1},
     };
     size_t i;
 
@@ -823,6 +828,94 @@ static void metrics_apply(fl_vx *v, const fl_mslices *s, size_t p)
     }
 }
 
+/* The oldest poll with a usable metrics response; 0 when there is none. */
+static int metrics_oldest(const fl_mslices *s, size_t *oldest)
+{
+    size_t k, i;
+    int found = 0;
+
+    for (k = 0; k < 3; k++)
+        for (i = 0; i < s->n[k]; i++)
+            if (metrics_usable(s->ent[k][i])) {
+                if (!found || s->ent[k][i]->poll < *oldest)
+                    *oldest = s->ent[k][i]->poll;
+                found = 1;
+                break;
+            }
+    return found;
+}
+
+/* When poll p was taken: the JobManager's "now" of its /jobs/<jid>
+ * response (the clock the job's own rates use), else the poll's time. */
+static int64_t poll_time(const fl_ctx *c, const char *jid, size_t p)
+{
+    int64_t t;
+
+    if (fl_geti64(fl_find(c, p, EP_JOB, jid, NULL, -1), "now", &t) && t > 0)
+        return t;
+    return c->polls[p].captured_at;
+}
+
+/* Counters that only mean something as a rate (late records dropped) or a
+ * trend (a source's pending records): their change between the oldest and
+ * the newest poll with metrics, per second. v holds the newest values.
+ * Returns 1 when the late-records rate was emitted. */
+static int vx_counter_rates(fl_ctx *c, const fl_vx *v, const char *jid,
+                             const fl_mslices *s, size_t newest)
+{
+    static const struct {
+        int m;
+        const char *name;
+    } counters[] = {{M_LATE, "late_records_dropped_per_s"},
+                    {M_PENDING, "pending_records_change_per_s"}};
+    size_t oldest = 0, i;
+    int64_t t0, t1;
+    int late = 0;
+    fl_vx old;
+
+    if (!metrics_oldest(s, &oldest) || oldest >= newest)
+        return 0;
+    t0 = poll_time(c, jid, oldest);
+    t1 = poll_time(c, jid, newest);
+    if (t0 <= 0 || t1 <= t0)
+        return 0;
+    memset(&old, 0, sizeof old);
+    metrics_apply(&old, s, oldest);
+    for (i = 0; i < sizeof counters / sizeof counters[0]; i++) {
+        double a = rate_of(&old, counters[i].m);
+        double b = rate_of(v, counters[i].m);
+        if (!isfinite(a) || !isfinite(b) || old.sub[counters[i].m].oom)
+            continue;
+        /* A counter that went down was reset by a restart: no rate. */
+        if (counters[i].m == M_LATE && b < a)
+            continue;
+        if (!isfinite(b - a))
+            continue;
+        op_node_metric(c->b, v->node, counters[i].name,
+                       (b - a) / (((double)t1 - (double)t0) / 1000.0));
+        if (counters[i].m == M_LATE) {
+            op_node_attr(c->b, v->node, "late_rate_source", "samples");
+            late = 1;
+        }
+    }
+    vx_free(&old);
+    return late;
+}
+
+/* Without two polls of it: late records over the vertex's running time. */
+static void vx_late_lifetime(op_builder *b, const fl_vx *v)
+{
+    double late = rate_of(v, M_LATE), d;
+
+    if (!isfinite(late))
+        return;
+    if (fl_getnum(v->vjson, "duration", &d) && d > 0) {
+        op_node_metric(b, v->node, "late_records_dropped_per_s",
+                       late / (d / 1000.0));
+        op_node_attr(b, v->node, "late_rate_source", "lifetime");
+    }
+}
+
 /* Everything the polls say about vertex v's subtasks. */
 static void vx_collect(fl_ctx *c, fl_vx *v, const char *jid)
 {
@@ -840,8 +933,11 @@ static void vx_collect(fl_ctx *c, fl_vx *v, const char *jid)
     /* Metrics: the newest poll with any metrics response for v. */
     for (k = 0; k < 3; k++)
         s.n[k] = fl_entries(c, meps[k], jid, v->id, &s.ent[k]);
-    if (metrics_newest(&s, &newest))
+    if (metrics_newest(&s, &newest)) {
         metrics_apply(v, &s, newest);
+        if (!vx_counter_rates(c, v, jid, &s, newest))
+            vx_late_lifetime(c->b, v);
+    }
 }
 
 static int64_t job_now(fl_ctx *c, const char *jid)
@@ -866,6 +962,9 @@ typedef struct fl_vref {
     char id[FL_ID_MAX + 1];
     const cJSON *vjson, *pnode;
     int have_ratios, have_wm;
+    /* Busy, backpressured, idle ms per subtask summed over consecutive
+     * /jobs/<jid> polls, and the wall time they cover (acc_ratios). */
+    double acc_ms[3], acc_dt[3];
 } fl_vref;
 
 /* Builds the vertex list: vertices[] order, else plan order (pix: the plan
@@ -936,6 +1035,107 @@ static size_t vx_list(const cJSON *job, const cJSON *plan, const fl_ctx *c,
     return n;
 }
 
+/* --- ratios from accumulated times --------------------------------------- */
+
+static const char *const acc_fields[3] = {"accumulated-busy-time",
+                                          "accumulated-backpressured-time",
+                                          "accumulated-idle-time"};
+
+/* The time of a /jobs/<jid> response: its "now", else its poll's. */
+static int64_t job_time(const fl_ctx *c, const fl_entry *e)
+{
+    int64_t t;
+
+    if (fl_geti64(e->resp, "now", &t) && t > 0)
+        return t;
+    return c->polls[e->poll].captured_at;
+}
+
+/* One pair of consecutive polls of a vertex (a: older, b: newer, dt ms
+ * apart): the counters' growth per subtask. A parallelism change or a
+ * counter that went down (tasks restarted) makes the pair unusable. */
+static void acc_pair(fl_vref *v, const cJSON *a, const cJSON *b, int64_t dt)
+{
+    const cJSON *ma = fl_get(a, "metrics"), *mb = fl_get(b, "metrics");
+    int64_t pa, pb;
+    int i;
+
+    if (!fl_geti64(a, "parallelism", &pa) ||
+        !fl_geti64(b, "parallelism", &pb) || pa != pb || pa <= 0)
+        return;
+    for (i = 0; i < 3; i++) {
+        double x, y;
+        if (!fl_getnum(ma, acc_fields[i], &x) ||
+            !fl_getnum(mb, acc_fields[i], &y) || !isfinite(x) ||
+            !isfinite(y) || x < 0 || y < x || !isfinite(y - x))
+            continue;
+        v->acc_ms[i] += (y - x) / (double)pa;
+        v->acc_dt[i] += (double)dt;
+    }
+}
+
+/* Busy ratio = growth of accumulated-busy-time / wall time / parallelism
+ * over consecutive /jobs/<jid> polls (the Kubernetes autoscaler's
+ * ScalingMetricCollector does the same), for exports without /backpressure
+ * or subtask metrics. One poll's vertices are indexed at a time. */
+static int acc_ratios(fl_ctx *c, const char *jid, fl_vref *v, size_t n)
+{
+    const fl_entry *const *ents;
+    size_t ne = fl_entries(c, EP_JOB, jid, "", &ents), i, k, last = 0;
+    fl_byid prev, cur;
+    int64_t tprev = 0;
+    int have_prev = 0;
+
+    memset(&prev, 0, sizeof prev);
+    for (i = 0; i < ne; i++) {
+        const fl_entry *e = ents[i];
+        int64_t t;
+        /* the first response of a poll wins, as for fl_find */
+        if (e->err || (have_prev && e->poll == last))
+            continue;
+        t = job_time(c, e);
+        if (t <= 0 || (have_prev && t <= tprev))
+            continue;
+        if (fl_byid_build(&cur, fl_get(e->resp, "vertices"), "id", 1)) {
+            fl_byid_free(&prev);
+            return OP_ENOMEM;
+        }
+        if (have_prev)
+            for (k = 0; k < n; k++)
+                acc_pair(&v[k], fl_byid_last(&prev, v[k].id),
+                         fl_byid_last(&cur, v[k].id), t - tprev);
+        fl_byid_free(&prev);
+        prev = cur;
+        tprev = t;
+        last = e->poll;
+        have_prev = 1;
+    }
+    fl_byid_free(&prev);
+    return OP_OK;
+}
+
+/* The ratios from accumulated times, for a vertex that has no others. */
+static void emit_acc_ratios(op_builder *b, fl_vx *v, const fl_vref *ref)
+{
+    double window = 0;
+    int i;
+
+    if (v->have_ratios)
+        return;
+    for (i = 0; i < 3; i++)
+        if (ref->acc_dt[i] > 0) {
+            op_node_metric(b, v->node, ratio_names[i],
+                           ref->acc_ms[i] / ref->acc_dt[i]);
+            if (ref->acc_dt[i] > window)
+                window = ref->acc_dt[i];
+        }
+    if (window > 0) {
+        v->have_ratios = 1;
+        op_node_attr(b, v->node, "ratio_source", "accumulated");
+        op_node_metric_int(b, v->node, "ratio_window_ms", (int64_t)window);
+    }
+}
+
 static void vertex_warnings(fl_ctx *c, op_run *r, const fl_vref *v,
                             size_t n)
 {
@@ -968,6 +1168,29 @@ static void vertex_warnings(fl_ctx *c, op_run *r, const fl_vref *v,
                        "nothing to read");
 }
 
+/* A running job of several vertices whose plan has no edges (an empty
+ * plan of a job still deploying): the DAG is unknown, which silences every
+ * check that follows it, so say so. */
+static void edge_warning(fl_ctx *c, op_run *r, const cJSON *job,
+                         const fl_vref *v, size_t n)
+{
+    const char *state = fl_str(job, "state");
+    size_t i;
+    char msg[300];
+
+    if (n < 2 || !state || strcmp(state, "RUNNING"))
+        return;
+    for (i = 0; i < n; i++)
+        if (cJSON_GetArraySize(fl_get(v[i].pnode, "inputs")) > 0)
+            return;
+    snprintf(msg, sizeof msg,
+             "$.plan.nodes: no edges between the %zu vertices of a running "
+             "job (an empty plan, e.g. while it deploys): the DAG is "
+             "unknown, so backpressure cannot be traced to its bottleneck",
+             n);
+    op_run_warning(c->b, r, msg);
+}
+
 /* Builds the node of vertex ref into run r. */
 static void vertex(fl_ctx *c, op_run *r, const char *jid, fl_vref *ref,
                   const fl_rates *rt, int64_t now)
@@ -989,6 +1212,7 @@ static void vertex(fl_ctx *c, op_run *r, const char *jid, fl_vref *ref,
             vx_details(c->b, &v, vd);
         vx_collect(c, &v, jid);
         emit_ratios(c->b, &v);
+        emit_acc_ratios(c->b, &v, ref);
         emit_simple_metrics(c->b, &v);
         vx_rates(c, &v, rt);
         emit_watermarks(c, r, &v, now);
@@ -1009,6 +1233,10 @@ static int vertices(fl_ctx *c, op_run *r, const char *jid, const cJSON *job,
 
     if (oom)
         return OP_ENOMEM;
+    if (acc_ratios(c, jid, v, n)) {
+        free(v);
+        return OP_ENOMEM;
+    }
     if (rates_init(c, &rt, jid)) {
         rates_free(&rt);
         free(v);
@@ -1016,8 +1244,10 @@ static int vertices(fl_ctx *c, op_run *r, const char *jid, const cJSON *job,
     }
     for (i = 0; i < n; i++)
         vertex(c, r, jid, &v[i], &rt, now);
-    if (!c->lone)
+    if (!c->lone) {
         vertex_warnings(c, r, v, n);
+        edge_warning(c, r, job, v, n);
+    }
     op_run_metric_int(c->b, r, "vertices", (int64_t)n);
     free(v);
     rates_free(&rt);
@@ -1209,6 +1439,22 @@ static void emit_config(fl_ctx *c, op_run *r, const fl_config *cfg)
         op_run_config(c->b, r, cfg->items[i].key, cfg->items[i].value);
 }
 
+static int plan_nodes(const cJSON *plan)
+{
+    const cJSON *nodes = fl_get(plan, "nodes");
+
+    return cJSON_IsArray(nodes) ? cJSON_GetArraySize(nodes) : 0;
+}
+
+/* The plan of /jobs/<jid>, unless it is empty (a job still deploying) and
+ * /jobs/<jid>/plan has nodes. */
+static const cJSON *pick_plan(const cJSON *in_job, const cJSON *own)
+{
+    if (!in_job || (!plan_nodes(in_job) && plan_nodes(own)))
+        return own;
+    return in_job;
+}
+
 int fl_job(fl_ctx *c, const char *jid, op_error *err)
 {
     const cJSON *job = fl_find_newest(c, EP_JOB, jid, NULL, NULL);
@@ -1218,8 +1464,7 @@ int fl_job(fl_ctx *c, const char *jid, op_error *err)
     op_run *r;
     int rc = OP_OK;
 
-    if (!plan)
-        plan = fl_get(pr, "plan");
+    plan = pick_plan(plan, fl_get(pr, "plan"));
     r = op_run_get(c->b, "flink", jid);
     if (!r)
         return op_error_set(err, OP_ENOMEM, "%s: out of memory", c->input);

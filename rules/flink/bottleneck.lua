@@ -223,13 +223,19 @@ return {
     -- no parallelism for them (same condition, same defaults).
     local stalled = {}
     for _, s in ipairs(fu.watermark_stalls(run, o)) do
-      stalled[s.node.id] = true
+      stalled[s.node.id] = "watermarks stall its windows"
+    end
+    -- Async I/O operators whose queue is full are flink.async-io's.
+    for _, c in ipairs(cands) do
+      if fu.is_async_io(c.node) then
+        stalled[c.node.id] = "an async I/O operator (flink.async-io)"
+      end
     end
     local reported = 0
     for _, c in ipairs(cands) do
       if c.busy and c.busy >= o.busy_high then
         if stalled[c.node.id] then
-          ctx.log(("%s: watermarks stall its windows; no parallelism advice"):format(c.node.id))
+          ctx.log(("%s: %s; no parallelism advice"):format(c.node.id, stalled[c.node.id]))
         else
           local sk_busy = skew_of(c.node.dist.busy_ratio)
           local sk_rec = skew_of(c.node.dist.records_in)

@@ -45,6 +45,12 @@ return { rule = "flink.bottleneck", cases = {
   { name = "demo export: the window operator", inputs = { "../../fixtures/demo/flink-window-bottleneck.json" },
     expect = { { node = "473ae7b7c8eede2cdbe5a3f4ab74c987",
                  changes = { { key = "parallelism", to = 16 } } } } },
+  { name = "an empty plan in /jobs/<jid> (deploying): the full /plan still gives the DAG",
+    inputs = { F .. "plan-deploying.json" },
+    expect = { { node = "d71a34dc4f54cf26a0506e081744c5ee",
+                 changes = { { key = "parallelism", from = 4, to = 16 } } } } },
+  { name = "an async I/O operator with a full queue is flink.async-io's",
+    inputs = { F .. "async-io.json" }, expect = {} },
   { name = "healthy job stays quiet", inputs = { F .. "healthy.json" }, expect = {} },
   { name = "no backpressure anywhere stays quiet", inputs = { F .. "watermark-lagging.json" }, expect = {} },
 } }

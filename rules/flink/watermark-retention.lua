@@ -45,7 +45,8 @@ local function message(run, s)
   end
   local times = s.window_ms and (", %s× its window"):format(fmt_n(math.floor(s.lag_ms / s.window_ms + 0.5))) or ""
   local msg = ("The watermark of %s%s trails capture time by %s%s (limit %s) "
-    .. "while nothing on the way is backpressured, so this is not a capacity "
+    .. "while nothing on the way is backpressured and no source is saturated, so "
+    .. "this is not a capacity "
     .. "problem: windows stay open and their state is retained."):format(
       quote(n), win, fmt_d(s.lag_ms), times, fmt_d(s.limit_ms))
   if s.spread_ms then
@@ -62,6 +63,27 @@ end
 local NOT_PARALLELISM = " Raising parallelism will not fix this: the windows wait "
   .. "for the slowest input watermark, not for CPU."
 
+-- Idleness settings help only when some input is idle or behind its
+-- siblings: a subtask without a watermark, watermarks that spread, or a
+-- source reporting idle time.
+local function idle_input(run, s)
+  if s.kind == "missing" or s.spread_ms or s.origin then
+    return true
+  end
+  for _, n in ipairs(run.nodes) do
+    if #n.parents == 0 and (n.metrics.source_idle_time_max_ms or 0) > 0 then
+      return true
+    end
+  end
+  return false
+end
+
+local EVEN_LAG = "Every subtask's watermark is equally far behind and no input is idle, "
+  .. "so idleness settings will not help: the events themselves carry old timestamps. "
+  .. "Check the source's event-time lag (currentEmitEventTimeLag) and the timestamp "
+  .. "assigner (is it reading the right field, in milliseconds?); a backfill or a "
+  .. "producer that is behind shows the same picture."
+
 local function recommendation(run, s, o)
   if s.out_of_orderness_ms then
     return ("Tighten the out-of-orderness bound to what the data needs (SQL: "
@@ -69,6 +91,9 @@ local function recommendation(run, s, o)
       .. "WatermarkStrategy.forBoundedOutOfOrderness(Duration.ofSeconds(5))) "
       .. "and handle the rare later records with allowed lateness or a side "
       .. "output.") .. NOT_PARALLELISM
+  end
+  if not idle_input(run, s) then
+    return EVEN_LAG .. NOT_PARALLELISM
   end
   local sql = fu.is_sql(run)
   return ("Let idle inputs stop holding the watermark back: %s. If the source "
@@ -81,7 +106,7 @@ local function recommendation(run, s, o)
 end
 
 local function changes(run, s, o)
-  if s.out_of_orderness_ms then
+  if s.out_of_orderness_ms or not idle_input(run, s) then
     return nil
   end
   if fu.is_sql(run) then

@@ -29,5 +29,12 @@ return { rule = "flink.watermark-retention", cases = {
     inputs = { F .. "watermark-sql-lateness.json" }, options = { lag_factor = 120 }, expect = {} },
   { name = "lag explained by backpressure is a capacity problem: quiet",
     inputs = { F .. "window-bottleneck.json" }, expect = {} },
+  { name = "even lag, no idle input: old event times, no idleness advice",
+    inputs = { F .. "watermark-even-lag.json" },
+    expect = { { node = "e19019823441c2ff950b3cd5b67ee3d1",
+                 recommendation = "idleness settings will not help",
+                 evidence = { kind = "lagging", watermark_lag_ms = 2700000 } } } },
+  { name = "a saturated source explains the lag: flink.source-bound's, quiet here",
+    inputs = { F .. "source-bound.json" }, expect = {} },
   { name = "healthy job stays quiet", inputs = { F .. "healthy.json" }, expect = {} },
 } }

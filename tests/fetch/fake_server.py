@@ -84,9 +84,16 @@ class Flink:
                          "tasks": {}})
         return {"jobs": jobs}
 
-    def metrics(self, path, query, extra=0):
+    def metrics(self, path, query, count=1, extra=0):
+        """Metric names (no ?get=) from poll 0; values for the count-th
+        request of the same ?get= from the matching poll, or the newest
+        earlier one that has the path (counters change between polls)."""
         entries, seen = [], set()
-        for key, body in self.polls[0].get(path, []):
+        get = parse_qs(query).get("get")
+        p = min(count - 1, len(self.polls) - 1) if get else 0
+        while p > 0 and not self.polls[p].get(path):
+            p -= 1
+        for key, body in self.polls[p].get(path, []):
             for e in body if isinstance(body, list) else []:
                 if e.get("id") not in seen:
                     seen.add(e.get("id"))
@@ -94,7 +101,6 @@ class Flink:
         if extra and path.endswith("/subtasks/metrics"):
             entries += [{"id": "Op%d.pendingRecords" % i, "min": 0, "max": 0,
                          "avg": 0, "sum": 0} for i in range(extra)]
-        get = parse_qs(query).get("get")
         if not get:
             return [{"id": e["id"]} for e in entries]
         names = set(",".join(get).split(","))
@@ -290,7 +296,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, fl.overview())
             return
         if METRICS_RE.match(path):
-            self.send(200, fl.metrics(path, query, self.server.args.extra_metrics))
+            k = self.count("metrics " + path + "?" + query)
+            self.send(200, fl.metrics(path, query, k, self.server.args.extra_metrics))
             return
         if path.endswith("/backpressure") and n <= self.server.args.deprecated:
             if fl.answer(path, query, 1) is not None:

@@ -1156,6 +1156,179 @@ static void test_detect_lone_endpoints(void **state)
     assert_int_equal(detect("[{\"key\": \"a\", \"value\": \"b\"}]", "x"), 0);
 }
 
+/* --- issue #18: derived ratios, plans, counter rates -------------------- */
+
+/* A /jobs/<jid> poll at time t with vertex SRC at parallelism p and the
+ * given accumulated busy / backpressured / idle ms (summed over subtasks). */
+#define ACC_JOB(t, p, busy, bp, idle)                                        \
+    "{\"jid\": \"" JID "\", \"state\": \"RUNNING\", \"now\": " t ","        \
+    " \"vertices\": [{\"id\": \"" SRC "\", \"name\": \"Source: k\","         \
+    "  \"parallelism\": " p ", \"metrics\": {\"accumulated-busy-time\": "    \
+    busy ", \"accumulated-backpressured-time\": " bp ","                    \
+    "  \"accumulated-idle-time\": " idle "}}]}"
+
+/* Busy ratio = Δaccumulated-busy-time / Δwall time / parallelism over
+ * consecutive /jobs polls; a counter reset (restart) and a parallelism
+ * change break the pair instead of giving a wrong ratio. */
+static void test_accumulated_ratios(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
+        " \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1000000", "2", "1000", "0", "19000") "},"
+        " \"samples\": ["
+        "  {\"captured_at_ms\": 1010000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1010000", "2", "13000", "2000", "25000") "}},"
+        "  {\"captured_at_ms\": 1020000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1020000", "2", "500", "0", "100") "}},"
+        "  {\"captured_at_ms\": 1030000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1030000", "3", "9000", "0", "100") "}}]}");
+    const struct op_node *src = tm_node(m->runs[0], SRC);
+
+    (void)state;
+    /* only the first pair counts: 12000 ms / 2 subtasks / 10 s */
+    assert_true(fabs(tm_num(&src->metrics, "busy_ratio") - 0.6) < 1e-12);
+    assert_true(fabs(tm_num(&src->metrics, "backpressure_ratio") - 0.1) <
+                1e-12);
+    assert_true(fabs(tm_num(&src->metrics, "idle_ratio") - 0.3) < 1e-12);
+    assert_false(tm_has(&src->metrics, "busy_ratio_max"));
+    assert_int_equal(tm_inum(&src->metrics, "ratio_window_ms"), 10000);
+    assert_string_equal(tm_str(&src->attrs, "ratio_source"), "accumulated");
+    assert_false(tm_has_warning(m->runs[0], "no /backpressure"));
+    model_free(m);
+
+    /* hostile counters: NaN, negative, overflowing differences, a zero
+     * parallelism and time going backwards give no ratio, not inf */
+    m = parse_ok(
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
+        " \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1000000", "2", "\"NaN\"", "-5", "-1.7e308") "},"
+        " \"samples\": ["
+        "  {\"captured_at_ms\": 1010000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1010000", "2", "1", "7", "1.7e308") "}},"
+        "  {\"captured_at_ms\": 1020000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1020000", "0", "5", "9", "1") "}},"
+        "  {\"captured_at_ms\": 990000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("990000", "2", "9", "99", "1") "}}]}");
+    src = tm_node(m->runs[0], SRC);
+    assert_false(tm_has(&src->metrics, "busy_ratio"));
+    assert_false(tm_has(&src->metrics, "backpressure_ratio"));
+    assert_false(tm_has(&src->metrics, "idle_ratio"));
+    assert_true(tm_has_warning(m->runs[0], "no /backpressure"));
+    model_free(m);
+
+    /* /backpressure, when exported, still wins */
+    m = parse_ok(
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
+        " \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1000000", "2", "1000", "0", "19000") ","
+        "  \"/jobs/" JID "/vertices/" SRC "/backpressure\": {\"status\": \"ok\","
+        "   \"subtasks\": [{\"subtask\": 0, \"busyRatio\": 0.2}]}},"
+        " \"samples\": ["
+        "  {\"captured_at_ms\": 1010000, \"responses\": {\"/jobs/" JID "\": "
+        ACC_JOB("1010000", "2", "13000", "2000", "25000") "}}]}");
+    src = tm_node(m->runs[0], SRC);
+    assert_true(fabs(tm_num(&src->metrics, "busy_ratio") - 0.2) < 1e-12);
+    assert_string_equal(tm_str(&src->attrs, "ratio_source"), "backpressure");
+    model_free(m);
+}
+
+/* An empty plan in /jobs/<jid> (a job still deploying) loses to a full
+ * /jobs/<jid>/plan; with no plan at all a running job gets a warning. */
+static void test_plan_fallback(void **state)
+{
+    static const char *job =
+        "\"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        " \"plan\": {\"jid\": \"" JID "\", \"nodes\": []},"
+        " \"vertices\": [{\"id\": \"" SRC "\", \"name\": \"s\"},"
+        "  {\"id\": \"" WIN "\", \"name\": \"w\"}]}";
+    char buf[2048];
+    model *m;
+
+    (void)state;
+    snprintf(buf, sizeof buf,
+             "{\"flink_rest_export\": 1, \"responses\": {%s,"
+             " \"/jobs/" JID "/plan\": {\"plan\": {\"nodes\": ["
+             "  {\"id\": \"" SRC "\"}, {\"id\": \"" WIN "\", \"inputs\": "
+             "  [{\"num\": 0, \"id\": \"" SRC "\", \"ship_strategy\": \"HASH\"}]}]}}}}",
+             job);
+    m = parse_ok(buf);
+    assert_int_equal((int)tm_node(m->runs[0], WIN)->nparents, 1);
+    assert_string_equal(tm_str(&tm_node(m->runs[0], WIN)->attrs,
+                               "ship_strategy"), "HASH");
+    assert_false(tm_has_warning(m->runs[0], "no edges"));
+    model_free(m);
+
+    snprintf(buf, sizeof buf, "{\"flink_rest_export\": 1, \"responses\": {%s}}",
+             job);
+    m = parse_ok(buf);
+    assert_int_equal((int)tm_node(m->runs[0], WIN)->nparents, 0);
+    assert_true(tm_has_warning(m->runs[0], "$.plan.nodes: no edges between "
+                                           "the 2 vertices of a running job"));
+    model_free(m);
+}
+
+/* Late records and pending records as rates between the oldest and the
+ * newest poll with metrics; one poll: late records over the running time. */
+static void test_counter_rates(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
+        " \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"vertices\": [{\"id\": \"" SRC "\", \"name\": \"Source: k\","
+        "    \"duration\": 100000}, {\"id\": \"" WIN "\", \"name\": \"w\","
+        "    \"duration\": 100000}]},"
+        "  \"/jobs/" JID "/vertices/" WIN "/subtasks/metrics?get=a\": ["
+        "   {\"id\": \"W.numLateRecordsDropped\", \"min\": 1, \"max\": 9,"
+        "    \"avg\": 5, \"sum\": 10}],"
+        "  \"/jobs/" JID "/vertices/" SRC "/metrics?get=b\": ["
+        "   {\"id\": \"0.Source__k.pendingRecords\", \"value\": \"1000\"},"
+        "   {\"id\": \"1.Source__k.pendingRecords\", \"value\": \"1000\"}]},"
+        " \"samples\": [{\"captured_at_ms\": 1010000, \"responses\": {"
+        "  \"/jobs/" JID "/vertices/" WIN "/subtasks/metrics?get=a\": ["
+        "   {\"id\": \"W.numLateRecordsDropped\", \"min\": 1, \"max\": 100,"
+        "    \"avg\": 55, \"sum\": 110}],"
+        "  \"/jobs/" JID "/vertices/" SRC "/metrics?get=b\": ["
+        "   {\"id\": \"0.Source__k.pendingRecords\", \"value\": \"1500\"},"
+        "   {\"id\": \"1.Source__k.pendingRecords\", \"value\": \"2500\"},"
+        "   {\"id\": \"0.Source__k.KafkaSourceReader.KafkaConsumer."
+        "records-lag-max\", \"value\": \"700\"},"
+        "   {\"id\": \"1.Source__k.currentEmitEventTimeLag\","
+        "    \"value\": \"60000\"}]}}]}");
+    const struct op_node *src = tm_node(m->runs[0], SRC);
+    const struct op_node *win = tm_node(m->runs[0], WIN);
+
+    (void)state;
+    assert_true(fabs(tm_num(&win->metrics, "late_records_dropped") - 110) < 1e-9);
+    assert_true(fabs(tm_num(&win->metrics, "late_records_dropped_per_s") - 10) <
+                1e-9);
+    assert_string_equal(tm_str(&win->attrs, "late_rate_source"), "samples");
+    assert_true(fabs(tm_num(&src->metrics, "pending_records") - 4000) < 1e-9);
+    assert_true(
+        fabs(tm_num(&src->metrics, "pending_records_change_per_s") - 200) < 1e-9);
+    assert_true(fabs(tm_num(&src->metrics, "consumer_lag_max") - 700) < 1e-9);
+    assert_true(
+        fabs(tm_num(&src->metrics, "emit_event_time_lag_max_ms") - 60000) < 1e-9);
+    model_free(m);
+
+    /* one poll: 10 late records over 100 s of running */
+    m = parse_ok(
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
+        " \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"vertices\": [{\"id\": \"" WIN "\", \"name\": \"w\","
+        "    \"duration\": 100000}]},"
+        "  \"/jobs/" JID "/vertices/" WIN "/subtasks/metrics?get=a\": ["
+        "   {\"id\": \"W.numLateRecordsDropped\", \"min\": 1, \"max\": 9,"
+        "    \"avg\": 5, \"sum\": 10}]}}");
+    win = tm_node(m->runs[0], WIN);
+    assert_true(fabs(tm_num(&win->metrics, "late_records_dropped_per_s") - 0.1) <
+                1e-12);
+    assert_string_equal(tm_str(&win->attrs, "late_rate_source"), "lifetime");
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest edge[] = {
@@ -1177,6 +1350,9 @@ int main(void)
         cmocka_unit_test(test_out_of_range_numbers),
         cmocka_unit_test(test_tree_bound),
         cmocka_unit_test(test_vertex_cap),
+        cmocka_unit_test(test_accumulated_ratios),
+        cmocka_unit_test(test_plan_fallback),
+        cmocka_unit_test(test_counter_rates),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),

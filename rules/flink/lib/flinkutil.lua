@@ -320,6 +320,10 @@ local function saturated(run, node, opts)
     if (bp and bp > opt(opts, "bp_high")) or (id == node.id and busy and busy >= opt(opts, "busy_high")) then
       hot = n
     end
+    -- a source that cannot read faster (flink.source-bound) is capacity too
+    if n and id ~= node.id and M.saturated_source(n, opts) then
+      hot = n
+    end
   end
   if not known then
     return nil
@@ -532,5 +536,89 @@ function M.is_placeholder(v)
 end
 
 M.join = join
+
+-- --- sources at capacity, async I/O ----------------------------------------
+
+-- A vertex as a message names it: 'name' (its id when unnamed).
+function M.quote(node)
+  return "'" .. (node.name or node.id) .. "'"
+end
+
+-- Whether the run may still be running (node-level capacity rules skip
+-- finished, failed and cancelled jobs).
+function M.live(run)
+  return run.status == "running" or run.status == "unknown"
+end
+
+-- Backpressure at or below this is Flink's "ok" level (the Web UI's 10 %).
+M.BP_OK = 0.1
+
+-- A source vertex (no inputs) whose subtasks are busy at least busy_high
+-- (WATERMARK_DEFAULTS) while not backpressured: nothing downstream slows
+-- it, it cannot read faster. Returns its busy ratio (max over subtasks,
+-- else the mean) or nil.
+function M.saturated_source(node, opts)
+  if #node.parents > 0 then
+    return nil
+  end
+  local busy = M.ratio(node, "busy_ratio")
+  local bp = M.ratio(node, "backpressure_ratio")
+  if busy and busy >= opt(opts, "busy_high") and (bp or 0) <= M.BP_OK then
+    return busy
+  end
+  return nil
+end
+
+-- The operators chained after the first one of a vertex name
+-- ("Source: K -> Map -> Timestamps" -> { "Map", "Timestamps" }).
+function M.chained_operators(node)
+  local out, first = {}, true
+  for part in ((node.name or "") .. " -> "):gmatch("(.-) %-> ") do
+    if not first then
+      out[#out + 1] = part
+    end
+    first = false
+  end
+  return out
+end
+
+-- Async I/O: the DataStream AsyncWaitOperator ("async wait operator" is
+-- the default name of AsyncDataStream's transformation), SQL async lookup
+-- joins (LookupJoin ... async=[...]) and async scalar functions (AsyncCalc).
+function M.is_async_io(node)
+  local t = text_of(node)
+  local lower = t:lower()
+  return lower:find("async wait operator", 1, true) ~= nil
+    or t:find("AsyncWaitOperator", 1, true) ~= nil
+    or t:find("LookupJoin%b()") ~= nil and t:match("LookupJoin%b()"):find("async=%[") ~= nil
+    or t:find("AsyncCalc", 1, true) ~= nil
+end
+
+-- What the plan says about an async operator: { sql = true|false,
+-- kind = "lookup"|"scalar"|"datastream", mode = "ORDERED"|..., timeout_ms,
+-- capacity } from "async=[ORDERED, 180000ms, 100]" (newer Flink adds
+-- "KEY_ORDERED: false" in between), else the table.exec.async-* config.
+function M.async_settings(run, node)
+  local t = text_of(node)
+  local s = { sql = false, kind = "datastream" }
+  if t:find("LookupJoin", 1, true) then
+    s.sql, s.kind = true, "lookup"
+  elseif t:find("AsyncCalc", 1, true) then
+    s.sql, s.kind = true, "scalar"
+  end
+  local a = t:match("async=%[([^%]]*)%]")
+  if a then
+    s.mode = a:match("^%s*(%u[%u_]*)")
+    s.timeout_ms = tonumber(a:match("(%d+)ms"))
+    s.capacity = tonumber(a:match("(%d+)%s*$"))
+  end
+  local prefix = s.kind == "scalar" and "table.exec.async-scalar." or "table.exec.async-lookup."
+  if s.sql then
+    s.capacity_key, s.timeout_key = prefix .. "buffer-capacity", prefix .. "timeout"
+    s.capacity = s.capacity or tonumber(M.cfg(run, s.capacity_key) or "")
+    s.timeout_ms = s.timeout_ms or M.cfg_ms(run, s.timeout_key)
+  end
+  return s
+end
 
 return M

@@ -1,0 +1,170 @@
+-- flink.source-bound: the sources themselves are out of capacity (busy,
+-- nothing backpressures them) and the job falls behind its input.
+-- docs/rules/flink.source-bound.md
+local fu = require "flinkutil"
+local units = require "optipipe.units"
+
+local pct, fmt_d, fmt_n = units.format_pct, units.format_duration, units.format_num
+
+local quote = fu.quote
+
+local function round(x)
+  return fmt_n(math.floor(x + 0.5))
+end
+
+-- The source's input rate: records_in_per_s when the source reports one
+-- (Source__<name>.numRecordsInPerSecond), else what it emits.
+local function rate_of(n)
+  local m = n.metrics
+  if m.records_in_per_s and m.records_in_per_s > 0 then
+    return m.records_in_per_s
+  end
+  return m.records_out_per_s
+end
+
+-- How far behind the source reads: the event-time lag of what it emits
+-- (currentEmitEventTimeLag, else capture time - its output watermark).
+local function event_lag_ms(n)
+  local m = n.metrics
+  return m.emit_event_time_lag_max_ms or m.output_watermark_lag_ms
+end
+
+local function behind_text(e)
+  local parts = {}
+  if e.backlog_growth then
+    parts[#parts + 1] = ("its backlog (pendingRecords, now %s) grows by %s records/s"):format(
+      round(e.pending or 0), round(e.backlog_growth))
+  end
+  if e.lag_ms then
+    parts[#parts + 1] = ("what it emits is %s behind capture time"):format(fmt_d(e.lag_ms))
+  end
+  if e.consumer_lag then
+    parts[#parts + 1] = ("the Kafka consumer lag is %s records"):format(round(e.consumer_lag))
+  end
+  if #parts == 0 then
+    return " No lag was exported (pendingRecords, watermarks), so this is capacity at its "
+      .. "limit rather than proven lag: any rise in input will become lag."
+  end
+  return " The job is falling behind its input: " .. table.concat(parts, "; ") .. "."
+end
+
+local function evidence_of(n, o)
+  local m = n.metrics
+  local e = { pending = m.pending_records, consumer_lag = m.consumer_lag_max }
+  if (m.pending_records_change_per_s or 0) > 0 then
+    e.backlog_growth = m.pending_records_change_per_s
+  end
+  local lag = event_lag_ms(n)
+  if lag and lag >= units.parse_duration(o.min_lag) then
+    e.lag_ms = lag
+  end
+  e.behind = e.backlog_growth ~= nil or e.lag_ms ~= nil
+  return e
+end
+
+-- Autoscaler-style sizing: the demand is the current rate plus the
+-- backlog growth (its TARGET_DATA_RATE = inputRate + d(pendingRecords)/dt),
+-- at most max_scale_factor × the current rate in one step.
+local function target(n, busy, e, o)
+  local p, rate = n.parallelism, rate_of(n)
+  local factor = 1
+  if rate and rate > 0 and e.backlog_growth then
+    factor = math.min((rate + e.backlog_growth) / rate, o.max_scale_factor)
+  end
+  local to = math.ceil(p * busy * factor / o.target_utilization - 1e-9)
+  return math.max(to, p + 1), factor
+end
+
+local function chain_text(n)
+  local ops = fu.chained_operators(n)
+  if #ops == 0 then
+    return "Deserialization is a usual cause: measure it with a flame graph "
+      .. "(rest.flamegraph.enabled: true) and use a cheaper format or schema."
+  end
+  return ("%s run%s in the source's thread, chained to it: deserialization and parsing "
+    .. "there are a usual cause. Split the chain after the read (startNewChain() or "
+    .. "disableChaining() on '%s', with a rebalance()) so that work runs at a parallelism "
+    .. "of its own, beyond the partition count; a flame graph (rest.flamegraph.enabled: "
+    .. "true) shows which operator takes the time."):format(
+      "'" .. table.concat(ops, "', '") .. "'", #ops == 1 and "s" or "", ops[1])
+end
+
+local function report(ctx, run, n, busy, o)
+  local p = n.parallelism
+  local e = evidence_of(n, o)
+  if not e.behind and busy < o.busy_full then
+    ctx.log(("%s: busy %s but no lag exported; below busy_full"):format(n.id, pct(busy)))
+    return
+  end
+  local rate = rate_of(n)
+  local to, factor
+  if p then
+    to, factor = target(n, busy, e, o)
+  end
+  local sizing = ""
+  if to then
+    sizing = (" Raise its parallelism from %d to %d (ceil(%d × busy %s × %s demand / %s "
+      .. "target utilization)), but not beyond the number of partitions (Kafka) or shards "
+      .. "it reads: source subtasks without a partition stay idle. If the topic has no "
+      .. "more than %d partitions, add partitions first. Apply it with "
+      .. "pipeline.jobvertex-parallelism-overrides: %s:%d or .setParallelism(%d) on the "
+      .. "source."):format(p, to, p, pct(busy), ("%.2f×"):format(factor),
+        pct(o.target_utilization), p, n.id, to, to)
+  end
+  ctx.report {
+    node = n.id,
+    severity = e.behind and "warning" or "info",
+    message = ("Source %s is out of capacity: busy %s with no backpressure, so nothing "
+      .. "downstream slows it — it cannot read faster%s.%s"):format(
+        quote(n), pct(busy), rate and (" than its %s records/s"):format(round(rate)) or "",
+        behind_text(e)),
+    recommendation = ("Give the source more capacity, not the operators after it.%s %s"):format(
+      sizing, chain_text(n)),
+    evidence = {
+      busy_ratio = busy,
+      backpressure_ratio = fu.ratio(n, "backpressure_ratio"),
+      ratio_source = n.attrs.ratio_source,
+      records_per_s = rate,
+      pending_records = e.pending,
+      pending_records_change_per_s = e.backlog_growth,
+      event_time_lag_ms = e.lag_ms,
+      consumer_lag = e.consumer_lag,
+      parallelism = p,
+      target_parallelism = to,
+      demand_factor = factor,
+      chained = #fu.chained_operators(n),
+      confidence = e.behind and "high" or "medium",
+    },
+    changes = to and { { target = n.name or n.id, key = "parallelism", from = p, to = to } } or nil,
+  }
+end
+
+return {
+  id = "flink.source-bound",
+  title = "The sources cannot keep up with their input",
+  severity = "warning",
+  sources = { "flink" },
+  tags = { "performance", "parallelism", "lag" },
+  options = {
+    busy_high = fu.WATERMARK_DEFAULTS.busy_high, -- saturated with proven lag
+    busy_full = 0.95,           -- saturated without lag in the export (info)
+    min_lag = fu.WATERMARK_DEFAULTS.min_lag,     -- event-time lag counted as behind
+    target_utilization = 0.7,   -- the autoscaler's job.autoscaler.utilization.target
+    max_scale_factor = 2.0,     -- most demand growth one recommendation assumes
+  },
+  description = "A source busy near 100 % while nothing backpressures it is the "
+    .. "limit of the job: it falls behind its input, and watermarks lag for that "
+    .. "reason, not for idleness.",
+  check = function(run, ctx)
+    if not fu.live(run) then
+      return
+    end
+    local o = ctx.options
+    for _, n in ipairs(run.nodes) do
+      local busy = fu.saturated_source(n, o)
+      if busy then
+        report(ctx, run, n, busy, o)
+      end
+    end
+  end,
+}
