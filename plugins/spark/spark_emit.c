@@ -245,8 +245,6 @@ static void emit_sql(sp_app *a, op_run *r, const sp_sql *q)
     op_builder *b = a->b;
     char id[64];
     op_node *n;
-    size_t i;
-    int64_t jobs = 0;
 
     snprintf(id, sizeof id, "sql-%lld", (long long)q->id);
     n = op_node_get(b, r, id);
@@ -262,10 +260,7 @@ static void emit_sql(sp_app *a, op_run *r, const sp_sql *q)
     times(b, n, q->started_at, q->ended_at);
     if (q->error)
         op_node_attr(b, n, "error", q->error);
-    for (i = 0; i < a->njobs; i++)
-        if (a->jobs[i].sql_id == q->id)
-            jobs++;
-    op_node_metric_int(b, n, "jobs", jobs);
+    op_node_metric_int(b, n, "jobs", q->jobs);
 }
 
 /* --- run level ---------------------------------------------------------- */
@@ -543,8 +538,18 @@ static void emit_nodes(sp_app *a, op_run *r)
     sp_stage **order = NULL;
     size_t i;
 
-    if (a->nsqls)
+    if (a->nsqls) {
         qsort(a->sqls, a->nsqls, sizeof *a->sqls, cmp_sql);
+        for (i = 0; i < a->njobs; i++) { /* sorted: no scan per execution */
+            sp_sql key, *q;
+            key.id = a->jobs[i].sql_id;
+            q = key.id < 0 ? NULL
+                           : bsearch(&key, a->sqls, a->nsqls, sizeof *a->sqls,
+                                     cmp_sql);
+            if (q)
+                q->jobs++;
+        }
+    }
     for (i = 0; i < a->njobs; i++)
         emit_job(a, r, &a->jobs[i]);
     if (a->nstages) {
