@@ -26,10 +26,10 @@
 /* What a log can claim without bound is capped (docs/spark.md "Limits"):
  * past a cap, new stage attempts, jobs, SQL executions or executors are
  * left out of the model, with a warning at the line where it hit. */
-#define SP_MAX_STAGES 100000      /* stage attempts */
-#define SP_MAX_JOBS 100000        /* jobs */
-#define SP_MAX_SQLS 100000        /* SQL executions */
-#define SP_MAX_EXECS 100000       /* executors */
+#define SP_MAX_STAGES 50000       /* stage attempts */
+#define SP_MAX_JOBS 50000         /* jobs */
+#define SP_MAX_SQLS 50000         /* SQL executions */
+#define SP_MAX_EXECS 50000        /* executors */
 #define SP_MAX_NUM_WARNED 3       /* out-of-range values named per field */
 #define SP_MAX_NUM_FIELDS 64      /* fields counted for out-of-range values */
 /* Event numbers beyond +-2^53 are out of range: no Spark field comes

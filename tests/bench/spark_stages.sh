@@ -82,7 +82,7 @@ r0=$(rss_kib "$small")
 r1=$(rss_kib "$big")
 warn=$("$bin" normalize --format json "$big" 2>/dev/null |
     grep -o '"[^"]*more than [0-9]* [a-zA-Z ]*;[^"]*"' | head -4 || true)
-cap=100000 # SP_MAX_STAGES and SP_MAX_JOBS (plugins/spark/spark_internal.h)
+cap=50000 # SP_MAX_STAGES and SP_MAX_JOBS (plugins/spark/spark_internal.h)
 kept=$stages
 [ "$kept" -le "$cap" ] || kept=$cap
 echo "| log | size | peak RSS |"

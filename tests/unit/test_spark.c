@@ -1399,16 +1399,16 @@ static void test_caps(void **state)
     assert_int_equal(a.execs[5].removed_at, 5); /* found again by id */
     sp_limit_warnings(&a);
     assert_string_equal(a.warnings[0],
-                        "line 100001: more than 100000 stage attempts; later "
+                        "line 50001: more than 50000 stage attempts; later "
                         "stage attempts have no node and their tasks count "
                         "as orphan task ends, so run totals cover only the "
                         "first ones");
-    assert_non_null(strstr(a.warnings[1], "more than 100000 jobs"));
-    assert_non_null(strstr(a.warnings[2], "more than 100000 SQL executions"));
-    assert_non_null(strstr(a.warnings[3], "more than 100000 executors"));
+    assert_non_null(strstr(a.warnings[1], "more than 50000 jobs"));
+    assert_non_null(strstr(a.warnings[2], "more than 50000 SQL executions"));
+    assert_non_null(strstr(a.warnings[3], "more than 50000 executors"));
     assert_non_null(strstr(a.warnings[4], "1 events about stage attempts "
-                                          "past the first 100000 were left "
-                                          "out (the first at line 100001)"));
+                                          "past the first 50000 were left "
+                                          "out (the first at line 50001)"));
     assert_non_null(strstr(a.warnings[7], "2 events about executors"));
     sp_app_free(&a);
     cJSON_Delete(job);
