@@ -362,32 +362,62 @@ oom:
     return NULL;
 }
 
-/* Summarizes a stage's distributions once no task can change them. */
-static void stage_close_dists(sp_stage *s)
+void sp_stage_drop_dists(sp_stage *s)
 {
+    int i;
+
+    if (s->dist)
+        for (i = 0; i < SP_D_COUNT; i++)
+            sp_dist_free(&s->dist[i]);
+    free(s->dist);
+    free(s->summary);
+    s->dist = NULL;
+    s->summary = NULL;
+    s->has_summary = 0;
+}
+
+/* Summarizes a stage's distributions once no task can change them. */
+static void stage_close_dists(sp_app *a, sp_stage *s)
+{
+    op_dist sum[SP_D_COUNT];
+    unsigned has = 0;
     int i;
 
     if (s->dists_done)
         return;
-    for (i = 0; i < SP_D_COUNT; i++)
-        s->has_summary[i] = sp_dist_finish(&s->dist[i], &s->summary[i]) == 0;
     s->dists_done = 1;
+    if (!s->dist)
+        return;
+    for (i = 0; i < SP_D_COUNT; i++)
+        if (sp_dist_finish(&s->dist[i], &sum[i]) == 0)
+            has |= 1u << i;
+    free(s->dist);
+    s->dist = NULL;
+    if (!has)
+        return;
+    s->summary = malloc(sizeof sum);
+    if (!s->summary) {
+        a->oom = 1;
+        return;
+    }
+    memcpy(s->summary, sum, sizeof sum);
+    s->has_summary = has;
 }
 
 /* Spark drops a stage from liveStages once it completed or failed and no
  * task of it is running. */
-static void stage_maybe_retire(sp_stage *s)
+static void stage_maybe_retire(sp_app *a, sp_stage *s)
 {
     if (s->live && s->active == 0 &&
         (s->status == SP_ST_COMPLETE || s->status == SP_ST_FAILED)) {
         s->live = 0;
-        stage_close_dists(s);
+        stage_close_dists(a, s);
     }
 }
 
-void sp_stage_completed(sp_stage *s)
+void sp_stage_completed(sp_app *a, sp_stage *s)
 {
-    stage_maybe_retire(s);
+    stage_maybe_retire(a, s);
 }
 
 /* --- tasks -------------------------------------------------------------- */
@@ -455,7 +485,7 @@ static void dist_add(sp_stage *s, const sp_task *t, int d, double v)
         sp_dist_add(&s->dist[d], v);
 }
 
-static void add_dists(sp_stage *s, const sp_task *t)
+static void add_dists(sp_app *a, sp_stage *s, const sp_task *t)
 {
     const sp_metrics *m = &t->m;
     int64_t dur = t->finish > 0 && t->launch > 0 && t->finish >= t->launch
@@ -464,6 +494,10 @@ static void add_dists(sp_stage *s, const sp_task *t)
 
     if (s->dists_done)
         return;
+    if (!s->dist && !(s->dist = calloc(SP_D_COUNT, sizeof *s->dist))) {
+        a->oom = 1;
+        return;
+    }
     dist_add(s, t, SP_D_RUN, (double)m->run_ms);
     dist_add(s, t, SP_D_DURATION, (double)dur);
     dist_add(s, t, SP_D_GC, (double)m->gc_ms);
@@ -587,7 +621,7 @@ void sp_on_task_end(sp_app *a, const sp_task *t)
             !(t->absent & (1u << SP_D_DURATION)))
             SP_SAT_ADD(s->task_time_ms, t->finish - t->launch);
         if (t->reason == SP_R_SUCCESS)
-            add_dists(s, t);
+            add_dists(a, s, t);
     }
     s->active--;
     switch (t->reason) {
@@ -602,7 +636,7 @@ void sp_on_task_end(sp_app *a, const sp_task *t)
         s->failed++;
         break;
     }
-    stage_maybe_retire(s);
+    stage_maybe_retire(a, s);
 }
 
 /* --- lifetime ----------------------------------------------------------- */
@@ -619,12 +653,10 @@ void sp_app_init(sp_app *a, op_builder *b, const char *input)
 void sp_app_free(sp_app *a)
 {
     size_t i;
-    int k;
 
     for (i = 0; i < a->nstages; i++) {
         sp_stage *s = a->stages[i];
-        for (k = 0; k < SP_D_COUNT; k++)
-            sp_dist_free(&s->dist[k]);
+        sp_stage_drop_dists(s);
         free(s->name);
         free(s->failure);
         free(s->parents);
@@ -677,5 +709,5 @@ void sp_app_close_all(sp_app *a)
     size_t i;
 
     for (i = 0; i < a->nstages; i++)
-        stage_close_dists(a->stages[i]);
+        stage_close_dists(a, a->stages[i]);
 }

@@ -142,7 +142,7 @@ static void stage_dists(op_builder *b, op_node *n, const sp_stage *s)
     int i;
 
     for (i = 0; i < SP_D_COUNT; i++)
-        if (s->has_summary[i])
+        if (s->has_summary & (1u << i))
             op_node_dist(b, n, names[i], &s->summary[i]);
 }
 

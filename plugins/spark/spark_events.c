@@ -307,11 +307,8 @@ static void on_stage_submitted(sp_app *a, const cJSON *o)
         return;
     if (!s->live && s->seen_submit) {
         /* Spark would start a new live stage: begin again from zero */
-        int d;
-        for (d = 0; d < SP_D_COUNT; d++)
-            sp_dist_free(&s->dist[d]);
+        sp_stage_drop_dists(s);
         memset(&s->sum, 0, sizeof s->sum);
-        memset(s->dist, 0, sizeof s->dist);
         s->active = s->completed = s->failed = s->killed = 0;
         s->task_time_ms = 0;
         s->dists_done = 0;
@@ -354,7 +351,7 @@ static void on_stage_completed(sp_app *a, const cJSON *o)
         s->live = 0;
         return;
     }
-    sp_stage_completed(s);
+    sp_stage_completed(a, s);
 }
 
 /* --- executors ---------------------------------------------------------- */

@@ -165,9 +165,12 @@ typedef struct sp_stage {
     int64_t active, completed, failed, killed;
     sp_metrics sum;
     int64_t task_time_ms; /* sum of finish - launch */
-    sp_dist dist[SP_D_COUNT];
-    op_dist summary[SP_D_COUNT];
-    int has_summary[SP_D_COUNT];
+    /* Allocated lazily, so a stage costs little once closed: the values
+     * while tasks can add some (NULL before the first), then only the
+     * summaries of the metrics that had values (has_summary bits). */
+    sp_dist *dist;    /* SP_D_COUNT */
+    op_dist *summary; /* SP_D_COUNT */
+    unsigned has_summary; /* 1 << enum sp_dist_id */
     int dists_done;
     /* the slowest successful task (run time), for skew evidence */
     int64_t slow_run, slow_index, slow_partition, slow_in, slow_sr,
@@ -318,8 +321,12 @@ void sp_warn(sp_app *a, const char *fmt, ...)
 #endif
     ;
 
+/* Frees the stage's distributions and summaries (a resubmitted stage
+ * starts again from none). */
+void sp_stage_drop_dists(sp_stage *s);
+
 /* StageCompleted hook: retires the stage when no task of it runs. */
-void sp_stage_completed(sp_stage *s);
+void sp_stage_completed(sp_app *a, sp_stage *s);
 /* Summarizes the distributions of every stage (end of the log). */
 void sp_app_close_all(sp_app *a);
 
