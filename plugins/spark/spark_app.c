@@ -146,6 +146,24 @@ int sp_index_put(sp_index *x, size_t n, size_t i, sp_hash_fn hash,
     return 0;
 }
 
+int sp_grow(sp_app *a, void **arr, size_t n, size_t *cap, size_t sz)
+{
+    size_t ncap;
+    void *na;
+
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : 16;
+    na = ncap <= SIZE_MAX / sz ? realloc(*arr, ncap * sz) : NULL;
+    if (!na) {
+        a->oom = 1;
+        return -1;
+    }
+    *arr = na;
+    *cap = ncap;
+    return 0;
+}
+
 /* --- caps --------------------------------------------------------------- */
 
 static const char *const cap_what[SP_CAP_COUNT] = {
@@ -334,14 +352,9 @@ sp_stage *sp_stage_get(sp_app *a, int64_t id, int64_t attempt)
         return s;
     if (!sp_cap_allows(a, SP_CAP_STAGES, a->nstages))
         return NULL;
-    if (a->nstages == a->cap_stages) {
-        size_t ncap = a->cap_stages ? a->cap_stages * 2 : 16;
-        sp_stage **ns = realloc(a->stages, ncap * sizeof *ns);
-        if (!ns)
-            goto oom;
-        a->stages = ns;
-        a->cap_stages = ncap;
-    }
+    if (sp_grow(a, (void **)&a->stages, a->nstages, &a->cap_stages,
+                sizeof *a->stages))
+        return NULL;
     s = calloc(1, sizeof *s);
     if (!s)
         goto oom;
@@ -579,16 +592,9 @@ static void note_failure(sp_app *a, const sp_task *t)
         a->fail_overflow++;
         return;
     }
-    if (a->nfails == a->cap_fails) {
-        size_t ncap = a->cap_fails ? a->cap_fails * 2 : 8;
-        sp_failure *nf = realloc(a->fails, ncap * sizeof *nf);
-        if (!nf) {
-            a->oom = 1;
-            return;
-        }
-        a->fails = nf;
-        a->cap_fails = ncap;
-    }
+    if (sp_grow(a, (void **)&a->fails, a->nfails, &a->cap_fails,
+                sizeof *a->fails))
+        return;
     f = &a->fails[a->nfails++];
     memset(f, 0, sizeof *f);
     f->stage_id = t->stage_id;

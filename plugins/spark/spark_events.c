@@ -151,25 +151,6 @@ static int job_eq(const void *ctx, size_t i, const void *key)
     return ((const sp_app *)ctx)->jobs[i].id == *(const int64_t *)key;
 }
 
-/* Grows an array of items of size sz to hold one more. */
-static int grow_one(sp_app *a, void **arr, size_t n, size_t *cap, size_t sz)
-{
-    size_t ncap;
-    void *na;
-
-    if (n < *cap)
-        return 0;
-    ncap = *cap ? *cap * 2 : 16;
-    na = realloc(*arr, ncap * sz);
-    if (!na) {
-        a->oom = 1;
-        return -1;
-    }
-    *arr = na;
-    *cap = ncap;
-    return 0;
-}
-
 /* Indexes the item just appended (n items now); undoes it on no memory. */
 static int index_last(sp_app *a, sp_index *x, size_t *n, sp_hash_fn hash)
 {
@@ -188,7 +169,7 @@ static sp_job *job_get(sp_app *a, int64_t id)
     if (i)
         return &a->jobs[i - 1];
     if (!sp_cap_allows(a, SP_CAP_JOBS, a->njobs) ||
-        grow_one(a, (void **)&a->jobs, a->njobs, &a->cap_jobs, sizeof *j))
+        sp_grow(a, (void **)&a->jobs, a->njobs, &a->cap_jobs, sizeof *j))
         return NULL;
     j = &a->jobs[a->njobs++];
     memset(j, 0, sizeof *j);
@@ -377,7 +358,7 @@ static sp_exec *exec_get(sp_app *a, const char *id)
     if (i)
         return &a->execs[i - 1];
     if (!sp_cap_allows(a, SP_CAP_EXECS, a->nexecs) ||
-        grow_one(a, (void **)&a->execs, a->nexecs, &a->cap_execs, sizeof *e))
+        sp_grow(a, (void **)&a->execs, a->nexecs, &a->cap_execs, sizeof *e))
         return NULL;
     e = &a->execs[a->nexecs];
     memset(e, 0, sizeof *e);
@@ -442,7 +423,7 @@ static sp_sql *sql_get(sp_app *a, int64_t id)
     if (i)
         return &a->sqls[i - 1];
     if (!sp_cap_allows(a, SP_CAP_SQLS, a->nsqls) ||
-        grow_one(a, (void **)&a->sqls, a->nsqls, &a->cap_sqls, sizeof *q))
+        sp_grow(a, (void **)&a->sqls, a->nsqls, &a->cap_sqls, sizeof *q))
         return NULL;
     q = &a->sqls[a->nsqls++];
     memset(q, 0, sizeof *q);

@@ -314,6 +314,10 @@ int sp_on_event(sp_app *a, const char *ev, const cJSON *o);
 int sp_task_from_json(const cJSON *o, int end_event, sp_task *t,
                       char *buf, size_t cap);
 
+/* Makes room for one more item (sz bytes) in *arr of n items and *cap
+ * slots. Returns 0, or -1 with a->oom set. */
+int sp_grow(sp_app *a, void **arr, size_t n, size_t *cap, size_t sz);
+
 /* A run warning (kept until the run is written). */
 void sp_warn(sp_app *a, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
