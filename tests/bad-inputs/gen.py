@@ -269,7 +269,7 @@ def build(c):
     c.case("spark-dup-keys.log", "0", named="-")
 
     # --- more stage attempts and jobs than kept (SP_MAX_STAGES) -------------
-    spark_many_stages(c.path("spark-many-stages.gz"), 200000)
+    spark_many_stages(c.path("spark-many-stages.gz"), 120000)
     c.case("spark-many-stages.gz", "0", named="-")
 
     # --- duplicated ids, cycles --------------------------------------------
