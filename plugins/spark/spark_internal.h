@@ -360,7 +360,9 @@ int sp_out_of_range(const cJSON *v);
 
 /* JSON helpers over cJSON (missing or mistyped fields give the default). */
 int64_t sp_jint(const cJSON *o, const char *key, int64_t def);
-/* v as an integer clamped to +-2^53, or def when v is not a number. */
+/* v as an integer, or def when v is not a number (an out-of-range value
+ * was made a marker by sp_json_sanitize, so it reads as def; the clamp to
+ * +-2^53 is only a last guard for trees that were not sanitized). */
 int64_t sp_jnum(const cJSON *v, int64_t def);
 const char *sp_jstr(const cJSON *o, const char *key);
 char *sp_strdup_max(const char *s, size_t max);
