@@ -402,12 +402,31 @@ static void failure_series(sp_app *a, op_run *r)
     }
 }
 
+/* Whether a sum reached the bounds of int64_t (SP_SAT_ADD stops there):
+ * it is then a lower bound, which the run's warnings must say. */
+static int at_bound(int64_t v)
+{
+    return v == INT64_MAX || v == INT64_MIN;
+}
+
+static int metrics_at_bound(const sp_metrics *m)
+{
+    const int64_t *v = (const int64_t *)(const void *)m;
+    size_t i;
+
+    for (i = 0; i < sizeof *m / sizeof *v; i++)
+        if (at_bound(v[i]))
+            return 1;
+    return 0;
+}
+
 static void run_sums(sp_app *a, op_run *r)
 {
     op_builder *b = a->b;
     sp_metrics t;
     int64_t stages = 0, failed = 0, skipped = 0, tasks = 0, tfail = 0,
-            tkill = 0, task_time = 0, jfail = 0;
+            tkill = 0, task_time = 0, jfail = 0, nbound = 0;
+    const sp_stage *first = NULL;
     size_t i;
 
     memset(&t, 0, sizeof t);
@@ -418,6 +437,10 @@ static void run_sums(sp_app *a, op_run *r)
         if (!stage_emitted(s))
             continue;
         stages++;
+        if (metrics_at_bound(&s->sum) || at_bound(s->task_time_ms)) {
+            if (!nbound++)
+                first = s;
+        }
         failed += s->status == SP_ST_FAILED;
         tasks += s->completed + s->failed + s->killed; /* counts of events */
         tfail += s->failed;
@@ -435,6 +458,15 @@ static void run_sums(sp_app *a, op_run *r)
         SP_SAT_ADD(t.in_bytes, s->sum.in_bytes);
         SP_SAT_ADD(t.out_bytes, s->sum.out_bytes);
     }
+    if (first)
+        sp_warn(a, "%lld stage attempts (the first stage-%lld-%lld) have task "
+                   "sums beyond +-2^63, kept at that bound: those sums are "
+                   "lower bounds",
+                (long long)nbound, (long long)first->id,
+                (long long)first->attempt);
+    else if (metrics_at_bound(&t) || at_bound(task_time))
+        sp_warn(a, "the run's totals pass +-2^63 and are kept at that bound: "
+                   "they are lower bounds");
     for (i = 0; i < a->njobs; i++)
         jfail += a->jobs[i].ended && !a->jobs[i].succeeded;
     op_run_metric_int(b, r, "jobs", (int64_t)a->njobs);

@@ -1302,6 +1302,41 @@ static void test_out_of_range_numbers(void **state)
     free(t.p);
 }
 
+/* Sums of in-range values can still pass 2^63: they stop at the bound,
+ * and the warning says the stage's sums are lower bounds. */
+static void test_saturated_sums(void **state)
+{
+    dbuf t = {0};
+    model *m;
+    const struct op_run *r;
+    char num[32];
+    int i;
+
+    (void)state;
+    db_s(&t, LOGSTART APPSTART STAGESUB(0, 1100));
+    for (i = 0; i < 1100; i++) { /* 1100 x 2^53 > 2^63 */
+        snprintf(num, sizeof num, "%d", i);
+        db_s(&t, "{\"Event\":\"SparkListenerTaskStart\",\"Stage ID\":0,"
+                 "\"Task Info\":{\"Task ID\":");
+        db_s(&t, num);
+        db_s(&t, "}}\n{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,"
+                 "\"Task Info\":{\"Task ID\":");
+        db_s(&t, num);
+        db_s(&t, "},\"Task Metrics\":{\"Executor Run Time\":9007199254740992}}\n");
+    }
+    db_s(&t, STAGEDONE(0, 1100) APPEND);
+    db_add(&t, "", 1);
+    m = parse_text("app-1", (const char *)t.p);
+    r = m->runs[0];
+    assert_int_equal(tm_inum(&tm_node(r, "stage-0-0")->metrics,
+                             "executor_run_ms"), INT64_MAX);
+    assert_true(tm_has_warning(r, "1 stage attempts (the first stage-0-0) "
+                                  "have task sums beyond +-2^63"));
+    assert_false(tm_has_warning(r, "out of range")); /* 2^53 is in range */
+    model_free(m);
+    free(t.p);
+}
+
 /* Duplicated keys: Spark's reader (Jackson readTree) keeps the last value;
  * the scanner gives such lines to cJSON, which is made to agree, and the
  * line and key are named. Large objects (Spark Properties) too. */
@@ -1436,6 +1471,7 @@ int main(void)
         cmocka_unit_test(test_live_tasks_bounded),
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_out_of_range_numbers),
+        cmocka_unit_test(test_saturated_sums),
         cmocka_unit_test(test_duplicate_keys),
         cmocka_unit_test(test_caps),
     };
