@@ -112,6 +112,10 @@ static int parse_json_line(sp_app *a, const char *line, size_t len)
         cJSON_Delete(o);
         return -1;
     }
+    if (sp_json_sanitize(a, o)) { /* no memory: a->oom stops the run */
+        cJSON_Delete(o);
+        return 0;
+    }
     ev = sp_jstr(o, "Event");
     if (!ev) {
         rc = 0; /* valid JSON but no event: ignored like an unknown one */
@@ -204,6 +208,7 @@ static void final_warnings(sp_app *a, op_stream *in, int stream_cut)
     if (a->bad_lines > a->nbad_report)
         sp_warn(a, "%lld malformed lines in all were skipped",
                 (long long)a->bad_lines);
+    sp_limit_warnings(a);
     if (a->compact)
         sp_warn(a, "the rolling log was compacted by the History Server "
                    "(an events_N...compact file): events of finished jobs "

@@ -83,15 +83,153 @@ void sp_warn(sp_app *a, const char *fmt, ...)
     a->warnings[a->nwarnings++] = copy;
 }
 
-/* --- the set of running task ids ---------------------------------------- */
+/* --- indexes ----------------------------------------------------------- */
 
-static uint64_t mix(uint64_t x)
+uint64_t sp_mix(uint64_t x)
 {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
     return x;
 }
+
+uint64_t sp_hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+    return sp_mix(h);
+}
+
+size_t sp_index_find(const sp_index *x, uint64_t h, sp_eq_fn eq,
+                     const void *ctx, const void *key)
+{
+    size_t j;
+
+    if (!x->cap)
+        return 0;
+    for (j = h & (x->cap - 1); x->slot[j]; j = (j + 1) & (x->cap - 1))
+        if (eq(ctx, x->slot[j] - 1, key))
+            return x->slot[j];
+    return 0;
+}
+
+static void index_place(size_t *slot, size_t cap, uint64_t h, size_t i)
+{
+    size_t j = h & (cap - 1);
+
+    while (slot[j])
+        j = (j + 1) & (cap - 1);
+    slot[j] = i + 1;
+}
+
+int sp_index_put(sp_index *x, size_t n, size_t i, sp_hash_fn hash,
+                 const void *ctx)
+{
+    if (n * 2 > x->cap) {
+        size_t ncap = x->cap ? x->cap * 2 : 64, k;
+        size_t *ns;
+        while (n * 2 > ncap)
+            ncap *= 2;
+        ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return -1;
+        for (k = 0; k < n; k++)
+            if (k != i)
+                index_place(ns, ncap, hash(ctx, k), k);
+        free(x->slot);
+        x->slot = ns;
+        x->cap = ncap;
+    }
+    index_place(x->slot, x->cap, hash(ctx, i), i);
+    return 0;
+}
+
+int sp_grow(sp_app *a, void **arr, size_t n, size_t *cap, size_t sz)
+{
+    size_t ncap;
+    void *na;
+
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : 16;
+    na = ncap <= SIZE_MAX / sz ? realloc(*arr, ncap * sz) : NULL;
+    if (!na) {
+        a->oom = 1;
+        return -1;
+    }
+    *arr = na;
+    *cap = ncap;
+    return 0;
+}
+
+/* --- caps --------------------------------------------------------------- */
+
+static const char *const cap_what[SP_CAP_COUNT] = {
+    [SP_CAP_STAGES] = "stage attempts",
+    [SP_CAP_JOBS] = "jobs",
+    [SP_CAP_SQLS] = "SQL executions",
+    [SP_CAP_EXECS] = "executors",
+};
+
+static const size_t cap_max[SP_CAP_COUNT] = {
+    [SP_CAP_STAGES] = SP_MAX_STAGES,
+    [SP_CAP_JOBS] = SP_MAX_JOBS,
+    [SP_CAP_SQLS] = SP_MAX_SQLS,
+    [SP_CAP_EXECS] = SP_MAX_EXECS,
+};
+
+/* What the model lacks past each cap. */
+static const char *const cap_lacks[SP_CAP_COUNT] = {
+    [SP_CAP_STAGES] = "later stage attempts have no node and their tasks "
+                      "count as orphan task ends, so run totals cover only "
+                      "the first ones",
+    [SP_CAP_JOBS] = "later jobs have no node and are not in the job counts "
+                    "or jobs_wall_ms",
+    [SP_CAP_SQLS] = "later SQL executions have no node",
+    [SP_CAP_EXECS] = "later executors are not in the executors series or "
+                     "the executor_* metrics",
+};
+
+int sp_cap_allows(sp_app *a, int c, size_t n)
+{
+    sp_cap *k = &a->caps[c];
+
+    if (n < cap_max[c])
+        return 1;
+    if (!k->over++) {
+        k->first_line = a->last_line_no;
+        sp_warn(a, "line %llu: more than %zu %s; %s",
+                (unsigned long long)a->last_line_no, cap_max[c], cap_what[c],
+                cap_lacks[c]);
+    }
+    return 0;
+}
+
+void sp_limit_warnings(sp_app *a)
+{
+    int c;
+
+    for (c = 0; c < SP_CAP_COUNT; c++)
+        if (a->caps[c].over)
+            sp_warn(a, "%lld events about %s past the first %zu were left "
+                       "out (the first at line %llu)",
+                    (long long)a->caps[c].over, cap_what[c], cap_max[c],
+                    (unsigned long long)a->caps[c].first_line);
+    for (c = 0; c < a->nnum_fields; c++)
+        if (a->num_fields[c].count > SP_MAX_NUM_WARNED)
+            sp_warn(a, "%s: %lld out-of-range values in all were ignored",
+                    a->num_fields[c].path, (long long)a->num_fields[c].count);
+    if (a->num_other)
+        sp_warn(a, "%lld out-of-range values of other fields were ignored",
+                (long long)a->num_other);
+    if (a->dup_keys > SP_MAX_NUM_WARNED)
+        sp_warn(a, "%lld duplicated keys in all (the last of each was used)",
+                (long long)a->dup_keys);
+}
+
+/* --- the set of running task ids ---------------------------------------- */
 
 static int idset_grow(sp_idset *s)
 {
@@ -106,7 +244,7 @@ static int idset_grow(sp_idset *s)
         size_t j;
         if (s->keys[i] == INT64_MIN)
             continue;
-        j = mix((uint64_t)s->keys[i]) & (ncap - 1);
+        j = sp_mix((uint64_t)s->keys[i]) & (ncap - 1);
         while (nk[j] != INT64_MIN)
             j = (j + 1) & (ncap - 1);
         nk[j] = s->keys[i];
@@ -128,7 +266,7 @@ static int idset_add(sp_idset *s, int64_t k)
         return 1;
     if ((s->n + 1) * 2 > s->cap && idset_grow(s))
         return -1;
-    j = mix((uint64_t)k) & (s->cap - 1);
+    j = sp_mix((uint64_t)k) & (s->cap - 1);
     while (s->keys[j] != INT64_MIN) {
         if (s->keys[j] == k)
             return 0;
@@ -146,7 +284,7 @@ static int idset_remove(sp_idset *s, int64_t k)
 
     if (!s->cap || k == INT64_MIN)
         return 0;
-    j = mix((uint64_t)k) & (s->cap - 1);
+    j = sp_mix((uint64_t)k) & (s->cap - 1);
     while (s->keys[j] != k) {
         if (s->keys[j] == INT64_MIN)
             return 0;
@@ -160,7 +298,7 @@ static int idset_remove(sp_idset *s, int64_t k)
         i = (i + 1) & (s->cap - 1);
         if (s->keys[i] == INT64_MIN)
             return 1;
-        home = mix((uint64_t)s->keys[i]) & (s->cap - 1);
+        home = sp_mix((uint64_t)s->keys[i]) & (s->cap - 1);
         /* move keys[i] to the hole j unless its home lies in (j, i] */
         if ((i > j && (home <= j || home > i)) ||
             (i < j && home <= j && home > i)) {
@@ -173,64 +311,50 @@ static int idset_remove(sp_idset *s, int64_t k)
 
 /* --- stages ------------------------------------------------------------- */
 
-static size_t stage_hash(int64_t id, int64_t attempt)
+typedef struct stage_key {
+    int64_t id, attempt;
+} stage_key;
+
+static uint64_t stage_hash(int64_t id, int64_t attempt)
 {
-    return (size_t)mix((uint64_t)id * 1000003u + (uint64_t)attempt);
+    return sp_mix((uint64_t)id * 1000003u + (uint64_t)attempt);
+}
+
+static uint64_t stage_hash_at(const void *ctx, size_t i)
+{
+    const sp_stage *s = ((const sp_app *)ctx)->stages[i];
+
+    return stage_hash(s->id, s->attempt);
+}
+
+static int stage_eq(const void *ctx, size_t i, const void *key)
+{
+    const sp_stage *s = ((const sp_app *)ctx)->stages[i];
+    const stage_key *k = key;
+
+    return s->id == k->id && s->attempt == k->attempt;
 }
 
 sp_stage *sp_stage_find(sp_app *a, int64_t id, int64_t attempt)
 {
-    size_t j;
+    stage_key k = {id, attempt};
+    size_t i = sp_index_find(&a->stage_ix, stage_hash(id, attempt), stage_eq,
+                             a, &k);
 
-    if (!a->stage_tab_cap)
-        return NULL;
-    j = stage_hash(id, attempt) & (a->stage_tab_cap - 1);
-    while (a->stage_tab[j]) {
-        sp_stage *s = a->stages[a->stage_tab[j] - 1];
-        if (s->id == id && s->attempt == attempt)
-            return s;
-        j = (j + 1) & (a->stage_tab_cap - 1);
-    }
-    return NULL;
-}
-
-static int stage_tab_grow(sp_app *a)
-{
-    size_t ncap = a->stage_tab_cap ? a->stage_tab_cap * 2 : 64, i;
-    size_t *nt = calloc(ncap, sizeof *nt);
-
-    if (!nt)
-        return -1;
-    for (i = 0; i < a->nstages; i++) {
-        size_t j = stage_hash(a->stages[i]->id, a->stages[i]->attempt) &
-                   (ncap - 1);
-        while (nt[j])
-            j = (j + 1) & (ncap - 1);
-        nt[j] = i + 1;
-    }
-    free(a->stage_tab);
-    a->stage_tab = nt;
-    a->stage_tab_cap = ncap;
-    return 0;
+    return i ? a->stages[i - 1] : NULL;
 }
 
 sp_stage *sp_stage_get(sp_app *a, int64_t id, int64_t attempt)
 {
     sp_stage *s = sp_stage_find(a, id, attempt);
-    size_t j;
 
     if (s)
         return s;
-    if ((a->nstages + 1) * 2 > a->stage_tab_cap && stage_tab_grow(a))
-        goto oom;
-    if (a->nstages == a->cap_stages) {
-        size_t ncap = a->cap_stages ? a->cap_stages * 2 : 16;
-        sp_stage **ns = realloc(a->stages, ncap * sizeof *ns);
-        if (!ns)
-            goto oom;
-        a->stages = ns;
-        a->cap_stages = ncap;
-    }
+    if (!sp_cap_allows(a, SP_CAP_STAGES, a->nstages))
+        return NULL;
+    if (sp_grow(a, (void **)&a->stages, a->nstages, &a->cap_stages,
+                sizeof *a->stages))
+        return NULL;
     s = calloc(1, sizeof *s);
     if (!s)
         goto oom;
@@ -239,42 +363,74 @@ sp_stage *sp_stage_get(sp_app *a, int64_t id, int64_t attempt)
     s->job_id = -1;
     s->submitted_at = s->completed_at = s->first_launch = -1;
     a->stages[a->nstages++] = s;
-    j = stage_hash(id, attempt) & (a->stage_tab_cap - 1);
-    while (a->stage_tab[j])
-        j = (j + 1) & (a->stage_tab_cap - 1);
-    a->stage_tab[j] = a->nstages;
+    if (sp_index_put(&a->stage_ix, a->nstages, a->nstages - 1, stage_hash_at,
+                     a)) {
+        a->nstages--;
+        free(s);
+        goto oom;
+    }
     return s;
 oom:
     a->oom = 1;
     return NULL;
 }
 
-/* Summarizes a stage's distributions once no task can change them. */
-static void stage_close_dists(sp_stage *s)
+void sp_stage_drop_dists(sp_stage *s)
 {
+    int i;
+
+    if (s->dist)
+        for (i = 0; i < SP_D_COUNT; i++)
+            sp_dist_free(&s->dist[i]);
+    free(s->dist);
+    free(s->summary);
+    s->dist = NULL;
+    s->summary = NULL;
+    s->has_summary = 0;
+}
+
+/* Summarizes a stage's distributions once no task can change them. */
+static void stage_close_dists(sp_app *a, sp_stage *s)
+{
+    op_dist sum[SP_D_COUNT];
+    unsigned has = 0;
     int i;
 
     if (s->dists_done)
         return;
-    for (i = 0; i < SP_D_COUNT; i++)
-        s->has_summary[i] = sp_dist_finish(&s->dist[i], &s->summary[i]) == 0;
     s->dists_done = 1;
+    if (!s->dist)
+        return;
+    for (i = 0; i < SP_D_COUNT; i++)
+        if (sp_dist_finish(&s->dist[i], &sum[i]) == 0)
+            has |= 1u << i;
+    free(s->dist);
+    s->dist = NULL;
+    if (!has)
+        return;
+    s->summary = malloc(sizeof sum);
+    if (!s->summary) {
+        a->oom = 1;
+        return;
+    }
+    memcpy(s->summary, sum, sizeof sum);
+    s->has_summary = has;
 }
 
 /* Spark drops a stage from liveStages once it completed or failed and no
  * task of it is running. */
-static void stage_maybe_retire(sp_stage *s)
+static void stage_maybe_retire(sp_app *a, sp_stage *s)
 {
     if (s->live && s->active == 0 &&
         (s->status == SP_ST_COMPLETE || s->status == SP_ST_FAILED)) {
         s->live = 0;
-        stage_close_dists(s);
+        stage_close_dists(a, s);
     }
 }
 
-void sp_stage_completed(sp_stage *s)
+void sp_stage_completed(sp_app *a, sp_stage *s)
 {
-    stage_maybe_retire(s);
+    stage_maybe_retire(a, s);
 }
 
 /* --- tasks -------------------------------------------------------------- */
@@ -302,8 +458,9 @@ void sp_on_task_start(sp_app *a, const sp_task *t)
     }
 }
 
-/* Task metrics come from the fast scanner clamped to INT64_MAX; summed
- * over many tasks they saturate instead of overflowing. */
+/* Task metrics are within +-SP_NUM_LIMIT (larger ones never get here:
+ * sp_json_sanitize); summed over many tasks they saturate instead of
+ * overflowing. */
 
 static void add_metrics(sp_metrics *d, const sp_metrics *m)
 {
@@ -334,7 +491,14 @@ static void add_metrics(sp_metrics *d, const sp_metrics *m)
     SP_SAT_ADD(d->out_records, m->out_records);
 }
 
-static void add_dists(sp_stage *s, const sp_task *t)
+/* Adds v to distribution d unless the task's value was out of range. */
+static void dist_add(sp_stage *s, const sp_task *t, int d, double v)
+{
+    if (!(t->absent & (1u << d)))
+        sp_dist_add(&s->dist[d], v);
+}
+
+static void add_dists(sp_app *a, sp_stage *s, const sp_task *t)
 {
     const sp_metrics *m = &t->m;
     int64_t dur = t->finish > 0 && t->launch > 0 && t->finish >= t->launch
@@ -343,15 +507,21 @@ static void add_dists(sp_stage *s, const sp_task *t)
 
     if (s->dists_done)
         return;
-    sp_dist_add(&s->dist[SP_D_RUN], (double)m->run_ms);
-    sp_dist_add(&s->dist[SP_D_DURATION], (double)dur);
-    sp_dist_add(&s->dist[SP_D_GC], (double)m->gc_ms);
-    sp_dist_add(&s->dist[SP_D_MEM_SPILL], (double)m->mem_spill);
-    sp_dist_add(&s->dist[SP_D_DISK_SPILL], (double)m->disk_spill);
-    sp_dist_add(&s->dist[SP_D_SR_BYTES],
-                (double)(m->sr_remote_bytes + m->sr_local_bytes));
-    sp_dist_add(&s->dist[SP_D_SW_BYTES], (double)m->sw_bytes);
-    sp_dist_add(&s->dist[SP_D_IN_BYTES], (double)m->in_bytes);
+    if (!s->dist && !(s->dist = calloc(SP_D_COUNT, sizeof *s->dist))) {
+        a->oom = 1;
+        return;
+    }
+    dist_add(s, t, SP_D_RUN, (double)m->run_ms);
+    dist_add(s, t, SP_D_DURATION, (double)dur);
+    dist_add(s, t, SP_D_GC, (double)m->gc_ms);
+    dist_add(s, t, SP_D_MEM_SPILL, (double)m->mem_spill);
+    dist_add(s, t, SP_D_DISK_SPILL, (double)m->disk_spill);
+    dist_add(s, t, SP_D_SR_BYTES,
+             (double)(m->sr_remote_bytes + m->sr_local_bytes));
+    dist_add(s, t, SP_D_SW_BYTES, (double)m->sw_bytes);
+    dist_add(s, t, SP_D_IN_BYTES, (double)m->in_bytes);
+    if (t->absent & (1u << SP_D_RUN)) /* no run time: not the slowest */
+        return;
     if (!s->has_slow || m->run_ms > s->slow_run) {
         s->has_slow = 1;
         s->slow_run = m->run_ms;
@@ -422,16 +592,9 @@ static void note_failure(sp_app *a, const sp_task *t)
         a->fail_overflow++;
         return;
     }
-    if (a->nfails == a->cap_fails) {
-        size_t ncap = a->cap_fails ? a->cap_fails * 2 : 8;
-        sp_failure *nf = realloc(a->fails, ncap * sizeof *nf);
-        if (!nf) {
-            a->oom = 1;
-            return;
-        }
-        a->fails = nf;
-        a->cap_fails = ncap;
-    }
+    if (sp_grow(a, (void **)&a->fails, a->nfails, &a->cap_fails,
+                sizeof *a->fails))
+        return;
     f = &a->fails[a->nfails++];
     memset(f, 0, sizeof *f);
     f->stage_id = t->stage_id;
@@ -460,10 +623,11 @@ void sp_on_task_end(sp_app *a, const sp_task *t)
     }
     if (had_start && t->has_metrics) {
         add_metrics(&s->sum, &t->m);
-        if (t->finish > 0 && t->launch > 0 && t->finish >= t->launch)
+        if (t->finish > 0 && t->launch > 0 && t->finish >= t->launch &&
+            !(t->absent & (1u << SP_D_DURATION)))
             SP_SAT_ADD(s->task_time_ms, t->finish - t->launch);
         if (t->reason == SP_R_SUCCESS)
-            add_dists(s, t);
+            add_dists(a, s, t);
     }
     s->active--;
     switch (t->reason) {
@@ -478,7 +642,7 @@ void sp_on_task_end(sp_app *a, const sp_task *t)
         s->failed++;
         break;
     }
-    stage_maybe_retire(s);
+    stage_maybe_retire(a, s);
 }
 
 /* --- lifetime ----------------------------------------------------------- */
@@ -495,19 +659,20 @@ void sp_app_init(sp_app *a, op_builder *b, const char *input)
 void sp_app_free(sp_app *a)
 {
     size_t i;
-    int k;
 
     for (i = 0; i < a->nstages; i++) {
         sp_stage *s = a->stages[i];
-        for (k = 0; k < SP_D_COUNT; k++)
-            sp_dist_free(&s->dist[k]);
+        sp_stage_drop_dists(s);
         free(s->name);
         free(s->failure);
         free(s->parents);
         free(s);
     }
     free(a->stages);
-    free(a->stage_tab);
+    free(a->stage_ix.slot);
+    free(a->job_ix.slot);
+    free(a->sql_ix.slot);
+    free(a->exec_ix.slot);
     for (i = 0; i < a->njobs; i++) {
         free(a->jobs[i].stages);
         free(a->jobs[i].name);
@@ -550,5 +715,5 @@ void sp_app_close_all(sp_app *a)
     size_t i;
 
     for (i = 0; i < a->nstages; i++)
-        stage_close_dists(a->stages[i]);
+        stage_close_dists(a, a->stages[i]);
 }

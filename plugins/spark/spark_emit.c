@@ -142,7 +142,7 @@ static void stage_dists(op_builder *b, op_node *n, const sp_stage *s)
     int i;
 
     for (i = 0; i < SP_D_COUNT; i++)
-        if (s->has_summary[i])
+        if (s->has_summary & (1u << i))
             op_node_dist(b, n, names[i], &s->summary[i]);
 }
 
@@ -245,8 +245,6 @@ static void emit_sql(sp_app *a, op_run *r, const sp_sql *q)
     op_builder *b = a->b;
     char id[64];
     op_node *n;
-    size_t i;
-    int64_t jobs = 0;
 
     snprintf(id, sizeof id, "sql-%lld", (long long)q->id);
     n = op_node_get(b, r, id);
@@ -262,10 +260,7 @@ static void emit_sql(sp_app *a, op_run *r, const sp_sql *q)
     times(b, n, q->started_at, q->ended_at);
     if (q->error)
         op_node_attr(b, n, "error", q->error);
-    for (i = 0; i < a->njobs; i++)
-        if (a->jobs[i].sql_id == q->id)
-            jobs++;
-    op_node_metric_int(b, n, "jobs", jobs);
+    op_node_metric_int(b, n, "jobs", q->jobs);
 }
 
 /* --- run level ---------------------------------------------------------- */
@@ -407,12 +402,31 @@ static void failure_series(sp_app *a, op_run *r)
     }
 }
 
+/* Whether a sum reached the bounds of int64_t (SP_SAT_ADD stops there):
+ * it is then a lower bound, which the run's warnings must say. */
+static int at_bound(int64_t v)
+{
+    return v == INT64_MAX || v == INT64_MIN;
+}
+
+static int metrics_at_bound(const sp_metrics *m)
+{
+    const int64_t *v = (const int64_t *)(const void *)m;
+    size_t i;
+
+    for (i = 0; i < sizeof *m / sizeof *v; i++)
+        if (at_bound(v[i]))
+            return 1;
+    return 0;
+}
+
 static void run_sums(sp_app *a, op_run *r)
 {
     op_builder *b = a->b;
     sp_metrics t;
     int64_t stages = 0, failed = 0, skipped = 0, tasks = 0, tfail = 0,
-            tkill = 0, task_time = 0, jfail = 0;
+            tkill = 0, task_time = 0, jfail = 0, nbound = 0;
+    const sp_stage *first = NULL;
     size_t i;
 
     memset(&t, 0, sizeof t);
@@ -423,6 +437,10 @@ static void run_sums(sp_app *a, op_run *r)
         if (!stage_emitted(s))
             continue;
         stages++;
+        if (metrics_at_bound(&s->sum) || at_bound(s->task_time_ms)) {
+            if (!nbound++)
+                first = s;
+        }
         failed += s->status == SP_ST_FAILED;
         tasks += s->completed + s->failed + s->killed; /* counts of events */
         tfail += s->failed;
@@ -440,6 +458,15 @@ static void run_sums(sp_app *a, op_run *r)
         SP_SAT_ADD(t.in_bytes, s->sum.in_bytes);
         SP_SAT_ADD(t.out_bytes, s->sum.out_bytes);
     }
+    if (first)
+        sp_warn(a, "%lld stage attempts (the first stage-%lld-%lld) have task "
+                   "sums beyond +-2^63, kept at that bound: those sums are "
+                   "lower bounds",
+                (long long)nbound, (long long)first->id,
+                (long long)first->attempt);
+    else if (metrics_at_bound(&t) || at_bound(task_time))
+        sp_warn(a, "the run's totals pass +-2^63 and are kept at that bound: "
+                   "they are lower bounds");
     for (i = 0; i < a->njobs; i++)
         jfail += a->jobs[i].ended && !a->jobs[i].succeeded;
     op_run_metric_int(b, r, "jobs", (int64_t)a->njobs);
@@ -543,8 +570,18 @@ static void emit_nodes(sp_app *a, op_run *r)
     sp_stage **order = NULL;
     size_t i;
 
-    if (a->nsqls)
+    if (a->nsqls) {
         qsort(a->sqls, a->nsqls, sizeof *a->sqls, cmp_sql);
+        for (i = 0; i < a->njobs; i++) { /* sorted: no scan per execution */
+            sp_sql key, *q;
+            key.id = a->jobs[i].sql_id;
+            q = key.id < 0 ? NULL
+                           : bsearch(&key, a->sqls, a->nsqls, sizeof *a->sqls,
+                                     cmp_sql);
+            if (q)
+                q->jobs++;
+        }
+    }
     for (i = 0; i < a->njobs; i++)
         emit_job(a, r, &a->jobs[i]);
     if (a->nstages) {

@@ -6,6 +6,7 @@
  * class names and camelCase fields. Unknown events are ignored, as Spark's
  * replay ignores them.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,30 +141,42 @@ static void stage_info(sp_app *a, sp_stage *s, const cJSON *info)
     }
 }
 
+static uint64_t job_hash(const void *ctx, size_t i)
+{
+    return sp_mix((uint64_t)((const sp_app *)ctx)->jobs[i].id);
+}
+
+static int job_eq(const void *ctx, size_t i, const void *key)
+{
+    return ((const sp_app *)ctx)->jobs[i].id == *(const int64_t *)key;
+}
+
+/* Indexes the item just appended (n items now); undoes it on no memory. */
+static int index_last(sp_app *a, sp_index *x, size_t *n, sp_hash_fn hash)
+{
+    if (sp_index_put(x, *n, *n - 1, hash, a) == 0)
+        return 0;
+    (*n)--;
+    a->oom = 1;
+    return -1;
+}
+
 static sp_job *job_get(sp_app *a, int64_t id)
 {
-    size_t i;
+    size_t i = sp_index_find(&a->job_ix, sp_mix((uint64_t)id), job_eq, a, &id);
     sp_job *j;
 
-    for (i = a->njobs; i > 0; i--) /* recent jobs are looked up most */
-        if (a->jobs[i - 1].id == id)
-            return &a->jobs[i - 1];
-    if (a->njobs == a->cap_jobs) {
-        size_t ncap = a->cap_jobs ? a->cap_jobs * 2 : 16;
-        sp_job *nj = realloc(a->jobs, ncap * sizeof *nj);
-        if (!nj) {
-            a->oom = 1;
-            return NULL;
-        }
-        a->jobs = nj;
-        a->cap_jobs = ncap;
-    }
+    if (i)
+        return &a->jobs[i - 1];
+    if (!sp_cap_allows(a, SP_CAP_JOBS, a->njobs) ||
+        sp_grow(a, (void **)&a->jobs, a->njobs, &a->cap_jobs, sizeof *j))
+        return NULL;
     j = &a->jobs[a->njobs++];
     memset(j, 0, sizeof *j);
     j->id = id;
     j->submitted_at = j->completed_at = -1;
     j->sql_id = -1;
-    return j;
+    return index_last(a, &a->job_ix, &a->njobs, job_hash) ? NULL : j;
 }
 
 static int64_t prop_int(const cJSON *props, const char *key)
@@ -204,8 +217,10 @@ static void on_job_start(sp_app *a, const cJSON *o)
     {
         int64_t sid = sp_jint(it, "Stage ID", -1);
         sp_stage *s = sp_stage_get(a, sid, sp_jint(it, "Stage Attempt ID", 0));
-        if (!s)
+        if (!s && a->oom)
             return;
+        if (!s)
+            continue; /* past SP_MAX_STAGES */
         if (s->status == SP_ST_PENDING && !s->seen_submit) {
             s->live = 1;
             stage_info(a, s, it);
@@ -273,11 +288,8 @@ static void on_stage_submitted(sp_app *a, const cJSON *o)
         return;
     if (!s->live && s->seen_submit) {
         /* Spark would start a new live stage: begin again from zero */
-        int d;
-        for (d = 0; d < SP_D_COUNT; d++)
-            sp_dist_free(&s->dist[d]);
+        sp_stage_drop_dists(s);
         memset(&s->sum, 0, sizeof s->sum);
-        memset(s->dist, 0, sizeof s->dist);
         s->active = s->completed = s->failed = s->killed = 0;
         s->task_time_ms = 0;
         s->dists_done = 0;
@@ -320,38 +332,47 @@ static void on_stage_completed(sp_app *a, const cJSON *o)
         s->live = 0;
         return;
     }
-    sp_stage_completed(s);
+    sp_stage_completed(a, s);
 }
 
 /* --- executors ---------------------------------------------------------- */
 
+static uint64_t exec_hash(const void *ctx, size_t i)
+{
+    return sp_hash_str(((const sp_app *)ctx)->execs[i].id);
+}
+
+static int exec_eq(const void *ctx, size_t i, const void *key)
+{
+    return strcmp(((const sp_app *)ctx)->execs[i].id, key) == 0;
+}
+
 static sp_exec *exec_get(sp_app *a, const char *id)
 {
+    char key[SP_ID_MAX + 1];
     size_t i;
     sp_exec *e;
 
-    for (i = a->nexecs; i > 0; i--)
-        if (strcmp(a->execs[i - 1].id, id) == 0)
-            return &a->execs[i - 1];
-    if (a->nexecs == a->cap_execs) {
-        size_t ncap = a->cap_execs ? a->cap_execs * 2 : 16;
-        sp_exec *ne = realloc(a->execs, ncap * sizeof *ne);
-        if (!ne) {
-            a->oom = 1;
-            return NULL;
-        }
-        a->execs = ne;
-        a->cap_execs = ncap;
-    }
+    snprintf(key, sizeof key, "%.*s", SP_ID_MAX, id); /* as stored */
+    i = sp_index_find(&a->exec_ix, sp_hash_str(key), exec_eq, a, key);
+    if (i)
+        return &a->execs[i - 1];
+    if (!sp_cap_allows(a, SP_CAP_EXECS, a->nexecs) ||
+        sp_grow(a, (void **)&a->execs, a->nexecs, &a->cap_execs, sizeof *e))
+        return NULL;
     e = &a->execs[a->nexecs];
     memset(e, 0, sizeof *e);
-    e->id = sp_strdup_max(id, SP_ID_MAX);
+    e->id = sp_strdup_max(key, sizeof key);
     if (!e->id) {
         a->oom = 1;
         return NULL;
     }
     e->added_at = e->removed_at = -1;
     a->nexecs++;
+    if (index_last(a, &a->exec_ix, &a->nexecs, exec_hash)) {
+        free(e->id);
+        return NULL;
+    }
     return e;
 }
 
@@ -384,29 +405,31 @@ static void on_executor_removed(sp_app *a, const cJSON *o)
 
 /* --- SQL ---------------------------------------------------------------- */
 
+static uint64_t sql_hash(const void *ctx, size_t i)
+{
+    return sp_mix((uint64_t)((const sp_app *)ctx)->sqls[i].id);
+}
+
+static int sql_eq(const void *ctx, size_t i, const void *key)
+{
+    return ((const sp_app *)ctx)->sqls[i].id == *(const int64_t *)key;
+}
+
 static sp_sql *sql_get(sp_app *a, int64_t id)
 {
-    size_t i;
+    size_t i = sp_index_find(&a->sql_ix, sp_mix((uint64_t)id), sql_eq, a, &id);
     sp_sql *q;
 
-    for (i = a->nsqls; i > 0; i--)
-        if (a->sqls[i - 1].id == id)
-            return &a->sqls[i - 1];
-    if (a->nsqls == a->cap_sqls) {
-        size_t ncap = a->cap_sqls ? a->cap_sqls * 2 : 16;
-        sp_sql *nq = realloc(a->sqls, ncap * sizeof *nq);
-        if (!nq) {
-            a->oom = 1;
-            return NULL;
-        }
-        a->sqls = nq;
-        a->cap_sqls = ncap;
-    }
+    if (i)
+        return &a->sqls[i - 1];
+    if (!sp_cap_allows(a, SP_CAP_SQLS, a->nsqls) ||
+        sp_grow(a, (void **)&a->sqls, a->nsqls, &a->cap_sqls, sizeof *q))
+        return NULL;
     q = &a->sqls[a->nsqls++];
     memset(q, 0, sizeof *q);
     q->id = id;
     q->started_at = q->ended_at = -1;
-    return q;
+    return index_last(a, &a->sql_ix, &a->nsqls, sql_hash) ? NULL : q;
 }
 
 static void on_sql_start(sp_app *a, const cJSON *o)
@@ -474,6 +497,20 @@ int sp_on_event(sp_app *a, const char *ev, const cJSON *o)
     return 1;
 }
 
+/* A task metric, noting in t->absent (bit) when the sanitizer took an
+ * out-of-range value out: 0 in the sums, absent from the distribution. */
+static int64_t metric(sp_task *t, const cJSON *o, const char *key,
+                      unsigned bit)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (sp_out_of_range(v))
+        t->absent |= bit;
+    return sp_jnum(v, 0);
+}
+
+#define BIT(d) (1u << (d))
+
 /* The slow path for task events the scanner would not take. */
 int sp_task_from_json(const cJSON *o, int end_event, sp_task *t, char *buf,
                       size_t cap)
@@ -494,8 +531,8 @@ int sp_task_from_json(const cJSON *o, int end_event, sp_task *t, char *buf,
     t->index = sp_jint(info, "Index", -1);
     t->attempt = sp_jint(info, "Attempt", 0);
     t->partition = sp_jint(info, "Partition ID", -1);
-    t->launch = sp_jint(info, "Launch Time", 0);
-    t->finish = sp_jint(info, "Finish Time", 0);
+    t->launch = metric(t, info, "Launch Time", BIT(SP_D_DURATION));
+    t->finish = metric(t, info, "Finish Time", BIT(SP_D_DURATION));
     t->speculative = cJSON_IsTrue(
         cJSON_GetObjectItemCaseSensitive(info, "Speculative"));
     /* spans must outlive o only as long as the caller keeps o */
@@ -532,25 +569,25 @@ int sp_task_from_json(const cJSON *o, int end_event, sp_task *t, char *buf,
         t->has_metrics = 1;
         x->deser_ms = sp_jint(m, "Executor Deserialize Time", 0);
         x->deser_cpu_ns = sp_jint(m, "Executor Deserialize CPU Time", 0);
-        x->run_ms = sp_jint(m, "Executor Run Time", 0);
+        x->run_ms = metric(t, m, "Executor Run Time", BIT(SP_D_RUN));
         x->cpu_ns = sp_jint(m, "Executor CPU Time", 0);
         x->peak_mem = sp_jint(m, "Peak Execution Memory", 0);
         x->result_size = sp_jint(m, "Result Size", 0);
-        x->gc_ms = sp_jint(m, "JVM GC Time", 0);
+        x->gc_ms = metric(t, m, "JVM GC Time", BIT(SP_D_GC));
         x->ser_ms = sp_jint(m, "Result Serialization Time", 0);
-        x->mem_spill = sp_jint(m, "Memory Bytes Spilled", 0);
-        x->disk_spill = sp_jint(m, "Disk Bytes Spilled", 0);
+        x->mem_spill = metric(t, m, "Memory Bytes Spilled", BIT(SP_D_MEM_SPILL));
+        x->disk_spill = metric(t, m, "Disk Bytes Spilled", BIT(SP_D_DISK_SPILL));
         x->sr_remote_blocks = sp_jint(sr, "Remote Blocks Fetched", 0);
         x->sr_local_blocks = sp_jint(sr, "Local Blocks Fetched", 0);
         x->sr_fetch_wait_ms = sp_jint(sr, "Fetch Wait Time", 0);
-        x->sr_remote_bytes = sp_jint(sr, "Remote Bytes Read", 0);
+        x->sr_remote_bytes = metric(t, sr, "Remote Bytes Read", BIT(SP_D_SR_BYTES));
         x->sr_remote_disk_bytes = sp_jint(sr, "Remote Bytes Read To Disk", 0);
-        x->sr_local_bytes = sp_jint(sr, "Local Bytes Read", 0);
+        x->sr_local_bytes = metric(t, sr, "Local Bytes Read", BIT(SP_D_SR_BYTES));
         x->sr_records = sp_jint(sr, "Total Records Read", 0);
-        x->sw_bytes = sp_jint(sw, "Shuffle Bytes Written", 0);
+        x->sw_bytes = metric(t, sw, "Shuffle Bytes Written", BIT(SP_D_SW_BYTES));
         x->sw_time_ns = sp_jint(sw, "Shuffle Write Time", 0);
         x->sw_records = sp_jint(sw, "Shuffle Records Written", 0);
-        x->in_bytes = sp_jint(in, "Bytes Read", 0);
+        x->in_bytes = metric(t, in, "Bytes Read", BIT(SP_D_IN_BYTES));
         x->in_records = sp_jint(in, "Records Read", 0);
         x->out_bytes = sp_jint(out, "Bytes Written", 0);
         x->out_records = sp_jint(out, "Records Written", 0);

@@ -22,7 +22,20 @@
 #define SP_ID_MAX 128             /* longest executor id / host kept */
 #define SP_MAX_BAD_REPORTED 5     /* malformed lines named one by one */
 #define SP_MAX_FAILURE_KINDS 256  /* distinct (stage, reason) failure records */
-#define SP_MAX_WARNINGS 32        /* run warnings kept */
+#define SP_MAX_WARNINGS 64        /* run warnings kept */
+/* What a log can claim without bound is capped (docs/spark.md "Limits"):
+ * past a cap, new stage attempts, jobs, SQL executions or executors are
+ * left out of the model, with a warning at the line where it hit. */
+#define SP_MAX_STAGES 50000       /* stage attempts */
+#define SP_MAX_JOBS 50000         /* jobs */
+#define SP_MAX_SQLS 50000         /* SQL executions */
+#define SP_MAX_EXECS 50000        /* executors */
+#define SP_MAX_NUM_WARNED 3       /* out-of-range values named per field */
+#define SP_MAX_NUM_FIELDS 64      /* fields counted for out-of-range values */
+/* Event numbers beyond +-2^53 are out of range: no Spark field comes
+ * near it (2^53 ms is 285 000 years, 2^53 bytes 8 PiB), and doubles stop
+ * being exact there. */
+#define SP_NUM_LIMIT 9007199254740992.0
 
 /* --- the fast scanner (spark_scan.c) ----------------------------------- */
 
@@ -59,6 +72,7 @@ typedef struct sp_task {
     sp_span reason_name;
     int has_metrics;
     sp_metrics m;
+    unsigned absent; /* 1 << enum sp_dist_id: out of range in this task */
 } sp_task;
 
 /* Which fast path a line takes, from its "Event" value. */
@@ -151,9 +165,12 @@ typedef struct sp_stage {
     int64_t active, completed, failed, killed;
     sp_metrics sum;
     int64_t task_time_ms; /* sum of finish - launch */
-    sp_dist dist[SP_D_COUNT];
-    op_dist summary[SP_D_COUNT];
-    int has_summary[SP_D_COUNT];
+    /* Allocated lazily, so a stage costs little once closed: the values
+     * while tasks can add some (NULL before the first), then only the
+     * summaries of the metrics that had values (has_summary bits). */
+    sp_dist *dist;    /* SP_D_COUNT */
+    op_dist *summary; /* SP_D_COUNT */
+    unsigned has_summary; /* 1 << enum sp_dist_id */
     int dists_done;
     /* the slowest successful task (run time), for skew evidence */
     int64_t slow_run, slow_index, slow_partition, slow_in, slow_sr,
@@ -179,6 +196,7 @@ typedef struct sp_sql {
     char *description;
     char *error;
     int ended;
+    int64_t jobs; /* jobs of the execution (counted at emission) */
 } sp_sql;
 
 typedef struct sp_exec {
@@ -192,6 +210,41 @@ typedef struct sp_failure {
     char *executor;
     int64_t count, first_at;
 } sp_failure;
+
+/* Open-addressing index over an array its caller owns: a slot holds a
+ * position + 1 (0 is empty). The caller hashes and compares. */
+typedef struct sp_index {
+    size_t *slot;
+    size_t cap;
+} sp_index;
+
+typedef uint64_t (*sp_hash_fn)(const void *ctx, size_t i);
+typedef int (*sp_eq_fn)(const void *ctx, size_t i, const void *key);
+
+/* The position + 1 of the item equal to key (hash h), or 0. */
+size_t sp_index_find(const sp_index *x, uint64_t h, sp_eq_fn eq,
+                     const void *ctx, const void *key);
+/* Indexes position i of an array of n items (i included), rehashing all
+ * through hash when the table is half full. Returns 0, -1 on no memory. */
+int sp_index_put(sp_index *x, size_t n, size_t i, sp_hash_fn hash,
+                 const void *ctx);
+uint64_t sp_mix(uint64_t x);
+uint64_t sp_hash_str(const char *s);
+
+/* One of the caps above: how often it was hit and where first. */
+enum sp_cap_id { SP_CAP_STAGES = 0, SP_CAP_JOBS, SP_CAP_SQLS, SP_CAP_EXECS,
+                 SP_CAP_COUNT };
+
+typedef struct sp_cap {
+    int64_t over;        /* events that would have created one more */
+    uint64_t first_line; /* where the cap was first hit */
+} sp_cap;
+
+/* Out-of-range numbers of one field (its path in the event). */
+typedef struct sp_num_field {
+    char path[96];
+    int64_t count;
+} sp_num_field;
 
 /* Open-addressing set of running task ids (Spark's liveTasks). */
 typedef struct sp_idset {
@@ -212,14 +265,21 @@ typedef struct sp_app {
     int64_t last_time; /* latest event time seen */
     sp_stage **stages;
     size_t nstages, cap_stages;
-    size_t *stage_tab; /* hash (id, attempt) -> index + 1 */
-    size_t stage_tab_cap;
+    sp_index stage_ix; /* (id, attempt) */
     sp_job *jobs;
     size_t njobs, cap_jobs;
+    sp_index job_ix;
     sp_sql *sqls;
     size_t nsqls, cap_sqls;
+    sp_index sql_ix;
     sp_exec *execs;
     size_t nexecs, cap_execs;
+    sp_index exec_ix;
+    sp_cap caps[SP_CAP_COUNT];
+    sp_num_field num_fields[SP_MAX_NUM_FIELDS];
+    int nnum_fields;
+    int64_t num_other;  /* out-of-range values of fields past the table */
+    int64_t dup_keys;   /* duplicated keys in all */
     sp_failure *fails;
     size_t nfails, cap_fails;
     int64_t fail_overflow;
@@ -254,6 +314,10 @@ int sp_on_event(sp_app *a, const char *ev, const cJSON *o);
 int sp_task_from_json(const cJSON *o, int end_event, sp_task *t,
                       char *buf, size_t cap);
 
+/* Makes room for one more item (sz bytes) in *arr of n items and *cap
+ * slots. Returns 0, or -1 with a->oom set. */
+int sp_grow(sp_app *a, void **arr, size_t n, size_t *cap, size_t sz);
+
 /* A run warning (kept until the run is written). */
 void sp_warn(sp_app *a, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -261,21 +325,44 @@ void sp_warn(sp_app *a, const char *fmt, ...)
 #endif
     ;
 
+/* Frees the stage's distributions and summaries (a resubmitted stage
+ * starts again from none). */
+void sp_stage_drop_dists(sp_stage *s);
+
 /* StageCompleted hook: retires the stage when no task of it runs. */
-void sp_stage_completed(sp_stage *s);
+void sp_stage_completed(sp_app *a, sp_stage *s);
 /* Summarizes the distributions of every stage (end of the log). */
 void sp_app_close_all(sp_app *a);
 
 /* Writes the run, its nodes and series into the builder. */
 void sp_app_emit(sp_app *a);
 
-/* Stage lookup / creation (NULL on out of memory with create). */
+/* Stage lookup / creation (NULL on out of memory, a->oom set, or past
+ * SP_MAX_STAGES, counted in a->caps). */
 sp_stage *sp_stage_find(sp_app *a, int64_t id, int64_t attempt);
 sp_stage *sp_stage_get(sp_app *a, int64_t id, int64_t attempt);
 
+/* Whether one more item of cap c may be created (n exist now); counts and
+ * warns (once, naming the line) when not. */
+int sp_cap_allows(sp_app *a, int c, size_t n);
+/* The final warnings of the caps, out-of-range values and duplicate keys. */
+void sp_limit_warnings(sp_app *a);
+
+/* Makes a parsed event consistent with Spark's reader and safe to use:
+ * of duplicated keys the last one wins (Jackson's readTree), with a
+ * warning; numbers beyond SP_NUM_LIMIT are turned into SP_OUT_OF_RANGE
+ * markers (read as absent), with a warning naming the line and field.
+ * Returns 0, -1 on no memory (a->oom set). */
+int sp_json_sanitize(sp_app *a, cJSON *o);
+/* A value the sanitizer took out: reads as absent everywhere, but task
+ * metrics tell it from a field the log never had. */
+int sp_out_of_range(const cJSON *v);
+
 /* JSON helpers over cJSON (missing or mistyped fields give the default). */
 int64_t sp_jint(const cJSON *o, const char *key, int64_t def);
-/* v as an integer clamped to +-2^53, or def when v is not a number. */
+/* v as an integer, or def when v is not a number (an out-of-range value
+ * was made a marker by sp_json_sanitize, so it reads as def; the clamp to
+ * +-2^53 is only a last guard for trees that were not sanitized). */
 int64_t sp_jnum(const cJSON *v, int64_t def);
 const char *sp_jstr(const cJSON *o, const char *key);
 char *sp_strdup_max(const char *s, size_t max);

@@ -10,6 +10,7 @@
  * the line to cJSON, which either reads it or names it malformed, so the
  * scanner only has to be fast on the lines Spark writes.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -227,8 +228,9 @@ static const char *skip_value(const char *p, const char *end)
     }
 }
 
-/* Reads a JSON number as int64 (fractions truncated, huge values clamped).
- * null reads as 0, as Spark's reader would default it. */
+/* Reads a JSON number as int64 (fractions truncated). null reads as 0, as
+ * Spark's reader would default it. A number beyond +-SP_NUM_LIMIT fails:
+ * the line then goes to cJSON, whose sanitizer warns about it. */
 static const char *read_int(const char *p, int64_t *v)
 {
     const char *q = p;
@@ -251,16 +253,13 @@ static const char *read_int(const char *p, int64_t *v)
     if ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E') {
         char *end;
         double d = strtod(p, &end);
-        if (end == p)
+        if (end == p || !(fabs(d) <= SP_NUM_LIMIT))
             return NULL;
-        if (d >= 9.2e18)
-            *v = INT64_MAX;
-        else if (d <= -9.2e18)
-            *v = INT64_MIN;
-        else
-            *v = (int64_t)d;
+        *v = (int64_t)d;
         return end;
     }
+    if (acc > (uint64_t)SP_NUM_LIMIT)
+        return NULL;
     *v = neg ? -(int64_t)acc : (int64_t)acc;
     return q;
 }
@@ -342,6 +341,18 @@ static int obj_next(obj_it *it, sp_span *key, const char **val)
 #define KEY_IS(k, lit)                                                     \
     ((k).n == sizeof(lit) - 1 && memcmp((k).s, lit, sizeof(lit) - 1) == 0)
 
+/* Whether bit i of *seen was set already (then the key is duplicated and
+ * the line goes to cJSON, which warns and keeps the last value); sets it. */
+static int seen_twice(uint32_t *seen, size_t i)
+{
+    uint32_t bit = (uint32_t)1 << i;
+
+    if (*seen & bit)
+        return 1;
+    *seen |= bit;
+    return 0;
+}
+
 /* Reads the members of an object whose values are all numbers we may want,
  * through a table of (key, destination). Unknown members are skipped. */
 typedef struct int_field {
@@ -356,6 +367,7 @@ static const char *read_int_obj(const char *p, const char *end,
     obj_it it;
     sp_span k;
     const char *v;
+    uint32_t seen = 0;
     int r;
 
     if (*p == 'n')
@@ -367,7 +379,7 @@ static const char *read_int_obj(const char *p, const char *end,
         const char *e = NULL;
         for (i = 0; i < nf; i++)
             if (k.n == f[i].len && memcmp(k.s, f[i].key, k.n) == 0) {
-                e = read_int(v, f[i].dst);
+                e = seen_twice(&seen, i) ? NULL : read_int(v, f[i].dst);
                 break;
             }
         if (i == nf)
@@ -431,24 +443,33 @@ static const char *read_metrics(const char *p, const char *end,
         F("Records Written", &m->out_records),
     };
 
+    const size_t ntop = sizeof top / sizeof top[0];
+    uint32_t seen = 0;
+
     if (obj_begin(&it, p, end))
         return NULL;
     while ((r = obj_next(&it, &k, &v)) == 1) {
         const char *e = NULL;
         size_t i;
-        for (i = 0; i < sizeof top / sizeof top[0]; i++)
+        for (i = 0; i < ntop; i++)
             if (k.n == top[i].len && memcmp(k.s, top[i].key, k.n) == 0)
                 break;
-        if (i < sizeof top / sizeof top[0])
-            e = read_int(v, top[i].dst);
+        if (i < ntop)
+            e = seen_twice(&seen, i) ? NULL : read_int(v, top[i].dst);
         else if (KEY_IS(k, "Shuffle Read Metrics"))
-            e = read_shuffle_read(v, end, m);
+            e = seen_twice(&seen, ntop) ? NULL : read_shuffle_read(v, end, m);
         else if (KEY_IS(k, "Shuffle Write Metrics"))
-            e = read_int_obj(v, end, sw, sizeof sw / sizeof sw[0]);
+            e = seen_twice(&seen, ntop + 1)
+                    ? NULL
+                    : read_int_obj(v, end, sw, sizeof sw / sizeof sw[0]);
         else if (KEY_IS(k, "Input Metrics"))
-            e = read_int_obj(v, end, in, sizeof in / sizeof in[0]);
+            e = seen_twice(&seen, ntop + 2)
+                    ? NULL
+                    : read_int_obj(v, end, in, sizeof in / sizeof in[0]);
         else if (KEY_IS(k, "Output Metrics"))
-            e = read_int_obj(v, end, out, sizeof out / sizeof out[0]);
+            e = seen_twice(&seen, ntop + 3)
+                    ? NULL
+                    : read_int_obj(v, end, out, sizeof out / sizeof out[0]);
         else
             e = skip_value(v, it.end);
         if (!e)
@@ -461,35 +482,40 @@ static const char *read_metrics(const char *p, const char *end,
 static const char *read_task_info(const char *p, const char *end,
                                   sp_task *t)
 {
+    static const char *const keys[] = {
+        "Task ID",     "Index",       "Attempt",     "Partition ID",
+        "Launch Time", "Finish Time", "Executor ID", "Host",
+        "Speculative",
+    };
+    const size_t nk = sizeof keys / sizeof keys[0];
     obj_it it;
     sp_span k;
     const char *v;
+    uint32_t seen = 0;
     int r;
 
     if (obj_begin(&it, p, end))
         return NULL;
     while ((r = obj_next(&it, &k, &v)) == 1) {
         const char *e;
-        if (KEY_IS(k, "Task ID"))
-            e = read_int(v, &t->task_id);
-        else if (KEY_IS(k, "Index"))
-            e = read_int(v, &t->index);
-        else if (KEY_IS(k, "Attempt"))
-            e = read_int(v, &t->attempt);
-        else if (KEY_IS(k, "Partition ID"))
-            e = read_int(v, &t->partition);
-        else if (KEY_IS(k, "Launch Time"))
-            e = read_int(v, &t->launch);
-        else if (KEY_IS(k, "Finish Time"))
-            e = read_int(v, &t->finish);
-        else if (KEY_IS(k, "Executor ID"))
-            e = read_str(v, &t->executor);
-        else if (KEY_IS(k, "Host"))
-            e = read_str(v, &t->host);
-        else if (KEY_IS(k, "Speculative"))
-            e = read_bool(v, &t->speculative);
-        else
-            e = skip_value(v, it.end);
+        size_t i;
+        for (i = 0; i < nk; i++)
+            if (k.n == strlen(keys[i]) && memcmp(k.s, keys[i], k.n) == 0)
+                break;
+        if (i < nk && seen_twice(&seen, i))
+            return NULL;
+        switch (i) {
+        case 0: e = read_int(v, &t->task_id); break;
+        case 1: e = read_int(v, &t->index); break;
+        case 2: e = read_int(v, &t->attempt); break;
+        case 3: e = read_int(v, &t->partition); break;
+        case 4: e = read_int(v, &t->launch); break;
+        case 5: e = read_int(v, &t->finish); break;
+        case 6: e = read_str(v, &t->executor); break;
+        case 7: e = read_str(v, &t->host); break;
+        case 8: e = read_bool(v, &t->speculative); break;
+        default: e = skip_value(v, it.end); break;
+        }
         if (!e)
             return NULL;
         it.p = e;
@@ -514,6 +540,7 @@ static const char *read_reason(const char *p, const char *end,
     obj_it it;
     sp_span k;
     const char *v, *start = p;
+    uint32_t seen = 0;
     int r;
 
     if (obj_begin(&it, p, end))
@@ -521,7 +548,7 @@ static const char *read_reason(const char *p, const char *end,
     while ((r = obj_next(&it, &k, &v)) == 1) {
         const char *e;
         if (KEY_IS(k, "Reason"))
-            e = read_str(v, &t->reason_name);
+            e = seen_twice(&seen, 0) ? NULL : read_str(v, &t->reason_name);
         else
             e = skip_value(v, it.end);
         if (!e)
@@ -561,6 +588,7 @@ int sp_scan_task(const char *line, size_t len, int end_event, sp_task *t)
     obj_it it;
     sp_span k;
     const char *v;
+    uint32_t seen = 0;
     int r, have_info = 0;
 
     memset(t, 0, sizeof *t);
@@ -573,21 +601,25 @@ int sp_scan_task(const char *line, size_t len, int end_event, sp_task *t)
     while ((r = obj_next(&it, &k, &v)) == 1) {
         const char *e;
         if (KEY_IS(k, "Stage ID"))
-            e = read_int(v, &t->stage_id);
+            e = seen_twice(&seen, 0) ? NULL : read_int(v, &t->stage_id);
         else if (KEY_IS(k, "Stage Attempt ID"))
-            e = read_int(v, &t->stage_attempt);
+            e = seen_twice(&seen, 1) ? NULL : read_int(v, &t->stage_attempt);
         else if (KEY_IS(k, "Task Info")) {
-            e = read_task_info(v, it.end, t);
+            e = seen_twice(&seen, 2) ? NULL : read_task_info(v, it.end, t);
             have_info = 1;
         } else if (end_event && KEY_IS(k, "Task Metrics")) {
-            if (*v == 'n') {
+            if (seen_twice(&seen, 3)) {
+                e = NULL;
+            } else if (*v == 'n') {
                 e = skip_value(v, it.end);
             } else {
                 e = read_metrics(v, it.end, &t->m);
                 t->has_metrics = 1;
             }
         } else if (end_event && KEY_IS(k, "Task End Reason"))
-            e = read_reason(v, it.end, t);
+            e = seen_twice(&seen, 4) ? NULL : read_reason(v, it.end, t);
+        else if (KEY_IS(k, "Event")) /* a second one would win in Spark */
+            e = seen_twice(&seen, 5) ? NULL : skip_value(v, it.end);
         else
             e = skip_value(v, it.end);
         if (!e)

@@ -91,6 +91,33 @@ def flip(data, at, n=16):
     return bytes(b)
 
 
+def spark_many_stages(path, n):
+    """A log claiming n jobs of one stage of one task each, gzip: more
+    stage attempts and jobs than the plugin keeps (SP_MAX_STAGES)."""
+    head = SPARK_OK.split(b"\n")[:2]
+    with gzip.open(path, "wb", 1) as f:
+        f.write(b"\n".join(head) + b"\n")
+        for s in range(n):
+            t = 1700000001000 + s
+            f.write(b'{"Event":"SparkListenerJobStart","Job ID":%d,"Submission Time":%d,'
+                    b'"Stage Infos":[{"Stage ID":%d,"Stage Attempt ID":0,"Stage Name":"s",'
+                    b'"Number of Tasks":1,"Parent IDs":[]}],"Stage IDs":[%d]}\n'
+                    b'{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":%d,'
+                    b'"Stage Attempt ID":0,"Number of Tasks":1,"Submission Time":%d}}\n'
+                    b'{"Event":"SparkListenerTaskStart","Stage ID":%d,"Task Info":'
+                    b'{"Task ID":%d,"Launch Time":%d}}\n'
+                    b'{"Event":"SparkListenerTaskEnd","Stage ID":%d,"Task End Reason":'
+                    b'{"Reason":"Success"},"Task Info":{"Task ID":%d,"Launch Time":%d,'
+                    b'"Finish Time":%d},"Task Metrics":{"Executor Run Time":1}}\n'
+                    b'{"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":%d,'
+                    b'"Stage Attempt ID":0,"Submission Time":%d,"Completion Time":%d}}\n'
+                    b'{"Event":"SparkListenerJobEnd","Job ID":%d,"Completion Time":%d,'
+                    b'"Job Result":{"Result":"JobSucceeded"}}\n'
+                    % (s, t, s, s, s, t, s, s, t, s, s, t, t + 1, s, t, t + 1, s, t + 1))
+        f.write(b'{"Event":"SparkListenerApplicationEnd","Timestamp":%d}\n'
+                % (1700000001000 + n + 1))
+
+
 def build(c):
     spark_fx = open(os.path.join(FIX, "spark", "skew.zstd"), "rb").read()
     flink_ok = open(os.path.join(FIX, "flink", "healthy.json"), "rb").read()
@@ -217,6 +244,33 @@ def build(c):
         {"Event": "SparkListenerApplicationEnd", "Timestamp": 9e18},
     ]).replace(b"-9e+18", b"-1e400").replace(b"9e+18", b"1e999"))
     c.case("spark-huge-numbers.log", "0,3", named="-")
+    # task metrics out of range: ignored with a warning, not clamped
+    task = {"Event": "SparkListenerTaskEnd", "Stage ID": 0, "Task End Reason":
+            {"Reason": "Success"}, "Task Info": {"Task ID": 1, "Launch Time": "L",
+            "Finish Time": "F"}, "Task Metrics": {"Executor Run Time": "R",
+            "JVM GC Time": "G", "Input Metrics": {"Bytes Read": "B"}}}
+    lines = SPARK_OK.split(b"\n")
+    bad = json.dumps(task).encode()
+    for k, v in ((b'"L"', b"1e400"), (b'"F"', b"-1e400"), (b'"R"', b"18446744073709551617"),
+                 (b'"G"', b"9223372036854775808"), (b'"B"', b"1.5e300")):
+        bad = bad.replace(k, v)
+    c.write("spark-out-of-range.log", b"\n".join(lines[:3]) + b"\n" + bad * 1 + b"\n"
+            + (bad + b"\n") * 20000 + b"\n".join(lines[3:]))
+    c.case("spark-out-of-range.log", "0", named="-")
+
+    # --- duplicated keys (Spark's reader keeps the last) -------------------
+    dup = (b'{"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage ID":0,"Task Info":'
+           b'{"Task ID":1,"Task ID":2},"Task Metrics":{"Executor Run Time":1,'
+           b'"Executor Run Time":2},"Task End Reason":{"Reason":"Success"}}\n')
+    wide = b'{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":{%s}}\n' % (
+        b",".join(b'"k%d":"v"' % (i % 1000) for i in range(200000)))
+    c.write("spark-dup-keys.log", b"\n".join(lines[:3]) + b"\n" + dup * 20000 + wide
+            + b"\n".join(lines[3:]))
+    c.case("spark-dup-keys.log", "0", named="-")
+
+    # --- more stage attempts and jobs than kept (SP_MAX_STAGES) -------------
+    spark_many_stages(c.path("spark-many-stages.gz"), 120000)
+    c.case("spark-many-stages.gz", "0", named="-")
 
     # --- JSON trees far larger than their text, duplicated keys, numbers
     # beyond range (optipipe/json.h: refused above 24x + 16 MiB) ----------

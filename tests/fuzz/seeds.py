@@ -131,6 +131,23 @@ def seeds(target):
             text = text or unzstd(p)
         for p in files("demo", ".zstd"):
             yield os.path.basename(p), open(p, "rb").read()
+        if target == "spark":
+            # what the sanitizer handles: out-of-range numbers, duplicated
+            # keys (small and sorted objects), on the fast and slow paths
+            head = (b'{"Event":"SparkListenerLogStart","Spark Version":"3.5.0"}\n'
+                    b'{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":0,'
+                    b'"Stage Attempt ID":0,"Number of Tasks":2,"Submission Time":1}}\n'
+                    b'{"Event":"SparkListenerTaskStart","Stage ID":0,"Task Info":'
+                    b'{"Task ID":1,"Launch Time":2}}\n')
+            end = (b'{"Event":"SparkListenerTaskEnd","Stage ID":0,"Task End Reason":'
+                   b'{"Reason":"Success"},"Task Info":{"Task ID":1,"Launch Time":2,'
+                   b'"Finish Time":%s},"Task Metrics":{"Executor Run Time":%s,'
+                   b'"Executor Run Time":3,"Input Metrics":{"Bytes Read":%s}}}\n')
+            yield "out-of-range", head + end % (b"1e400", b"18446744073709551617",
+                                                b"-9223372036854775809")
+            yield "dup-keys", head + end % (b"5", b"4", b"1") + (
+                b'{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":{'
+                + b",".join(b'"k%d":"v%d"' % (i % 7, i) for i in range(40)) + b'}}\n')
         if target == "stream":
             plain = small(text or b'{"Event":"SparkListenerLogStart"}\n')
             yield "plain", plain

@@ -1231,6 +1231,226 @@ static void test_mutations(void **state)
     free(text.p);
 }
 
+static void db_s(dbuf *b, const char *s)
+{
+    db_add(b, s, strlen(s));
+}
+
+/* Hostile numbers: 1e400 and 2^64 + 1 are out of range; each is named
+ * with its line and field, left out of the stage's sums and distributions
+ * (before, the fast scanner clamped them to INT64_MAX: "slowest task ran
+ * 106751991167d"), and repeats are counted, not listed. */
+static void test_out_of_range_numbers(void **state)
+{
+    dbuf t = {0};
+    model *m;
+    const struct op_run *r;
+    const struct op_node *s;
+    const op_dist *d;
+    char line[64];
+    int i;
+    sp_task task;
+    const char *huge = TEND(2, "{\"Reason\":\"Success\"}", 1e400);
+
+    (void)state;
+    /* the scanner gives such lines to cJSON (which names the value) */
+    assert_int_equal(sp_scan_task(huge, strlen(huge) - 1, 1, &task), -1);
+    db_s(&t, LOGSTART APPSTART STAGESUB(0, 12)
+           TSTART(1) TEND(1, "{\"Reason\":\"Success\"}", 100) /* line 5 */
+           TSTART(2) TEND(2, "{\"Reason\":\"Success\"}", 1e400) /* 7 */
+           TSTART(3) TEND(3, "{\"Reason\":\"Success\"}",
+                          18446744073709551617)); /* line 9 */
+    for (i = 4; i < 12; i++) { /* lines 11, 13, ...: repeats */
+        snprintf(line, sizeof line, "%d", i);
+        db_s(&t, "{\"Event\":\"SparkListenerTaskStart\",\"Stage ID\":0,"
+                   "\"Task Info\":{\"Task ID\":");
+        db_s(&t, line);
+        db_s(&t, ",\"Launch Time\":1200}}\n{\"Event\":\"SparkListenerTaskEnd\","
+                   "\"Stage ID\":0,\"Task End Reason\":{\"Reason\":\"Success\"},"
+                   "\"Task Info\":{\"Task ID\":");
+        db_s(&t, line);
+        db_s(&t, ",\"Launch Time\":1200,\"Finish Time\":1300},"
+                   "\"Task Metrics\":{\"Executor Run Time\":-9e99}}\n");
+    }
+    db_s(&t, "{\"Event\":\"SparkListenerJobStart\",\"Job ID\":0,"
+               "\"Submission Time\":1e400,\"Stage Infos\":[],\"Stage IDs\":[]}\n"
+           STAGEDONE(0, 12) APPEND);
+    db_add(&t, "", 1);
+    m = parse_text("app-1", (const char *)t.p);
+    r = m->runs[0];
+    s = tm_node(r, "stage-0-0");
+    assert_true(tm_has_warning(r, "line 7: Task Metrics.Executor Run Time "
+                                  "above 1.8e308 is out of range"));
+    assert_true(tm_has_warning(r, "line 9: Task Metrics.Executor Run Time "
+                                  "1.8446744073709552e+19 is out of range"));
+    assert_true(tm_has_warning(r, "line 11: Task Metrics.Executor Run Time "
+                                  "-8.99999"));
+    assert_false(tm_has_warning(r, "line 13: "));
+    assert_true(tm_has_warning(r, "Task Metrics.Executor Run Time: 10 "
+                                  "out-of-range values in all"));
+    assert_true(tm_has_warning(r, "line 26: Submission Time above 1.8e308"));
+    /* absent, not clamped: the sum and the slowest task are task 1's */
+    assert_int_equal(tm_inum(&s->metrics, "executor_run_ms"), 100);
+    assert_int_equal(tm_inum(&s->metrics, "slowest_task_run_ms"), 100);
+    assert_int_equal(tm_inum(&s->metrics, "completed_tasks"), 11);
+    d = tm_dist(s, "executor_run_ms");
+    assert_non_null(d);
+    assert_true(d->count == 1 && d->max == 100);
+    assert_true(tm_dist(s, "gc_ms")->count == 11); /* the others are there */
+    assert_true(tm_node(r, "job-0")->started_at <= 0);
+    model_free(m);
+    free(t.p);
+}
+
+/* Sums of in-range values can still pass 2^63: they stop at the bound,
+ * and the warning says the stage's sums are lower bounds. */
+static void test_saturated_sums(void **state)
+{
+    dbuf t = {0};
+    model *m;
+    const struct op_run *r;
+    char num[32];
+    int i;
+
+    (void)state;
+    db_s(&t, LOGSTART APPSTART STAGESUB(0, 1100));
+    for (i = 0; i < 1100; i++) { /* 1100 x 2^53 > 2^63 */
+        snprintf(num, sizeof num, "%d", i);
+        db_s(&t, "{\"Event\":\"SparkListenerTaskStart\",\"Stage ID\":0,"
+                 "\"Task Info\":{\"Task ID\":");
+        db_s(&t, num);
+        db_s(&t, "}}\n{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,"
+                 "\"Task Info\":{\"Task ID\":");
+        db_s(&t, num);
+        db_s(&t, "},\"Task Metrics\":{\"Executor Run Time\":9007199254740992}}\n");
+    }
+    db_s(&t, STAGEDONE(0, 1100) APPEND);
+    db_add(&t, "", 1);
+    m = parse_text("app-1", (const char *)t.p);
+    r = m->runs[0];
+    assert_int_equal(tm_inum(&tm_node(r, "stage-0-0")->metrics,
+                             "executor_run_ms"), INT64_MAX);
+    assert_true(tm_has_warning(r, "1 stage attempts (the first stage-0-0) "
+                                  "have task sums beyond +-2^63"));
+    assert_false(tm_has_warning(r, "out of range")); /* 2^53 is in range */
+    model_free(m);
+    free(t.p);
+}
+
+/* Duplicated keys: Spark's reader (Jackson readTree) keeps the last value;
+ * the scanner gives such lines to cJSON, which is made to agree, and the
+ * line and key are named. Large objects (Spark Properties) too. */
+static void test_duplicate_keys(void **state)
+{
+    static const char dup_task[] =
+        "{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,"
+        "\"Task End Reason\":{\"Reason\":\"Success\"},\"Task Info\":{"
+        "\"Task ID\":1,\"Launch Time\":1200,\"Finish Time\":1300},"
+        "\"Task Metrics\":{\"Executor Run Time\":10,\"JVM GC Time\":1,"
+        "\"Executor Run Time\":20}}\n";
+    dbuf t = {0};
+    model *m;
+    const struct op_run *r;
+    sp_task task;
+    int i;
+
+    (void)state;
+    assert_int_equal(sp_scan_task(dup_task, sizeof dup_task - 2, 1, &task), -1);
+    db_s(&t, LOGSTART
+           "{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"first\","
+           "\"App ID\":\"app-1\",\"Timestamp\":1000,\"App Name\":\"last\"}\n"
+           STAGESUB(0, 1) TSTART(1));
+    db_s(&t, dup_task); /* line 5 */
+    db_s(&t, "{\"Event\":\"SparkListenerEnvironmentUpdate\","
+               "\"Spark Properties\":{");
+    for (i = 0; i < 40; i++) { /* sorted path: more than 16 members */
+        char kv[64];
+        snprintf(kv, sizeof kv, "%s\"spark.k%d\":\"v%d\"", i ? "," : "",
+                 i % 30, i);
+        db_s(&t, kv);
+    }
+    db_s(&t, "}}\n" STAGEDONE(0, 1) APPEND);
+    db_add(&t, "", 1);
+    m = parse_text("app-1", (const char *)t.p);
+    r = m->runs[0];
+    assert_string_equal(r->name, "last");
+    assert_true(tm_has_warning(r, "line 2: key App Name appears more than "
+                                  "once; the last value is used"));
+    assert_true(tm_has_warning(r, "line 5: key Task Metrics.Executor Run "
+                                  "Time appears more than once"));
+    assert_int_equal(tm_inum(&tm_node(r, "stage-0-0")->metrics,
+                             "executor_run_ms"), 20);
+    assert_string_equal(tm_str(&r->config, "spark.k3"), "v33");
+    assert_string_equal(tm_str(&r->config, "spark.k29"), "v29");
+    assert_true(tm_has_warning(r, "12 duplicated keys in all"));
+    model_free(m);
+    free(t.p);
+}
+
+/* What a log claims is capped: stage attempts, jobs, SQL executions and
+ * executors past SP_MAX_* are left out with one warning naming the line
+ * where the cap hit, and the count at the end; lookups go through hash
+ * indexes (before, a log of 1 M one-stage jobs took hours: linear job
+ * lookups, and ~9 KB per stage without a cap). */
+static void test_caps(void **state)
+{
+    sp_app a;
+    cJSON *job = cJSON_Parse("{\"Job ID\":0,\"Stage Infos\":[]}");
+    cJSON *sql = cJSON_Parse("{\"executionId\":0,\"time\":5}");
+    cJSON *ex = cJSON_Parse("{\"Executor ID\":\"\",\"Timestamp\":5}");
+    char id[32];
+    int64_t i;
+
+    (void)state;
+    assert_non_null(job);
+    assert_non_null(sql);
+    assert_non_null(ex);
+    sp_app_init(&a, NULL, "x");
+    for (i = 0; i <= SP_MAX_STAGES; i++) {
+        a.last_line_no = (uint64_t)i + 1;
+        if (i < SP_MAX_STAGES)
+            assert_non_null(sp_stage_get(&a, i / 2, i % 2));
+        else
+            assert_null(sp_stage_get(&a, i / 2, i % 2));
+    }
+    assert_false(a.oom);
+    assert_non_null(sp_stage_find(&a, 7, 1)); /* still found */
+    assert_non_null(sp_stage_get(&a, 0, 0));  /* known ones still given */
+    for (i = 0; i <= SP_MAX_JOBS; i++) {
+        cJSON_SetNumberValue(cJSON_GetObjectItem(job, "Job ID"), (double)i);
+        cJSON_SetNumberValue(cJSON_GetObjectItem(sql, "executionId"),
+                             (double)i);
+        snprintf(id, sizeof id, "%lld", (long long)i);
+        cJSON_SetValuestring(cJSON_GetObjectItem(ex, "Executor ID"), id);
+        sp_on_event(&a, "SparkListenerJobStart", job);
+        sp_on_event(&a, "SparkListenerSQLExecutionStart", sql);
+        sp_on_event(&a, "SparkListenerExecutorAdded", ex);
+        sp_on_event(&a, "SparkListenerExecutorRemoved", ex);
+    }
+    assert_false(a.oom);
+    assert_int_equal(a.njobs, SP_MAX_JOBS);
+    assert_int_equal(a.nsqls, SP_MAX_SQLS);
+    assert_int_equal(a.nexecs, SP_MAX_EXECS);
+    assert_int_equal(a.execs[5].removed_at, 5); /* found again by id */
+    sp_limit_warnings(&a);
+    assert_string_equal(a.warnings[0],
+                        "line 50001: more than 50000 stage attempts; later "
+                        "stage attempts have no node and their tasks count "
+                        "as orphan task ends, so run totals cover only the "
+                        "first ones");
+    assert_non_null(strstr(a.warnings[1], "more than 50000 jobs"));
+    assert_non_null(strstr(a.warnings[2], "more than 50000 SQL executions"));
+    assert_non_null(strstr(a.warnings[3], "more than 50000 executors"));
+    assert_non_null(strstr(a.warnings[4], "1 events about stage attempts "
+                                          "past the first 50000 were left "
+                                          "out (the first at line 50001)"));
+    assert_non_null(strstr(a.warnings[7], "2 events about executors"));
+    sp_app_free(&a);
+    cJSON_Delete(job);
+    cJSON_Delete(sql);
+    cJSON_Delete(ex);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1250,6 +1470,10 @@ int main(void)
         cmocka_unit_test(test_dist_sketch),
         cmocka_unit_test(test_live_tasks_bounded),
         cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_out_of_range_numbers),
+        cmocka_unit_test(test_saturated_sums),
+        cmocka_unit_test(test_duplicate_keys),
+        cmocka_unit_test(test_caps),
     };
     int rc = cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 
