@@ -162,12 +162,12 @@ static void draw_edges(hout *h, const graph *g, unsigned fig)
 static void ratio_bar(hout *h, double x, double y, const char *what, double v,
                       const char *cls)
 {
-    char buf[64];
+    char buf[64], pct[24];
 
     if (isnan(v))
         snprintf(buf, sizeof buf, "%s n/a", what);
     else
-        snprintf(buf, sizeof buf, "%s %.0f%%", what, v * 100);
+        snprintf(buf, sizeof buf, "%s %s", what, fmt_percent(pct, sizeof pct, v, 0));
     fprintf(h->f, "<rect class=\"track\" x=\"%.1f\" y=\"%.1f\" width=\"120\" height=\"8\"/>",
             x, y);
     if (!isnan(v))
@@ -219,6 +219,7 @@ static void graph_table(hout *h, const graph *g, size_t run)
         const struct op_node *n = g->v[i].n;
         const char *keys[] = {"busy_ratio_max", "backpressure_ratio_max", "idle_ratio_max"};
         const finding *f = html_finding_on(h->ctx, run, NULL, n->id);
+        char pct[24];
         size_t k;
         fputs("<tr><td>", h->f);
         html_put(h->f, n->name ? n->name : n->id);
@@ -229,7 +230,7 @@ static void graph_table(hout *h, const graph *g, size_t run)
             if (isnan(v))
                 fputs("<td class=\"num\">n/a</td>", h->f);
             else
-                fprintf(h->f, "<td class=\"num\">%.0f%%</td>", v * 100);
+                fprintf(h->f, "<td class=\"num\">%s</td>", fmt_percent(pct, sizeof pct, v, 0));
         }
         if (isnan(html_metric(&n->metrics, "records_in_per_s")))
             fputs("<td class=\"num\">n/a</td><td>", h->f);
