@@ -59,6 +59,18 @@ static void grouped(char *buf, size_t n, double v, int decimals)
     buf[o] = '\0';
 }
 
+/* A nonzero |v| < 0.01 with 3 significant digits, as units.format_num:
+ * "0.00123", no exponent above 1e-9. */
+static void tiny(char *buf, size_t n, double v)
+{
+    if (fabs(v) < 1e-9) {
+        snprintf(buf, n, "%.3g", v);
+        return;
+    }
+    snprintf(buf, n, "%.*f", 2 - (int)floor(log10(fabs(v))), v);
+    trim_zeros(buf);
+}
+
 const char *fmt_count(char *buf, size_t n, double count, const char *singular,
                       const char *plural)
 {
@@ -67,7 +79,7 @@ const char *fmt_count(char *buf, size_t n, double count, const char *singular,
     if (!isfinite(count))
         snprintf(num, sizeof num, "?");
     else if (count != 0 && fabs(count) < 0.01)
-        snprintf(num, sizeof num, "%.3g", count); /* as units.format_num */
+        tiny(num, sizeof num, count);
     else
         grouped(num, sizeof num, count, 2);
     if (strcmp(num, "1") == 0)

@@ -106,10 +106,10 @@ local function report(ctx, run, n, busy, o)
     sizing = (" Raise its parallelism from %d to %d (ceil(%d × busy %s × %s demand / %s "
       .. "target utilization)), but not beyond the number of partitions (Kafka) or shards "
       .. "it reads: source subtasks without a partition stay idle. If the topic has no "
-      .. "more than %d partitions, add partitions first. Apply it with "
+      .. "more than %s, add partitions first. Apply it with "
       .. "pipeline.jobvertex-parallelism-overrides: %s:%d or .setParallelism(%d) on the "
-      .. "source."):format(p, to, p, pct(busy), ("%.2f×"):format(factor),
-        pct(o.target_utilization), p, n.id, to, to)
+      .. "source."):format(p, to, p, pct(busy), units.format_ratio(factor),
+        pct(o.target_utilization), units.format_count(p, "partition"), n.id, to, to)
   end
   ctx.report {
     node = n.id,

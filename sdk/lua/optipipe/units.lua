@@ -239,7 +239,8 @@ end
 
 --- A count for people. Default: thousands separators and up to two
 --- decimals, trailing zeros trimmed ("1,234,567", "1,234.57", "0.25";
---- tiny non-zero values keep 3 significant digits: "0.00123").
+--- tiny non-zero values keep 3 significant digits: "0.00123", never an
+--- exponent above 1e-9).
 --- style "short": one decimal with a decimal (SI) suffix ("1.2k", "3.4M",
 --- "5G", "950").
 function M.format_num(n, style)
@@ -253,7 +254,11 @@ function M.format_num(n, style)
     return (s == "0" and "" or sign) .. s
   end
   if a ~= 0 and a < 0.01 then
-    return ("%s%.3g"):format(sign, a)
+    if a < 1e-9 then
+      return ("%s%.3g"):format(sign, a)
+    end
+    local s = ("%." .. (2 - floor(math.log(a, 10))) .. "f"):format(a)
+    return sign .. s:gsub("0+$", "")
   end
   local s = ("%.2f"):format(a)
   local int, frac = s:match("^(%d+)%.(%d+)$")
