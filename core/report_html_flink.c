@@ -248,7 +248,7 @@ static void job_graph(hout *h, const struct op_run *r)
 {
     graph *g = calloc(1, sizeof *g);
     const finding *bn = NULL;
-    char desc[512];
+    char desc[512], cnt[48];
     size_t i, total = 0;
 
     if (!g)
@@ -268,9 +268,10 @@ static void job_graph(hout *h, const struct op_run *r)
     assign_layers(g);
     place(g);
     bn = html_finding_on(h->ctx, r->index, "flink.bottleneck", NULL);
-    snprintf(desc, sizeof desc, "Job graph of %zu vertices%s from sources (top) to sinks "
+    snprintf(desc, sizeof desc, "Job graph of %s%s from sources (top) to sinks "
              "(bottom); fill shows how busy (orange) or backpressured (blue) each "
-             "vertex is.%s", g->n, total > g->n ? " (the first ones only)" : "",
+             "vertex is.%s", fmt_count(cnt, sizeof cnt, (double)g->n, "vertex", "vertices"),
+             total > g->n ? " (the first ones only)" : "",
              bn ? " The bottleneck found by flink.bottleneck is marked." : "");
     fig_open(h, "flink-graph", g->width, g->height, "Job graph: busy and backpressure", desc);
     fprintf(h->f, "<defs><marker id=\"arrow-%u\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
@@ -473,10 +474,11 @@ static void ck_table(hout *h, const ckpt *c, size_t n, double x0)
 static void ck_desc(char *buf, size_t len, const ckplot *p, const ckpt *c, size_t n,
                     int partial)
 {
-    char span[48], first[48], last[48], slope[48], lim[48];
+    char span[48], first[48], last[48], slope[48], lim[48], cnt[48];
 
-    snprintf(buf, len, "%zu%s checkpoints over %s, durations from %s to %s; trend %s per hour; "
-             "limit %s%s.", n, partial ? " (the newest)" : "",
+    snprintf(buf, len, "%s%s over %s, durations from %s to %s; trend %s per hour; "
+             "limit %s%s.", fmt_count(cnt, sizeof cnt, (double)n, "checkpoint", NULL),
+             partial ? " (the newest)" : "",
              report_fmt_duration(span, sizeof span, c[n - 1].x - c[0].x),
              report_fmt_duration(first, sizeof first, c[0].y),
              report_fmt_duration(last, sizeof last, c[n - 1].y),
@@ -681,7 +683,7 @@ static void phases_chart(hout *h, const struct op_run *r)
     const mseries *s = model_find_series(r, "checkpoint_subtasks");
     phrow *rows;
     hscale x;
-    char desc[512], d[48];
+    char desc[512], d[48], cnt[48];
     double longest = 0;
     size_t n, i;
     int64_t id;
@@ -700,7 +702,8 @@ static void phases_chart(hout *h, const struct op_run *r)
         return;
     }
     snprintf(desc, sizeof desc, "Phases of checkpoint %lld on the slowest subtask of each of "
-             "%zu vert%s; the slowest took %s.", (long long)id, n, n == 1 ? "ex" : "ices",
+             "%s; the slowest took %s.", (long long)id,
+             fmt_count(cnt, sizeof cnt, (double)n, "vertex", "vertices"),
              report_fmt_duration(d, sizeof d, longest));
     x = hs_make(0, hs_nice_ceil(longest), PH_BAR_X0, PH_BAR_X1);
     fig_open(h, "flink-checkpoint-phases", 760, 56 + (int)n * PH_ROW_H,

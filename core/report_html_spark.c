@@ -121,7 +121,7 @@ static void timeline(hout *h, const struct op_run *r, stage *st, size_t n, int p
     size_t i, rows = 0;
     int height;
     hscale x;
-    char desc[256];
+    char desc[256], cnt[48];
 
     for (i = 0; i < n; i++)
         if ((st[i].n->set & MSET_STARTED_AT) && st[i].n->started_at < t0)
@@ -138,8 +138,9 @@ static void timeline(hout *h, const struct op_run *r, stage *st, size_t n, int p
         return;
     height = SP_TOP + (int)rows * SP_ROW + 34;
     x = hs_make(0, (double)tmax * 1.02 + 1, SP_LEFT, SP_WIDTH - SP_RIGHT);
-    snprintf(desc, sizeof desc, "Timeline of %zu stage attempts%s from the application's "
-             "start; stages with findings are marked.", rows,
+    snprintf(desc, sizeof desc, "Timeline of %s%s from the application's "
+             "start; stages with findings are marked.",
+             fmt_count(cnt, sizeof cnt, (double)rows, "stage attempt", NULL),
              partial ? " (the first ones only)" : "");
     fig_open(h, "spark-timeline", SP_WIDTH, height, "Stage timeline", desc);
     svg_x_axis(h, &x, height - 24, SP_TOP, 1);
@@ -223,7 +224,7 @@ static void task_distribution(hout *h, stage *st, size_t n)
     size_t i, rows = 0;
     int height;
     hscale x;
-    char desc[256];
+    char desc[256], cnt[48];
 
     for (i = 0; i < n; i++)
         if (st[i].d) {
@@ -234,9 +235,9 @@ static void task_distribution(hout *h, stage *st, size_t n)
         return;
     height = SP_TOP + (int)rows * SP_ROW + 34;
     x = hs_make(0, xmax * 1.02 + 1, SP_LEFT, SP_WIDTH - SP_RIGHT - 70);
-    snprintf(desc, sizeof desc, "Task durations of %zu stages on one axis: line from the "
+    snprintf(desc, sizeof desc, "Task durations of %s on one axis: line from the "
              "fastest to the slowest task, box from the median to p90, dot at p99, diamond "
-             "at the slowest.", rows);
+             "at the slowest.", fmt_count(cnt, sizeof cnt, (double)rows, "stage", NULL));
     fig_open(h, "spark-tasks", SP_WIDTH, height, "Task time distribution per stage", desc);
     svg_x_axis(h, &x, height - 24, SP_TOP, 1);
     for (i = 0, rows = 0; i < n; i++)
