@@ -274,7 +274,7 @@ end
 --- defaults to one .. "s". Use it for every count in a message.
 function M.format_count(n, one, many)
   if type(n) ~= "number" or not finite(n) then
-    return "? " .. (many or one .. "s")
+    return tostring(n) .. " " .. (many or one .. "s")
   end
   local s = M.format_num(n)
   return s .. " " .. (s == "1" and one or many or one .. "s")
@@ -285,7 +285,7 @@ end
 --- ("1,250×").
 function M.format_ratio(r)
   if type(r) ~= "number" or not finite(r) then
-    return "?\u{d7}"
+    return tostring(r) .. "\u{d7}"
   end
   local s
   if abs(r) >= 99.95 then
