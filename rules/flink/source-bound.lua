@@ -39,7 +39,8 @@ local function behind_text(e)
     parts[#parts + 1] = ("what it emits is %s behind capture time"):format(fmt_d(e.lag_ms))
   end
   if e.consumer_lag then
-    parts[#parts + 1] = ("the Kafka consumer lag is %s records"):format(round(e.consumer_lag))
+    parts[#parts + 1] = ("the Kafka consumer lag is %s"):format(
+      units.format_count(math.floor(e.consumer_lag + 0.5), "record"))
   end
   if #parts == 0 then
     return " No lag was exported (pendingRecords, watermarks), so this is capacity at its "
