@@ -23,21 +23,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void human(char *buf, size_t n, double bytes)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    size_t i = 0;
-
-    while (bytes >= 1024 && i < 4) {
-        bytes /= 1024;
-        i++;
-    }
-    if (i == 0)
-        snprintf(buf, n, "%.0f B", bytes);
-    else
-        snprintf(buf, n, "%.1f %s", bytes, unit[i]);
-}
-
 const char *progress_format(char *buf, size_t n, const char *name,
                             uint64_t done, uint64_t total, double secs)
 {
@@ -45,8 +30,8 @@ const char *progress_format(char *buf, size_t n, const char *name,
     double rate = secs > 0 ? (double)done / secs : 0;
     size_t i, fill;
 
-    human(d, sizeof d, (double)done);
-    human(r, sizeof r, rate);
+    fmt_bytes(d, sizeof d, (double)done);
+    fmt_bytes(r, sizeof r, rate);
     if (!total) {
         snprintf(buf, n, "%s  %s read  %s/s", name, d, r);
         return buf;
@@ -57,7 +42,7 @@ const char *progress_format(char *buf, size_t n, const char *name,
     for (i = 0; i < PROGRESS_BAR; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[PROGRESS_BAR] = '\0';
-    human(t, sizeof t, (double)total);
+    fmt_bytes(t, sizeof t, (double)total);
     snprintf(buf, n, "%s  [%s] %3.0f%%  %s of %s  %s/s", name, bar,
              100.0 * (double)done / (double)total, d, t, r);
     return buf;

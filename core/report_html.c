@@ -157,11 +157,12 @@ static void put_summary(hout *h)
 {
     const report_ctx *ctx = h->ctx;
     size_t count[3], total = report_counts(ctx, count);
+    char in[48], runs[48];
 
     fputs("<header>\n<h1>opti-pipe report</h1>\n", h->f);
-    fprintf(h->f, "<p class=\"meta\">%zu input%s, %zu run%s, opti-pipe %s</p>\n</header>\n",
-            ctx->an->ninputs, ctx->an->ninputs == 1 ? "" : "s", ctx->an->m->nruns,
-            ctx->an->m->nruns == 1 ? "" : "s", OP_VERSION);
+    fprintf(h->f, "<p class=\"meta\">%s, %s, opti-pipe %s</p>\n</header>\n",
+            fmt_count(in, sizeof in, (double)ctx->an->ninputs, "input", NULL),
+            fmt_count(runs, sizeof runs, (double)ctx->an->m->nruns, "run", NULL), OP_VERSION);
     fputs("<section aria-label=\"Summary\">\n<div class=\"tiles\">\n", h->f);
     tile(h, "findings", total, NULL);
     tile(h, "error", count[SEV_ERROR], "error");

@@ -218,7 +218,7 @@ static void gantt_chart(hout *h, const struct op_run *r)
     int height;
     hscale x;
     size_t i;
-    char desc[320];
+    char desc[320], cn[48], ct[48];
 
     if (!g)
         return;
@@ -228,9 +228,10 @@ static void gantt_chart(hout *h, const struct op_run *r)
     }
     height = DB_TOP + (int)g->nthreads * DB_ROW + 34;
     x = hs_make(0, (double)(g->t1 - g->t0) * 1.01 + 1, DB_LEFT, DB_WIDTH - 16);
-    snprintf(desc, sizeof desc, "Gantt chart of %zu%s nodes on %zu threads; nodes on the "
-             "critical path are highlighted.", g->n, g->n < g->total ? " (the longest)" : "",
-             g->nthreads);
+    snprintf(desc, sizeof desc, "Gantt chart of %s%s on %s; nodes on the "
+             "critical path are highlighted.", fmt_count(cn, sizeof cn, (double)g->n, "node", NULL),
+             g->n < g->total ? " (the longest)" : "",
+             fmt_count(ct, sizeof ct, (double)g->nthreads, "thread", NULL));
     fig_open(h, "dbt-gantt", DB_WIDTH, height, "Nodes by thread, critical path highlighted", desc);
     svg_x_axis(h, &x, height - 24, DB_TOP, 1);
     for (i = 0; i < g->nthreads; i++) {

@@ -162,12 +162,12 @@ static void draw_edges(hout *h, const graph *g, unsigned fig)
 static void ratio_bar(hout *h, double x, double y, const char *what, double v,
                       const char *cls)
 {
-    char buf[64];
+    char buf[64], pct[24];
 
     if (isnan(v))
         snprintf(buf, sizeof buf, "%s n/a", what);
     else
-        snprintf(buf, sizeof buf, "%s %.0f%%", what, v * 100);
+        snprintf(buf, sizeof buf, "%s %s", what, fmt_percent(pct, sizeof pct, v, 0));
     fprintf(h->f, "<rect class=\"track\" x=\"%.1f\" y=\"%.1f\" width=\"120\" height=\"8\"/>",
             x, y);
     if (!isnan(v))
@@ -219,6 +219,7 @@ static void graph_table(hout *h, const graph *g, size_t run)
         const struct op_node *n = g->v[i].n;
         const char *keys[] = {"busy_ratio_max", "backpressure_ratio_max", "idle_ratio_max"};
         const finding *f = html_finding_on(h->ctx, run, NULL, n->id);
+        char pct[24];
         size_t k;
         fputs("<tr><td>", h->f);
         html_put(h->f, n->name ? n->name : n->id);
@@ -229,7 +230,7 @@ static void graph_table(hout *h, const graph *g, size_t run)
             if (isnan(v))
                 fputs("<td class=\"num\">n/a</td>", h->f);
             else
-                fprintf(h->f, "<td class=\"num\">%.0f%%</td>", v * 100);
+                fprintf(h->f, "<td class=\"num\">%s</td>", fmt_percent(pct, sizeof pct, v, 0));
         }
         if (isnan(html_metric(&n->metrics, "records_in_per_s")))
             fputs("<td class=\"num\">n/a</td><td>", h->f);
@@ -247,7 +248,7 @@ static void job_graph(hout *h, const struct op_run *r)
 {
     graph *g = calloc(1, sizeof *g);
     const finding *bn = NULL;
-    char desc[512];
+    char desc[512], cnt[48];
     size_t i, total = 0;
 
     if (!g)
@@ -267,9 +268,10 @@ static void job_graph(hout *h, const struct op_run *r)
     assign_layers(g);
     place(g);
     bn = html_finding_on(h->ctx, r->index, "flink.bottleneck", NULL);
-    snprintf(desc, sizeof desc, "Job graph of %zu vertices%s from sources (top) to sinks "
+    snprintf(desc, sizeof desc, "Job graph of %s%s from sources (top) to sinks "
              "(bottom); fill shows how busy (orange) or backpressured (blue) each "
-             "vertex is.%s", g->n, total > g->n ? " (the first ones only)" : "",
+             "vertex is.%s", fmt_count(cnt, sizeof cnt, (double)g->n, "vertex", "vertices"),
+             total > g->n ? " (the first ones only)" : "",
              bn ? " The bottleneck found by flink.bottleneck is marked." : "");
     fig_open(h, "flink-graph", g->width, g->height, "Job graph: busy and backpressure", desc);
     fprintf(h->f, "<defs><marker id=\"arrow-%u\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
@@ -472,10 +474,11 @@ static void ck_table(hout *h, const ckpt *c, size_t n, double x0)
 static void ck_desc(char *buf, size_t len, const ckplot *p, const ckpt *c, size_t n,
                     int partial)
 {
-    char span[48], first[48], last[48], slope[48], lim[48];
+    char span[48], first[48], last[48], slope[48], lim[48], cnt[48];
 
-    snprintf(buf, len, "%zu%s checkpoints over %s, durations from %s to %s; trend %s per hour; "
-             "limit %s%s.", n, partial ? " (the newest)" : "",
+    snprintf(buf, len, "%s%s over %s, durations from %s to %s; trend %s per hour; "
+             "limit %s%s.", fmt_count(cnt, sizeof cnt, (double)n, "checkpoint", NULL),
+             partial ? " (the newest)" : "",
              report_fmt_duration(span, sizeof span, c[n - 1].x - c[0].x),
              report_fmt_duration(first, sizeof first, c[0].y),
              report_fmt_duration(last, sizeof last, c[n - 1].y),
@@ -680,7 +683,7 @@ static void phases_chart(hout *h, const struct op_run *r)
     const mseries *s = model_find_series(r, "checkpoint_subtasks");
     phrow *rows;
     hscale x;
-    char desc[512], d[48];
+    char desc[512], d[48], cnt[48];
     double longest = 0;
     size_t n, i;
     int64_t id;
@@ -699,7 +702,8 @@ static void phases_chart(hout *h, const struct op_run *r)
         return;
     }
     snprintf(desc, sizeof desc, "Phases of checkpoint %lld on the slowest subtask of each of "
-             "%zu vert%s; the slowest took %s.", (long long)id, n, n == 1 ? "ex" : "ices",
+             "%s; the slowest took %s.", (long long)id,
+             fmt_count(cnt, sizeof cnt, (double)n, "vertex", "vertices"),
              report_fmt_duration(d, sizeof d, longest));
     x = hs_make(0, hs_nice_ceil(longest), PH_BAR_X0, PH_BAR_X1);
     fig_open(h, "flink-checkpoint-phases", 760, 56 + (int)n * PH_ROW_H,

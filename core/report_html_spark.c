@@ -121,7 +121,7 @@ static void timeline(hout *h, const struct op_run *r, stage *st, size_t n, int p
     size_t i, rows = 0;
     int height;
     hscale x;
-    char desc[256];
+    char desc[256], cnt[48];
 
     for (i = 0; i < n; i++)
         if ((st[i].n->set & MSET_STARTED_AT) && st[i].n->started_at < t0)
@@ -138,8 +138,9 @@ static void timeline(hout *h, const struct op_run *r, stage *st, size_t n, int p
         return;
     height = SP_TOP + (int)rows * SP_ROW + 34;
     x = hs_make(0, (double)tmax * 1.02 + 1, SP_LEFT, SP_WIDTH - SP_RIGHT);
-    snprintf(desc, sizeof desc, "Timeline of %zu stage attempts%s from the application's "
-             "start; stages with findings are marked.", rows,
+    snprintf(desc, sizeof desc, "Timeline of %s%s from the application's "
+             "start; stages with findings are marked.",
+             fmt_count(cnt, sizeof cnt, (double)rows, "stage attempt", NULL),
              partial ? " (the first ones only)" : "");
     fig_open(h, "spark-timeline", SP_WIDTH, height, "Stage timeline", desc);
     svg_x_axis(h, &x, height - 24, SP_TOP, 1);
@@ -160,13 +161,13 @@ static void timeline(hout *h, const struct op_run *r, stage *st, size_t n, int p
 /* The tooltip of a row: every quantile in words. */
 static void dist_title(hout *h, const op_dist *d)
 {
-    char v[6][48];
+    char v[7][48];
 
-    fprintf(h->f, "<g><title>min %s, median %s, p75 %s, p90 %s, p99 %s, max %s over %.0f tasks"
+    fprintf(h->f, "<g><title>min %s, median %s, p75 %s, p90 %s, p99 %s, max %s over %s"
             "</title>\n", report_fmt_duration(v[0], 48, d->min),
             report_fmt_duration(v[1], 48, d->p50), report_fmt_duration(v[2], 48, d->p75),
             report_fmt_duration(v[3], 48, d->p90), report_fmt_duration(v[4], 48, d->p99),
-            report_fmt_duration(v[5], 48, d->max), d->count);
+            report_fmt_duration(v[5], 48, d->max), fmt_count(v[6], 48, d->count, "task", NULL));
 }
 
 static void dist_row(hout *h, const hscale *x, double y, const stage *s)
@@ -174,7 +175,7 @@ static void dist_row(hout *h, const hscale *x, double y, const stage *s)
     const op_dist *d = s->d;
     double mid = y + (SP_ROW - 4) / 2.0, ratio = d->p50 > 0 ? d->max / d->p50 : 0;
     int skew = ratio >= 3 || (s->f && strcmp(s->f->rule, "spark.skew") == 0);
-    char buf[128], a[48], b[48];
+    char buf[128], a[48], b[48], r[48];
 
     stage_label(h, mid + 4, s, skew);
     dist_title(h, d);
@@ -187,16 +188,16 @@ static void dist_row(hout *h, const hscale *x, double y, const stage *s)
     fprintf(h->f, "<circle class=\"p99\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>\n", hs_map(x, d->p99), mid);
     fprintf(h->f, "<path class=\"%s\" d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\"/></g>\n",
             skew ? "max skew" : "max", hs_map(x, d->max), mid - 5);
-    snprintf(buf, sizeof buf, "median %s \xc2\xb7 max %s (%.1f\xc3\x97)",
+    snprintf(buf, sizeof buf, "median %s \xc2\xb7 max %s (%s)",
              report_fmt_duration(a, sizeof a, d->p50), report_fmt_duration(b, sizeof b, d->max),
-             ratio);
+             fmt_ratio(r, sizeof r, ratio));
     svg_text(h, hs_map(x, d->max) + 10, mid + 4, "start", skew ? "small strong" : "small", buf);
 }
 
 static void dist_table(hout *h, const stage *st, size_t n)
 {
     size_t i;
-    char v[6][48];
+    char v[7][48];
 
     fig_table_open(h, "Task durations as a table",
                    "stage|tasks|min|median|p75|p90|p99|max|max / median");
@@ -208,11 +209,11 @@ static void dist_table(hout *h, const stage *st, size_t n)
         html_put(h->f, st[i].n->name ? st[i].n->name : st[i].n->id);
         fprintf(h->f, "</td><td class=\"num\">%.0f</td><td class=\"num\">%s</td>"
                 "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-                "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%.1f</td></tr>\n",
+                "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
                 d->count, report_fmt_duration(v[0], 48, d->min),
                 report_fmt_duration(v[1], 48, d->p50), report_fmt_duration(v[2], 48, d->p75),
                 report_fmt_duration(v[3], 48, d->p90), report_fmt_duration(v[4], 48, d->p99),
-                report_fmt_duration(v[5], 48, d->max), d->p50 > 0 ? d->max / d->p50 : 0);
+                report_fmt_duration(v[5], 48, d->max), fmt_ratio(v[6], 48, d->p50 > 0 ? d->max / d->p50 : 0));
     }
     fig_table_end(h);
 }
@@ -223,7 +224,7 @@ static void task_distribution(hout *h, stage *st, size_t n)
     size_t i, rows = 0;
     int height;
     hscale x;
-    char desc[256];
+    char desc[256], cnt[48];
 
     for (i = 0; i < n; i++)
         if (st[i].d) {
@@ -234,9 +235,9 @@ static void task_distribution(hout *h, stage *st, size_t n)
         return;
     height = SP_TOP + (int)rows * SP_ROW + 34;
     x = hs_make(0, xmax * 1.02 + 1, SP_LEFT, SP_WIDTH - SP_RIGHT - 70);
-    snprintf(desc, sizeof desc, "Task durations of %zu stages on one axis: line from the "
+    snprintf(desc, sizeof desc, "Task durations of %s on one axis: line from the "
              "fastest to the slowest task, box from the median to p90, dot at p99, diamond "
-             "at the slowest.", rows);
+             "at the slowest.", fmt_count(cnt, sizeof cnt, (double)rows, "stage", NULL));
     fig_open(h, "spark-tasks", SP_WIDTH, height, "Task time distribution per stage", desc);
     svg_x_axis(h, &x, height - 24, SP_TOP, 1);
     for (i = 0, rows = 0; i < n; i++)

@@ -143,10 +143,8 @@ static void tick_label(char *buf, size_t n, double v, int time)
         snprintf(buf, n, "0");
     else if (time)
         report_fmt_duration(buf, n, v);
-    else if (fabs(v) >= 1e4 || v == floor(v))
-        snprintf(buf, n, "%.0f", v);
     else
-        snprintf(buf, n, "%.3g", v);
+        fmt_number(buf, n, v);
 }
 
 void svg_x_axis(hout *h, const hscale *x, double y, double top, int time)

@@ -163,12 +163,13 @@ static void put_summary(const mctx *m)
     const report_ctx *ctx = m->ctx;
     size_t count[3], total = report_counts(ctx, count);
     int s;
+    char w[3][48];
 
     fprintf(m->f, "# opti-pipe report\n\n");
-    fprintf(m->f, "**%zu finding%s** in %zu run%s from %zu input%s (opti-pipe %s)\n\n",
-            total, total == 1 ? "" : "s", ctx->an->m->nruns,
-            ctx->an->m->nruns == 1 ? "" : "s", ctx->an->ninputs,
-            ctx->an->ninputs == 1 ? "" : "s", OP_VERSION);
+    fprintf(m->f, "**%s** in %s from %s (opti-pipe %s)\n\n",
+            fmt_count(w[0], 48, (double)total, "finding", NULL),
+            fmt_count(w[1], 48, (double)ctx->an->m->nruns, "run", NULL),
+            fmt_count(w[2], 48, (double)ctx->an->ninputs, "input", NULL), OP_VERSION);
     fputs("| severity | findings |\n|---|---:|\n", m->f);
     for (s = SEV_ERROR; s >= SEV_INFO; s--)
         fprintf(m->f, "| %s %s | %zu |\n", sev_icon((severity)s),

@@ -7,7 +7,6 @@
  * characters so a crafted operator name cannot move the cursor, retitle
  * the window or hide text.
  */
-#include <math.h>
 #include <string.h>
 
 #include "report.h"
@@ -42,12 +41,7 @@ static void value_put(const tctx *t, const cJSON *v)
     char buf[64];
 
     if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        if (d == floor(d) && fabs(d) < 1e15)
-            snprintf(buf, sizeof buf, "%.0f", d);
-        else
-            snprintf(buf, sizeof buf, "%.4g", d);
-        fputs(buf, t->f);
+        fputs(fmt_number(buf, sizeof buf, v->valuedouble), t->f);
     } else if (cJSON_IsString(v)) {
         term_put(t, v->valuestring);
     } else if (cJSON_IsBool(v)) {
@@ -139,6 +133,8 @@ static void put_finding(const tctx *t, const finding *f)
 
 static void put_run_header(const tctx *t, const struct op_run *r)
 {
+    char buf[48];
+
     fputc('\n', t->f);
     style(t, C_BOLD);
     term_put(t, r->source);
@@ -153,7 +149,7 @@ static void put_run_header(const tctx *t, const struct op_run *r)
     fputs(" - ", t->f);
     term_put(t, r->status ? r->status : "unknown");
     if (r->set & MSET_DURATION_MS)
-        fprintf(t->f, ", %.1f s", (double)r->duration_ms / 1000.0);
+        fprintf(t->f, ", %s", fmt_duration_ms(buf, sizeof buf, (double)r->duration_ms));
     if (r->nhistory)
         fprintf(t->f, " (newest of %zu runs in its history)", r->nhistory + 1);
     fputc('\n', t->f);
@@ -185,6 +181,7 @@ int report_text(const report_ctx *ctx)
     const model *m = ctx->an->m;
     tctx t = {ctx->out, ctx->color};
     size_t i, count[3] = {0, 0, 0}, total = 0;
+    char w[5][48];
 
     for (i = 0; i < res->n; i++)
         if (visible(ctx, &res->f[i])) {
@@ -194,10 +191,12 @@ int report_text(const report_ctx *ctx)
     style(&t, C_BOLD);
     fprintf(t.f, "opti-pipe %s", OP_VERSION);
     style(&t, C_RESET);
-    fprintf(t.f, ": %zu input%s, %zu run%s, %zu finding%s (%zu error, %zu warning, %zu info)\n",
-            ctx->an->ninputs, ctx->an->ninputs == 1 ? "" : "s", m->nruns,
-            m->nruns == 1 ? "" : "s", total, total == 1 ? "" : "s", count[2],
-            count[1], count[0]);
+    fprintf(t.f, ": %s, %s, %s (%s, %s, %zu info)\n",
+            fmt_count(w[0], 48, (double)ctx->an->ninputs, "input", NULL),
+            fmt_count(w[1], 48, (double)m->nruns, "run", NULL),
+            fmt_count(w[2], 48, (double)total, "finding", NULL),
+            fmt_count(w[3], 48, (double)count[2], "error", NULL),
+            fmt_count(w[4], 48, (double)count[1], "warning", NULL), count[0]);
     /* Runs superseded by a newer run of their history are only context:
      * rules checked the newest, which names how many came before. */
     for (i = 0; i < m->nruns; i++) {
@@ -215,7 +214,7 @@ int report_text(const report_ctx *ctx)
     if (res->ne) {
         fputc('\n', t.f);
         style(&t, C_RED);
-        fprintf(t.f, "%zu rule error%s:\n", res->ne, res->ne == 1 ? "" : "s");
+        fprintf(t.f, "%s:\n", fmt_count(w[0], 48, (double)res->ne, "rule error", NULL));
         style(&t, C_RESET);
         for (i = 0; i < res->ne; i++) {
             fputs("  ", t.f);

@@ -1,16 +1,16 @@
 /*
  * report_util.c - helpers shared by the reporters (see report_util.h).
- * Durations and byte counts read like the rules' own (sdk units.lua), so a
- * chart axis and a finding message name the same numbers the same way.
+ * Numbers take their form from fmt.c (the twin of the rules' sdk units.lua),
+ * so a chart axis and a finding message name the same numbers the same way.
  */
 #include "report_util.h"
 
 #include <ctype.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "fmt.h"
 #include "input.h"
 
 #define DOC_MAX (64 * 1024)
@@ -43,27 +43,10 @@ const char *report_run_name(const struct op_run *r)
     return r->name ? r->name : r->id;
 }
 
-/* "%.1f" without a trailing ".0", as units.lua's one_decimal. */
-static void one_decimal(char *buf, size_t n, double v, const char *unit)
-{
-    char num[48];
-    size_t len;
-
-    snprintf(num, sizeof num, "%.1f", v);
-    len = strlen(num);
-    if (len > 2 && strcmp(num + len - 2, ".0") == 0)
-        num[len - 2] = '\0';
-    snprintf(buf, n, "%s %s", num, unit);
-}
-
 const char *report_fmt_value(char *buf, size_t n, const cJSON *v)
 {
     if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        if (d == floor(d) && fabs(d) < 1e15)
-            snprintf(buf, n, "%.0f", d);
-        else
-            snprintf(buf, n, "%.4g", d);
+        fmt_number(buf, n, v->valuedouble);
     } else if (cJSON_IsString(v)) {
         snprintf(buf, n, "%s", v->valuestring);
     } else if (cJSON_IsBool(v)) {
@@ -80,49 +63,12 @@ const char *report_fmt_value(char *buf, size_t n, const cJSON *v)
 
 const char *report_fmt_duration(char *buf, size_t n, double ms)
 {
-    char tmp[64];
-    double a = fabs(ms), t;
-
-    if (!isfinite(ms)) {
-        snprintf(buf, n, "?");
-        return buf;
-    }
-    if (a < 999.95)
-        one_decimal(tmp, sizeof tmp, a, "ms");
-    else if ((t = floor(a / 100 + 0.5)) < 600)
-        one_decimal(tmp, sizeof tmp, t / 10, "s");
-    else if ((t = floor(a / 1000 + 0.5)) < 3600)
-        snprintf(tmp, sizeof tmp, "%.0fm %02.0fs", floor(t / 60), fmod(t, 60));
-    else if ((t = floor(a / 60000 + 0.5)) < 1440)
-        snprintf(tmp, sizeof tmp, "%.0fh %02.0fm", floor(t / 60), fmod(t, 60));
-    else {
-        t = floor(a / 3600000 + 0.5);
-        snprintf(tmp, sizeof tmp, "%.0fd %02.0fh", floor(t / 24), fmod(t, 24));
-    }
-    snprintf(buf, n, "%s%s", ms < 0 ? "-" : "", tmp);
-    return buf;
+    return fmt_duration_ms(buf, n, ms);
 }
 
 const char *report_fmt_bytes(char *buf, size_t n, double bytes)
 {
-    static const char *const names[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = fabs(bytes) / 1024;
-    size_t i = 0;
-
-    if (!isfinite(bytes)) {
-        snprintf(buf, n, "?");
-        return buf;
-    }
-    if (fabs(bytes) < 1023.5) {
-        snprintf(buf, n, "%.0f B", bytes);
-        return buf;
-    }
-    while ((v >= 1024 || floor(v * 10 + 0.5) / 10 >= 1024) && i < 4) {
-        v /= 1024;
-        i++;
-    }
-    one_decimal(buf, n, bytes < 0 ? -v : v, names[i]);
-    return buf;
+    return fmt_bytes(buf, n, bytes);
 }
 
 char *report_clean_dup(const char *s, int keep_newlines)

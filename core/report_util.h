@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fmt.h" /* every number a reporter prints */
 #include "report.h"
 #include "utf8.h" /* the decoder every escaper uses */
 
@@ -27,16 +28,17 @@ int report_fail_level(const report_ctx *ctx);
 const char *report_run_name(const struct op_run *r);
 
 /* Writes a finding value (evidence entry, change from/to) into buf as
- * people read it: integers without decimals, other numbers with 4
- * significant digits, strings as they are, "(unset)" for null/absent.
+ * people read it: numbers as fmt_number() writes them (no exponent),
+ * strings as they are, "(unset)" for null/absent.
  * Longer values are cut. Returns buf. */
 const char *report_fmt_value(char *buf, size_t n, const cJSON *v);
 
-/* Writes a duration in ms as "850 ms", "2.7 s", "3m 57s", "1h 02m" into
- * buf. Returns buf. */
+/* fmt_duration_ms() (fmt.h) under the reporters' older name: "850 ms",
+ * "2.7 s", "3m 57s", "1h 02m". Returns buf. */
 const char *report_fmt_duration(char *buf, size_t n, double ms);
 
-/* Writes a byte count as "720 MiB". Returns buf. */
+/* fmt_bytes() (fmt.h) under the reporters' older name: "720 MiB".
+ * Returns buf. */
 const char *report_fmt_bytes(char *buf, size_t n, double bytes);
 
 /* A copy of s (NULL reads as "") with control characters removed (newline

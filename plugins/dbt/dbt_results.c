@@ -805,9 +805,9 @@ static void timeline_metrics(rr_ctx *c, int threads, int inferred)
         c->oom = 1;
     free(v);
     if (c->n_overlap)
-        warnf(c, "%s: %ld results overlap an earlier one on the same thread "
+        warnf(c, "%s: %ld result%s an earlier one on the same thread "
               "(an edited file?); busy time counts each overlap once",
-              c->name, c->n_overlap);
+              c->name, c->n_overlap, c->n_overlap == 1 ? " overlaps" : "s overlap");
     if (inferred && peak > threads)
         threads = peak;
     r->t0_us = lo;

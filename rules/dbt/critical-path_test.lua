@@ -18,6 +18,10 @@ return { rule = "dbt.critical-path", cases = {
     inputs = { F .. "thread-starved" }, expect = {} },
   { name = "short builds are left alone",
     inputs = { F .. "critical-path" }, options = { min_span_s = 3600 }, expect = {} },
+  { name = "a 99.5% share is not rounded up to 100% (issue #19)",
+    inputs = { "../../fixtures/demo/dbt" },
+    expect = { { node = "model.shop.fct_orders", severity = "warning",
+                 message = "takes 33m 58s: 99.5% of the 34m 07s build" } } },
   { name = "healthy builds stay quiet",
     inputs = { F .. "healthy" }, expect = {} },
 } }

@@ -28,7 +28,8 @@ local function slow_tables(run, ctx, hist)
         local size = rows and (units.format_num(rows) .. " rows") or
           (bytes and (units.format_bytes(bytes) .. " processed") or "size unknown")
         local every = #vals > 0
-            and (" (median %s over %d earlier runs)"):format(du.dur(stats.median(vals)), #vals)
+            and (" (median %s over %s)"):format(du.dur(stats.median(vals)),
+              du.plural(#vals, "earlier run"))
           or ""
         ctx.report {
           node = n.id,
@@ -111,8 +112,8 @@ local function view_chains(run, ctx)
     end
     ctx.report {
       node = ends[i].id,
-      message = ("%d views are chained: %s. Every query on %s re-runs all of them."):format(
-        #chain, table.concat(names, " > "), du.name(ends[i])),
+      message = ("%s chained: %s. Every query on %s re-runs all of them."):format(
+        du.plural(#chain, "view is", "views are"), table.concat(names, " > "), du.name(ends[i])),
       recommendation = ("Materialize %s as a table (or incremental) to cut the chain; "
         .. "keep the views on either side."):format(du.target(pick)),
       evidence = { chain_length = #chain, chain = table.concat(names, " > ") },
@@ -152,8 +153,9 @@ local function busy_views(run, ctx)
         (total >= o.children_total_s * 1000 or own >= o.slow_view_s * 1000) then
         ctx.report {
           node = n.id,
-          message = ("View %s feeds %d models (%s) that took %s together; each of them "
-            .. "runs the view's query again."):format(du.name(n), kids, du.list(names, 4),
+          message = ("View %s feeds %s (%s) that took %s together; each of them "
+            .. "runs the view's query again."):format(du.name(n), du.plural(kids, "model"),
+            du.list(names, 4),
             du.dur(total)),
           recommendation = ("Materialize %s as a table so its query runs once per build."):format(
             du.target(n)),

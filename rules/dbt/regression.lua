@@ -48,9 +48,9 @@ local function node_findings(run, ctx, hist)
     local n, r = f.node, f.r
     ctx.report {
       node = n.id,
-      message = ("%s took %s, %.1f× its median of %s over the %d previous runs "
-        .. "(+%s; MAD %s)"):format(du.name(n), du.dur(f.cur), r.ratio,
-        du.dur(r.median), #f.vals, du.dur(r.delta), du.dur(r.mad)),
+      message = ("%s took %s, %s its median of %s over the %s "
+        .. "(+%s; MAD %s)"):format(du.name(n), du.dur(f.cur), du.times(r.ratio),
+        du.dur(r.median), du.plural(#f.vals, "previous run"), du.dur(r.delta), du.dur(r.mad)),
       recommendation = ("Compare what changed for %s since the previous run: its "
         .. "SQL (%s), the data volume it reads (rows, bytes processed), its "
         .. "incremental filter or a full refresh, and warehouse contention."):format(
@@ -90,8 +90,9 @@ local function run_finding(run, ctx, hist, nodes)
   local why = #parts > 0 and ("; the largest increases: " .. table.concat(parts, ", "))
     or "; no single node regressed: look at the number of nodes, threads and warehouse load"
   ctx.report {
-    message = ("The build took %s, %.1f× its median of %s over the %d previous runs%s."):format(
-      du.dur(run.duration_ms), r.ratio, du.dur(r.median), #vals, why),
+    message = ("The build took %s, %s its median of %s over the %s%s."):format(
+      du.dur(run.duration_ms), du.times(r.ratio), du.dur(r.median),
+      du.plural(#vals, "previous run"), why),
     recommendation = #parts > 0
         and ("Start with %s: it accounts for the largest part of the increase."):format(
           du.name(nodes[1].node))

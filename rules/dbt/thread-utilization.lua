@@ -29,9 +29,9 @@ local function saturated(run, ctx)
       m.threads_inferred == 1 and " (counted from the thread names)" or "")
   ctx.report {
     message = ("%s busy %s of the %s build while ready models waited %s on average "
-      .. "for a free thread. With %d threads it could take about %s (%s less); no "
+      .. "for a free thread. With %s it could take about %s (%s less); no "
       .. "thread count can bring it below the critical path of %s."):format(
-      who, du.pct(util, 0), du.dur(span), du.dur(wait), want, du.dur(est),
+      who, du.pct(util, 0), du.dur(span), du.dur(wait), du.plural(want, "thread"), du.dur(est),
       du.dur(gain), du.dur(cp)),
     recommendation = ("Raise threads from %d to %d in %s (or pass --threads %d), if the "
       .. "warehouse can run that many queries at once (BigQuery slots, Snowflake "
@@ -64,9 +64,9 @@ local function idle(run, ctx)
     or ""
   local to = math.max(peak, 1)
   local changes = { { target = du.threads_target(run), key = "threads", from = threads, to = to } }
-  local rec = ("No more than %d nodes ever ran at once: threads: %d would schedule this "
+  local rec = ("No more than %s ever ran at once: threads: %d would schedule this "
     .. "build the same way with fewer open connections. To make it faster, shorten the "
-    .. "longest chain (see dbt.critical-path)."):format(peak, to)
+    .. "longest chain (see dbt.critical-path)."):format(du.plural(peak, "node"), to)
   ctx.report {
     severity = "info",
     message = ("The %d threads were busy %s of the %s build (on average %.1f nodes ran at "

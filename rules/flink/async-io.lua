@@ -113,12 +113,13 @@ return {
               .. "completes. Its settings: %s.%s%s"):format(
                 quote(n), quote(up), pct(up_bp), pct(fu.ratio(n, "busy_ratio") or 0),
                 settings_text(s, cap, cap_known),
-                latency and (" With %d requests in flight (%d × %d subtasks) at %s records/s, "
+                latency and (" With %s in flight (%d × %s) at %s records/s, "
                   .. "each takes about %s (Little's law): the external system's latency sets "
-                  .. "the throughput."):format(cap * p, cap, p, fmt_n(math.floor(rate + 0.5)),
+                  .. "the throughput."):format(units.format_count(cap * p, "request"), cap,
+                    units.format_count(p, "subtask"), fmt_n(math.floor(rate + 0.5)),
                     fmt_d(latency)) or "",
-                t > 0 and (" %d failover%s in the exception history timed out."):format(
-                  t, t == 1 and "" or "s") or ""),
+                t > 0 and (" %s in the exception history timed out."):format(
+                  units.format_count(t, "failover")) or ""),
             recommendation = recommendation(s, cap, to),
             evidence = {
               upstream_vertex = up.id,

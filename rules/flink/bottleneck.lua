@@ -5,7 +5,7 @@ local fu = require "flinkutil"
 local graph = require "optipipe.graph"
 local units = require "optipipe.units"
 
-local pct, fmt_n = units.format_pct, units.format_num
+local pct, fmt_n, times = units.format_pct, units.format_num, units.format_ratio
 
 local function quote(n)
   return "'" .. (n.name or n.id) .. "'"
@@ -90,11 +90,11 @@ local function skew_finding(ctx, c, sk_busy, sk_rec)
   local n = c.node
   local parts = {}
   if sk_busy and sk_busy >= ctx.options.skew_factor then
-    parts[#parts + 1] = ("the busiest subtask is %s× the median (busy %s vs %s)"):format(
-      ("%.1f"):format(sk_busy), pct(n.dist.busy_ratio.max), pct(n.dist.busy_ratio.p50))
+    parts[#parts + 1] = ("the busiest subtask is %s the median (busy %s vs %s)"):format(
+      times(sk_busy), pct(n.dist.busy_ratio.max), pct(n.dist.busy_ratio.p50))
   end
   if sk_rec and sk_rec >= ctx.options.skew_factor then
-    parts[#parts + 1] = ("one subtask gets %s× the median records"):format(("%.1f"):format(sk_rec))
+    parts[#parts + 1] = ("one subtask gets %s the median records"):format(times(sk_rec))
   end
   ctx.report {
     node = n.id,
@@ -126,8 +126,8 @@ local function chain_text(run, n)
   for i, op in ipairs(ops) do
     quoted[i] = "'" .. op .. "'"
   end
-  return (" It is a chain of %d operators (%s): one of them is usually the busy one."):format(
-      #ops, table.concat(quoted, ", ")),
+  return (" It is a chain of %s (%s): one of them is usually the busy one."):format(
+      units.format_count(#ops, "operator"), table.concat(quoted, ", ")),
     ("First find which chained operator is busy: break the chain at a suspect "
       .. "(.disableChaining() or .startNewChain() on that operator) or set %s: false "
       .. "while measuring, and read each operator's busy ratio; fix or scale that operator. "
@@ -153,9 +153,9 @@ local function bottleneck_finding(ctx, run, c)
       .. "autoscaler writes; restart from a savepoint) or .setParallelism(%d) on this "
       .. "operator. Do not raise parallelism.default: the backpressured upstream vertices "
       .. "only wait for this one. Re-measure after the change: backpressure hides how "
-      .. "much input is really waiting (this step sizes for at most %s× the current rate)."):format(
-        p, to, p, pct(c.busy), ("%.2f×"):format(factor), pct(o.target_utilization), raw,
-        why and ("; " .. why) or "", n.id, to, to, ("%g"):format(o.max_scale_factor)),
+      .. "much input is really waiting (this step sizes for at most %s the current rate)."):format(
+        p, to, p, pct(c.busy), times(factor), pct(o.target_utilization), raw,
+        why and ("; " .. why) or "", n.id, to, to, times(o.max_scale_factor)),
     evidence = {
       busy_ratio = c.busy,
       busy_ratio_avg = n.metrics.busy_ratio,

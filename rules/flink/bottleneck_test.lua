@@ -37,13 +37,17 @@ return { rule = "flink.bottleneck", cases = {
   { name = "skewed subtasks: fix the keys, not the parallelism",
     inputs = { F .. "skewed-window.json" },
     expect = { { node = "b2ed8638afccdfc4e71fca39564a614a",
-                 message = "more parallelism will not help",
+                 message = "the busiest subtask is 4.2× the median (busy 99% vs 23.5%); one "
+                   .. "subtask gets 6.7× the median records. The hot subtask limits the whole "
+                   .. "vertex, so more parallelism will not help",
                  recommendation = "key distribution",
                  evidence = { busy_ratio = 0.99 } } } },
   { name = "windows stalled by watermarks get no parallelism advice",
     inputs = { F .. "watermark-idle-partition.json" }, expect = {} },
   { name = "demo export: the window operator", inputs = { "../../fixtures/demo/flink-window-bottleneck.json" },
     expect = { { node = "473ae7b7c8eede2cdbe5a3f4ab74c987",
+                 -- ratios are written like every other pack's (issue #19)
+                 recommendation = "ceil(4 × busy 97% × 2× demand / 70% target utilization) = 12",
                  changes = { { key = "parallelism", to = 16 } } } } },
   { name = "an empty plan in /jobs/<jid> (deploying): the full /plan still gives the DAG",
     inputs = { F .. "plan-deploying.json" },

@@ -81,9 +81,10 @@ return {
         end
       end
     end
-    local msg = ("%d of %d incremental checkpoints uploaded far more than usual: %s, up to "
-      .. "%.1f× the median %s."):format(#spikes, #cks, table.concat(spikes, ", "),
-        worst.checkpointed_size_bytes / med, fmt_b(med))
+    local msg = ("%d of %s uploaded far more than usual: %s, up to "
+      .. "%s the median %s."):format(#spikes, units.format_count(#cks, "incremental checkpoint"),
+        table.concat(spikes, ", "), units.format_ratio(worst.checkpointed_size_bytes / med),
+        fmt_b(med))
     if top then
       local v = run.by_id[top.vertex]
       msg = msg .. (" In #%d, '%s' uploaded %s of it."):format(top_id, v.name or v.id,

@@ -159,9 +159,10 @@ local function report_trend(ctx, run, cks, o)
     msg = ("Checkpoint durations have grown to %s (fitted), past %s of %s"):format(
       fmt_d(now_fit), limit_name, fmt_d(limit))
   else
-    msg = ("Checkpoint durations grow %s per hour (from %s to %s over %d checkpoints in %s) "
+    msg = ("Checkpoint durations grow %s per hour (from %s to %s over %s in %s) "
       .. "and would reach %s of %s in about %s"):format(
-        fmt_d(per_hour), fmt_d(tr.slope * xs[1] + tr.intercept), fmt_d(now_fit), #xs,
+        fmt_d(per_hour), fmt_d(tr.slope * xs[1] + tr.intercept), fmt_d(now_fit),
+        units.format_count(#xs, "checkpoint"),
         fmt_d(span), limit_name, fmt_d(limit), fmt_d(left))
   end
   msg = msg .. "; checkpoints would then expire and, with few tolerable failures, fail the job over."
@@ -211,8 +212,8 @@ local function report_failures(ctx, run)
   end
   local all = fu.checkpoints(run, "COMPLETED")
   ctx.report {
-    message = ("%d of the last %d checkpoints failed (%s); the latest: %s"):format(
-      #failed, #failed + #all, table.concat(ids, ", "), last.failure_message or "no message"),
+    message = ("%d of the last %s failed (%s); the latest: %s"):format(
+      #failed, units.format_count(#failed + #all, "checkpoint"), table.concat(ids, ", "), last.failure_message or "no message"),
     recommendation = (last.failure_message or ""):find("expired", 1, true)
       and "They expired: they take longer than the timeout. See why they are slow "
         .. "(state size, backpressure, storage) rather than raising the timeout."

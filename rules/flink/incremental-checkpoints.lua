@@ -45,9 +45,9 @@ return {
     local key = fu.key(run, "execution.checkpointing.incremental")
     if inc == true and full then
       ctx.report {
-        message = ("%s is true, yet each of the last %d checkpoints uploaded its full "
+        message = ("%s is true, yet each of the last %s uploaded its full "
           .. "state (%s in #%d): incremental checkpointing is off in effect."):format(
-            key, n, fmt_b(state), latest.id),
+            key, units.format_count(n, "checkpoint"), fmt_b(state), latest.id),
         recommendation = "The job's code probably overrides the config: look for "
           .. "new EmbeddedRocksDBStateBackend(false) or setStateBackend(...) and build the "
           .. "backend with incremental checkpoints enabled (new "
@@ -63,7 +63,8 @@ return {
       message = ("RocksDB uploads the full %s of state on every checkpoint (%s is %s%s): "
         .. "checkpoint time and storage traffic grow with the whole state, not with what "
         .. "changed."):format(fmt_b(state), key, inc == false and "false" or "not set",
-          full and (", and the last %d checkpoints were all full-size"):format(n) or ""),
+          full and (", and the last %s all full-size"):format(
+            units.format_count(n, "checkpoint was", "checkpoints were")) or ""),
       recommendation = ("Enable incremental checkpoints (%s: true): each checkpoint then "
         .. "uploads only new SST files. It takes effect on the next restart; the first "
         .. "checkpoint after it is still full."):format(key),

@@ -10,10 +10,7 @@ local pct, fmt_d, fmt_n = units.format_pct, units.format_duration, units.format_
 local quote = fu.quote
 
 local function rate_text(x)
-  if x >= 10 then
-    return fmt_n(math.floor(x + 0.5))
-  end
-  return ("%.2g"):format(x)
+  return fmt_n(x >= 10 and math.floor(x + 0.5) or x)
 end
 
 local function measured(n)

@@ -104,13 +104,14 @@ return {
     end
     local where
     if node then
-      where = ("per subtask of '%s' (%s over %d subtasks, from checkpoint #%d)"):format(
-        node.name or node.id, fmt_b(node.metrics.checkpoint_state_size_bytes), node.parallelism,
+      where = ("per subtask of '%s' (%s over %s, from checkpoint #%d)"):format(
+        node.name or node.id, fmt_b(node.metrics.checkpoint_state_size_bytes),
+        units.format_count(node.parallelism, "subtask"),
         node.metrics.checkpoint_id or latest.id)
     else
-      where = ("per subtask, assuming the %s of checkpoint #%d spread evenly over %d subtasks "
+      where = ("per subtask, assuming the %s of checkpoint #%d spread evenly over %s "
         .. "(export /jobs/<jid>/checkpoints/details/%d for per-operator sizes)"):format(
-          fmt_b(full), latest.id, widest, latest.id)
+          fmt_b(full), latest.id, units.format_count(widest, "subtask"), latest.id)
     end
     ctx.report {
       node = node and node.id or nil,

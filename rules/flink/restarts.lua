@@ -38,9 +38,10 @@ return {
                     to = "exponential-delay" } }
     end
     ctx.report {
-      message = ("The job failed over %d times in the last %s%s; the latest, %s ago: %s%s."):format(
-        recent, fmt_d(window),
-        run.metrics.restarts and (" (%d restarts in total)"):format(run.metrics.restarts) or "",
+      message = ("The job failed over %s in the last %s%s; the latest, %s ago: %s%s."):format(
+        units.format_count(recent, "time"), fmt_d(window),
+        run.metrics.restarts and (" (%s in total)"):format(
+          units.format_count(run.metrics.restarts, "restart")) or "",
         fmt_d(now - last.timestamp_ms), last.exception or last.exception_class or "unknown",
         last.task and (" in " .. last.task) or ""),
       recommendation = "Fix the cause in the exception history (/jobs/<jid>/exceptions): "

@@ -115,8 +115,8 @@ local function report(ctx, run, n, e, slots_now, slots_after)
         n.name or n.id, pct(e.busy), n.parallelism, fmt_n(math.floor(rate + 0.5)), e.to,
         pct(o.target_utilization),
         slots_after < slots_now
-          and (" Lowered like this, the job needs %d slots instead of %d (one slot sharing group)."):format(
-            slots_after, slots_now)
+          and (" Lowered like this, the job needs %s instead of %d (one slot sharing group)."):format(
+            units.format_count(slots_after, "slot"), slots_now)
           or ""),
     recommendation = ("Lower the parallelism of this vertex from %d to %d: ceil(%d × busy %s / "
       .. "%s target utilization) = %d%s. Apply it with pipeline.jobvertex-parallelism-overrides: "

@@ -39,7 +39,8 @@ local function behind_text(e)
     parts[#parts + 1] = ("what it emits is %s behind capture time"):format(fmt_d(e.lag_ms))
   end
   if e.consumer_lag then
-    parts[#parts + 1] = ("the Kafka consumer lag is %s records"):format(round(e.consumer_lag))
+    parts[#parts + 1] = ("the Kafka consumer lag is %s"):format(
+      units.format_count(math.floor(e.consumer_lag + 0.5), "record"))
   end
   if #parts == 0 then
     return " No lag was exported (pendingRecords, watermarks), so this is capacity at its "
@@ -106,10 +107,10 @@ local function report(ctx, run, n, busy, o)
     sizing = (" Raise its parallelism from %d to %d (ceil(%d × busy %s × %s demand / %s "
       .. "target utilization)), but not beyond the number of partitions (Kafka) or shards "
       .. "it reads: source subtasks without a partition stay idle. If the topic has no "
-      .. "more than %d partitions, add partitions first. Apply it with "
+      .. "more than %s, add partitions first. Apply it with "
       .. "pipeline.jobvertex-parallelism-overrides: %s:%d or .setParallelism(%d) on the "
-      .. "source."):format(p, to, p, pct(busy), ("%.2f×"):format(factor),
-        pct(o.target_utilization), p, n.id, to, to)
+      .. "source."):format(p, to, p, pct(busy), units.format_ratio(factor),
+        pct(o.target_utilization), units.format_count(p, "partition"), n.id, to, to)
   end
   ctx.report {
     node = n.id,

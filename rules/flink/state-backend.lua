@@ -58,9 +58,9 @@ return {
     }
     ctx.report {
       message = ("HashMapStateBackend keeps all %s of state on the JVM heap: about %s per "
-        .. "slot over %d slots (limit %s per slot)%s. Heap objects take several times the "
+        .. "slot over %s (limit %s per slot)%s. Heap objects take several times the "
         .. "checkpointed size, so GC pauses grow and a spike ends in OutOfMemoryError."):format(
-          fmt_b(state), fmt_b(per_slot), slots, fmt_b(limit),
+          fmt_b(state), fmt_b(per_slot), units.format_count(slots, "slot"), fmt_b(limit),
           c and (" in checkpoint #%d"):format(c.id) or ""),
       recommendation = "Switch to EmbeddedRocksDBStateBackend (state.backend.type: rocksdb) "
         .. "with incremental checkpoints: state moves to managed memory and local disk, "

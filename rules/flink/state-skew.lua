@@ -60,11 +60,11 @@ return {
         ctx.report {
           node = n.id,
           message = ("Subtask %d of '%s' holds %s of the vertex's state in checkpoint #%d "
-            .. "(%s of %s over %d subtasks; the median subtask holds %s): a few keys carry "
+            .. "(%s of %s over %s; the median subtask holds %s): a few keys carry "
             .. "most of the state. This is key skew, not a lack of capacity: more parallelism "
             .. "moves other keys away but leaves the hot key groups on one subtask."):format(
               top.subtask, n.name or n.id, pct(share), id, fmt_b(size_of(top)), fmt_b(total),
-              count, fmt_b(median)),
+              units.format_count(count, "subtask"), fmt_b(median)),
           recommendation = "Find the hot keys (count records or state entries per key, e.g. "
             .. "top keys in a side output) and spread them: salt the key and combine the "
             .. "partial results in a second step, pre-aggregate before the keyBy, or for SQL "

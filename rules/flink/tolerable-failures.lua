@@ -1,6 +1,7 @@
 -- flink.tolerable-failures: no tolerance for failed checkpoints while
 -- checkpoints do fail. docs/rules/flink.tolerable-failures.md
 local fu = require "flinkutil"
+local units = require "optipipe.units"
 
 return {
   id = "flink.tolerable-failures",
@@ -23,10 +24,10 @@ return {
     end
     local last = failed[#failed]
     ctx.report {
-      message = ("%d recent checkpoint%s failed (latest #%d: %s) and "
+      message = ("%s failed (latest #%d: %s) and "
         .. "execution.checkpointing.tolerable-failed-checkpoints is 0: every such failure "
-        .. "fails the job over and replays from the last checkpoint."):format(#failed,
-          #failed == 1 and "" or "s", last.id, last.failure_message or "no message"),
+        .. "fails the job over and replays from the last checkpoint."):format(
+          units.format_count(#failed, "recent checkpoint"), last.id, last.failure_message or "no message"),
       recommendation = ("Tolerate a few failed checkpoints (%d) so one slow or expired "
         .. "checkpoint does not restart the job, and fix why they fail (see "
         .. "flink.checkpoint-trend)."):format(ctx.options.tolerable),

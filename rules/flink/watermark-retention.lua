@@ -4,7 +4,7 @@
 local fu = require "flinkutil"
 local units = require "optipipe.units"
 
-local fmt_d, fmt_n = units.format_duration, units.format_num
+local fmt_d, fmt_n, count = units.format_duration, units.format_num, units.format_count
 
 local function quote(n)
   return "'" .. (n.name or n.id) .. "'"
@@ -36,14 +36,14 @@ local function message(run, s)
   local win = s.window_ms and (" (window %s)"):format(fmt_d(s.window_ms)) or ""
   if s.kind == "missing" then
     local up = fu.running_ms(run)
-    return ("No watermark reaches %s%s: %d of %d subtasks still report none "
+    return ("No watermark reaches %s%s: %d of %s still report none "
       .. "(Long.MIN_VALUE)%s%s, so its windows never fire and their state keeps "
-      .. "growing.%s"):format(quote(n), win, s.without, s.subtasks_total,
+      .. "growing.%s"):format(quote(n), win, s.without, count(s.subtasks_total, "subtask"),
         up and (" after %s of running"):format(fmt_d(up)) or "",
-        m.records_in and (" while %s records came in"):format(fmt_n(m.records_in)) or "",
+        m.records_in and (" while %s came in"):format(count(m.records_in, "record")) or "",
         origin_text(s))
   end
-  local times = s.window_ms and (", %s× its window"):format(fmt_n(math.floor(s.lag_ms / s.window_ms + 0.5))) or ""
+  local times = s.window_ms and (", %s its window"):format(units.format_ratio(s.lag_ms / s.window_ms)) or ""
   local msg = ("The watermark of %s%s trails capture time by %s%s (limit %s) "
     .. "while nothing on the way is backpressured and no source is saturated, so "
     .. "this is not a capacity "

@@ -3,6 +3,8 @@
 -- truncated event log, a missing REST endpoint, a dropped DAG edge); other
 -- rules stay quiet where data is missing, so without this rule a user could
 -- read "no findings" as "healthy".
+local units = require "optipipe.units"
+
 return {
   id = "mixed.incomplete-inputs",
   title = "Some inputs were only partly read",
@@ -23,8 +25,8 @@ quiet rules are not mistaken for a healthy pipeline.]],
         local more = n > #shown and string.format(" (and %d more)", n - #shown) or ""
         ctx.report {
           run = run,
-          message = string.format("%s run %s was read with %d warning%s: %s%s",
-            run.source, run.name or run.id, n, n == 1 and "" or "s",
+          message = string.format("%s run %s was read with %s: %s%s",
+            run.source, run.name or run.id, units.format_count(n, "warning"),
             table.concat(shown, "; "), more),
           recommendation = "Rules that need the missing data stayed quiet; supply the complete input "
             .. "(the whole event log, every REST endpoint listed in docs/flink.md, the manifest) "

@@ -68,8 +68,8 @@ local function adaptive(run, ctx)
   ctx.report {
     severity = "info",
     message = ("Adaptive query execution is off (spark.sql.adaptive.enabled = false%s) on a "
-      .. "SQL app with %d queries."):format(set and "" or ", the default before Spark 3.2",
-      run.metrics.sql_executions),
+      .. "SQL app with %s."):format(set and "" or ", the default before Spark 3.2",
+      su.count(run.metrics.sql_executions, "query", "queries")),
     recommendation = "AQE coalesces small shuffle partitions, splits skewed joins and "
       .. "switches joins to broadcast at run time; it is the default since Spark 3.2.",
     evidence = { sql_executions = run.metrics.sql_executions },

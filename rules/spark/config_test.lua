@@ -13,4 +13,11 @@ return { rule = "spark.config", cases = {
     } },
   { name = "Kryo, static allocation, AQE on: quiet", inputs = { F .. "healthy.zstd" },
     expect = {} },
+  { name = "AQE off on a SQL app with one query: singular (issue #19)",
+    inputs = { { source = "spark", id = "app-aqe", engine_version = "3.5.1",
+                 config = { ["spark.sql.adaptive.enabled"] = "false",
+                            ["spark.serializer"] = "org.apache.spark.serializer.KryoSerializer" },
+                 metrics = { sql_executions = 1 } } },
+    expect = { { severity = "info", message = "on a SQL app with 1 query.",
+                 changes = { { key = "spark.sql.adaptive.enabled", from = "false", to = "true" } } } } },
 } }

@@ -200,15 +200,16 @@ return {
     local from = run.config[key] or tostring(e0)
     ctx.report {
       severity = "warning",
-      message = ("%d executors would finish about as fast as the %d the app had: the jobs "
-        .. "are estimated at %s with %d and %s with %d (%s with %d); the critical path "
+      message = ("%s would finish about as fast as the %d the app had: the jobs "
+        .. "are estimated at %s with %d and %s with %d%s; the critical path "
         .. "through the stages is %s, so no executor count brings the app under %s."):format(
-        ideal, e0, su.dur(base), e0, su.dur(at_ideal), ideal, su.dur(estimate(gs, half * cores)),
-        half, su.dur(crit), su.dur(drv + crit)),
-      recommendation = ("Cap the executors at %d (%s -> %d): the other %d mostly waited for "
+        su.count(ideal, "executor"), e0, su.dur(base), e0, su.dur(at_ideal), ideal,
+        half < ideal and (" (%s with %d)"):format(su.dur(estimate(gs, half * cores)), half) or "",
+        su.dur(crit), su.dur(drv + crit)),
+      recommendation = ("Cap the executors at %d (%s -> %d): the other %s mostly waited for "
         .. "the slowest tasks of each stage. Estimated from task times (docs/rules/"
         .. "spark.critical-path.md; the measured job time was %s)."):format(
-        ideal, key, ideal, e0 - ideal, su.dur(m.jobs_wall_ms or 0)),
+        ideal, key, ideal, su.count(e0 - ideal, "executor"), su.dur(m.jobs_wall_ms or 0)),
       evidence = {
         executors = e0, executor_cores = cores, ideal_executors = ideal,
         estimated_jobs_ms = math.floor(base), estimated_jobs_ms_at_ideal = math.floor(at_ideal),

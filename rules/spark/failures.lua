@@ -65,8 +65,8 @@ local function task_failures(run, ctx)
       ctx.report {
         node = n and f.stage or nil,
         severity = aborted and "error" or "warning",
-        message = ("%s: %d task attempt%s failed with %s%s%s."):format(
-          n and su.stage_label(n) or f.stage, f.count, f.count == 1 and "" or "s", f.reason,
+        message = ("%s: %s failed with %s%s%s."):format(
+          n and su.stage_label(n) or f.stage, su.count(f.count, "task attempt"), f.reason,
           f.detail ~= "" and (": " .. f.detail) or "",
           aborted and "; the stage failed" or " (retried)"),
         recommendation = fix or (f.reason == "ExecutorLostFailure"
@@ -126,7 +126,7 @@ local function executor_losses(run, ctx)
   local changes, fix = memory_changes(run, top)
   table.sort(ids)
   ctx.report {
-    message = ("%d executor%s lost (%s); most often: %s"):format(lost, lost == 1 and " was" or "s were",
+    message = ("%s lost (%s); most often: %s"):format(su.count(lost, "executor was", "executors were"),
       table.concat(ids, ", "), top),
     recommendation = fix or "Running tasks and cached or shuffle data on them were lost "
       .. "and recomputed; check the cluster manager's logs for these containers.",

@@ -58,13 +58,15 @@ return {
                                   key = "spark.dynamicAllocation.shuffleTracking.enabled",
                                   from = track, to = "true" }
       end
-      rec = ("Run with %d executors instead of %d (about %s busy), or let dynamic "
-        .. "allocation follow the load."):format(want, inst, su.pct(o.target_utilization))
+      rec = ("Run with %s instead of %d (about %s busy), or let dynamic "
+        .. "allocation follow the load."):format(su.count(want, "executor"), inst,
+        su.pct(o.target_utilization))
     end
     ctx.report {
       message = ("Executors held %s of core time but tasks used %s: %s of the allocated "
-        .. "cores sat idle (%d executors, up to %d at once, %d cores each)."):format(
-        su.dur(alloc), su.dur(used), su.pct(idle), m.executors_added, peak, cores),
+        .. "cores sat idle (%s, up to %d at once, %s each)."):format(
+        su.dur(alloc), su.dur(used), su.pct(idle), su.count(m.executors_added, "executor"), peak,
+        su.count(cores, "core")),
       recommendation = rec,
       evidence = {
         idle_ratio = su.round(idle, 3), allocated_core_ms = alloc, used_core_ms = used,

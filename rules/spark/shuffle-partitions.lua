@@ -65,10 +65,10 @@ return {
       message = ("spark.sql.shuffle.partitions is %s%s but %s read %s of shuffle data: %s "
         .. "per task%s."):format(cur, set and "" or " (the default)", su.stage_label(n),
         su.bytes(bytes), su.bytes(per),
-        count > 1 and (" (%d shuffle stages alike)"):format(count) or ""),
+        count > 1 and (" (%s alike)"):format(su.count(count, "shuffle stage")) or ""),
       recommendation = ("Set spark.sql.shuffle.partitions to %d (about %s per task%s).%s"):format(
-        to, su.bytes(bytes / to), cores and (", %d wave%s of %d cores"):format(
-          math.ceil(to / cores), math.ceil(to / cores) == 1 and "" or "s", cores) or "",
+        to, su.bytes(bytes / to), cores and (", %s of %s"):format(
+          su.count(math.ceil(to / cores), "wave"), su.count(cores, "core")) or "",
         (not big and not aqe) and " Or enable spark.sql.adaptive.enabled so that Spark "
           .. "coalesces small partitions itself." or ""),
       evidence = { shuffle_partitions = parts, shuffle_read_bytes = bytes,

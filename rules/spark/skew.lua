@@ -85,8 +85,8 @@ return {
           end
           local data_txt = ""
           if data_ratio then
-            data_txt = (" It read %s of %s against a median of %s (%.1fx)."):format(
-              su.bytes(slow_bytes), what, su.bytes(med_bytes), data_ratio)
+            data_txt = (" It read %s of %s against a median of %s (%s)."):format(
+              su.bytes(slow_bytes), what, su.bytes(med_bytes), su.times(data_ratio))
           end
           local excess = d.max - d.p50
           local rec
@@ -103,9 +103,9 @@ return {
           end
           ctx.report {
             node = n.id,
-            message = ("%s: its slowest task ran %s, %.1fx the median of %s (%d tasks); "
-              .. "%s.%s"):format(su.stage_label(n), su.dur(d.max), ratio, su.dur(d.p50),
-              math.floor(d.count), where, data_txt),
+            message = ("%s: its slowest task ran %s, %s the median of %s (%s); "
+              .. "%s.%s"):format(su.stage_label(n), su.dur(d.max), su.times(ratio), su.dur(d.p50),
+              su.count(math.floor(d.count), "task"), where, data_txt),
             recommendation = rec,
             evidence = {
               max_task_ms = d.max, median_task_ms = d.p50, skew_ratio = su.round(ratio, 2),

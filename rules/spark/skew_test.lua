@@ -4,7 +4,7 @@ return { rule = "spark.skew", cases = {
   { name = "one task reads 30x the median shuffle data and runs 40x longer: data skew",
     inputs = { F .. "skew.zstd" },
     expect = { { node = "stage-1-0", severity = "warning",
-                 message = "its slowest task ran 1m 40s, 40.9x the median",
+                 message = "its slowest task ran 1m 40s, 40.9× the median",
                  recommendation = "Data skew",
                  evidence = { slowest_task_index = 17, slowest_task_partition = 17,
                               slowest_task_executor = "2", data_skew = true, tasks = 32,

@@ -39,9 +39,9 @@ return {
           local dd = n.dist.duration_ms
           ctx.report {
             node = n.id,
-            message = ("%s ran %d tasks with a median of %s each (%s wall time per task "
+            message = ("%s ran %s with a median of %s each (%s wall time per task "
               .. "including scheduling): most of the time goes to launching tasks."):format(
-              su.stage_label(n), tasks, su.dur(med), dd and su.dur(dd.p50) or "?"),
+              su.stage_label(n), su.count(tasks, "task"), su.dur(med), dd and su.dur(dd.p50) or "?"),
             recommendation = ("Use fewer, larger partitions: %s (tasks of about %s), or "
               .. "coalesce() before this stage."):format(txt, su.dur(o.target_task_ms)),
             evidence = { tasks = tasks, median_task_ms = med, target_task_ms = o.target_task_ms,
@@ -62,9 +62,10 @@ return {
             local cores = su.total_cores(run)
             ctx.report {
               node = n.id,
-              message = ("%s ran only %d tasks with a median of %s each and up to %s of data "
-                .. "per task%s."):format(su.stage_label(n), tasks, su.dur(med), su.bytes(big),
-                cores and (" while %d cores were available"):format(cores) or ""),
+              message = ("%s ran only %s with a median of %s each and up to %s of data "
+                .. "per task%s."):format(su.stage_label(n), su.count(tasks, "task"), su.dur(med),
+                su.bytes(big), cores and (" while %s available"):format(
+                  su.count(cores, "core was", "cores were")) or ""),
               recommendation = ("Use more, smaller partitions: %s, so tasks take about %s "
                 .. "and use every core."):format(txt, su.dur(math.max(med / factor, 1000))),
               evidence = { tasks = tasks, median_task_ms = med, max_task_bytes = big,

@@ -3,7 +3,7 @@ local F = "../../fixtures/spark/"
 return { rule = "spark.small-tasks", cases = {
   { name = "a scan of 6000 small files: fewer partitions, at the defaults",
     inputs = { F .. "many-small-tasks.zstd" },
-    expect = { { node = "stage-0-0", message = "ran 6000 tasks with a median of 40 ms",
+    expect = { { node = "stage-0-0", message = "ran 6,000 tasks with a median of 40 ms",
                  recommendation = "Use fewer, larger partitions",
                  evidence = { tasks = 6000, direction = "fewer" },
                  changes = { { key = "spark.sql.files.maxPartitionBytes", from = "128m",

@@ -41,10 +41,10 @@ return {
         end
         local new_mem = su.round_mem(mem * math.min(factor, o.max_memory_factor))
         local mem_txt = ("raise spark.executor.memory from %s to %s (%s of execution memory "
-          .. "per task with %d cores instead of %s)"):format(
+          .. "per task with %s instead of %s)"):format(
           su.mem_string(mem), su.mem_string(new_mem),
           su.bytes(math.max(new_mem - 300 * su.MIB, 0) * (per_task * cores / math.max(mem - 300 * su.MIB, 1)) / cores),
-          cores, su.bytes(per_task))
+          su.count(cores, "core"), su.bytes(per_task))
         if not how then
           changes[1] = { target = su.target(run), key = "spark.executor.memory",
                          from = su.mem_string(mem), to = su.mem_string(new_mem) }

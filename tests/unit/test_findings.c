@@ -179,7 +179,7 @@ static void test_reporters(void **state)
     assert_null(strchr(text, '\033'));
     assert_null(strchr(text, '\007'));
     assert_non_null(strstr(text, "Window?]0;pwned?<script>"));
-    assert_non_null(strstr(text, "3 findings (1 error, 2 warning, 0 info)"));
+    assert_non_null(strstr(text, "3 findings (1 error, 2 warnings, 0 info)"));
     assert_non_null(strstr(text, "2 rule errors"));
 
     json = render(report_json, m, &r);

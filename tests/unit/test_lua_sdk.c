@@ -169,6 +169,31 @@ static void test_units(void **state)
     run_test_file(TESTS_DIR "sdk_units.lua");
 }
 
+/* The cases fmt.c meets too: the file's text reaches the Lua test as the
+ * global FMT_CASES, set before the globals snapshot. */
+static void test_shared_fmt_cases(void **state)
+{
+    static char text[16384];
+    FILE *in = fopen(OP_SOURCE_DIR "/tests/unit/fmt_cases.txt", "r");
+    size_t len;
+    lua_State *L;
+
+    (void)state;
+    assert_non_null(in);
+    len = fread(text, 1, sizeof text - 1, in);
+    assert_false(ferror(in));
+    assert_true(feof(in)); /* the whole file fit */
+    fclose(in);
+    text[len] = '\0';
+    L = bare_state();
+    lua_pushstring(L, text);
+    lua_setglobal(L, "FMT_CASES");
+    snapshot_globals(L);
+    run_file(L, TESTS_DIR "sdk_fmt_cases.lua");
+    assert_no_new_globals(L, "sdk_fmt_cases.lua");
+    lua_close(L);
+}
+
 static void test_graph(void **state)
 {
     (void)state;
@@ -180,7 +205,7 @@ static void test_graph(void **state)
 static void test_other_sdk_files(void **state)
 {
     static const char *const known[] = {"sdk_stats.lua", "sdk_units.lua",
-                                        "sdk_graph.lua", NULL};
+                                        "sdk_graph.lua", "sdk_fmt_cases.lua", NULL};
     glob_t g;
     size_t ran = 0;
 
@@ -288,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_modules_load_bare),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_shared_fmt_cases),
         cmocka_unit_test(test_graph),
         cmocka_unit_test(test_other_sdk_files),
         cmocka_unit_test(test_theil_sen_cost_is_bounded),

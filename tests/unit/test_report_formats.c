@@ -404,10 +404,10 @@ static void test_progress_format(void **state)
 
     (void)state;
     progress_format(buf, sizeof buf, "big.json", 512 * 1024, 1024 * 1024, 2.0);
-    assert_string_equal(buf, "big.json  [############............]  50%  512.0 KiB of 1.0 MiB  "
-                             "256.0 KiB/s");
+    assert_string_equal(buf, "big.json  [############............]  50%  512 KiB of 1 MiB  "
+                             "256 KiB/s");
     progress_format(buf, sizeof buf, "log.zst", 3 * 1024 * 1024, 0, 1.0);
-    assert_string_equal(buf, "log.zst  3.0 MiB read  3.0 MiB/s");
+    assert_string_equal(buf, "log.zst  3 MiB read  3 MiB/s");
     progress_format(buf, sizeof buf, "x", 10, 5, 0); /* done past the total */
     assert_non_null(strstr(buf, "100%"));
 }

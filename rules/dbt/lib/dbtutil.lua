@@ -9,6 +9,7 @@ local M = {}
 
 M.dur = units.format_duration
 M.pct = units.format_pct
+M.times = units.format_ratio
 
 -- Runs whose node timings measure execution: dbt run/build/test/seed/
 -- snapshot, not compile or docs generate (research/dbt.md §2.3), and not
@@ -75,9 +76,8 @@ function M.list(names, max)
   return s
 end
 
-function M.plural(n, one, many)
-  return n == 1 and ("1 " .. one) or (("%d %s"):format(n, many or (one .. "s")))
-end
+-- "1 test", "3 tests", "1,200 rows": units.format_count.
+M.plural = units.format_count
 
 -- Seconds with one decimal, for evidence (stable across reruns).
 function M.secs(ms)

@@ -11,6 +11,8 @@ local M = {}
 M.dur = units.format_duration
 M.pct = units.format_pct
 M.bytes = units.format_bytes
+M.count = units.format_count
+M.times = units.format_ratio
 
 local MIB = 1024 * 1024
 local GIB = 1024 * MIB
@@ -241,8 +243,8 @@ function M.resize(run, n, factor)
       return { target = t, key = "spark.sql.adaptive.advisoryPartitionSizeInBytes", from = adv,
                to = M.mem_string(to) },
         ("spark.sql.adaptive.advisoryPartitionSizeInBytes from %s to %s (adaptive execution "
-          .. "coalesced the %s shuffle partitions into %d tasks)"):format(adv, M.mem_string(to),
-          cur, tasks)
+          .. "coalesced the %s shuffle partitions into %s)"):format(adv, M.mem_string(to),
+          cur, M.count(tasks, "task"))
     end
     local to = M.nice_count(want, factor > 1 and M.total_cores(run) or nil)
     return { target = t, key = "spark.sql.shuffle.partitions", from = cur, to = tostring(to) },

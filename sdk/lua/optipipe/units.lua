@@ -157,7 +157,8 @@ function M.format_duration(ms)
   local sign = ms < 0 and "-" or ""
   ms = abs(ms)
   if ms < 999.95 then
-    return sign .. one_decimal(ms) .. " ms"
+    local s = one_decimal(ms)
+    return (s == "0" and "" or sign) .. s .. " ms"
   end
   local tenths = floor(ms / 100 + 0.5) -- tenths of a second
   if tenths < 600 then
@@ -172,24 +173,45 @@ function M.format_duration(ms)
     return ("%s%dh %02dm"):format(sign, mins // 60, mins % 60)
   end
   local hours = floor(ms / 3600000 + 0.5)
+  if hours >= 1e12 then
+    return ("%s%.4gd"):format(sign, hours / 24)
+  end
   return ("%s%dd %02dh"):format(sign, hours // 24, hours % 24)
 end
 
---- A ratio (0.973) as a percentage with at most `decimals` decimals
---- (default 1), trailing zeros trimmed: "97.3%", "97%", "100%", "0.5%".
+-- ratio * 100 with d decimals, trailing zeros trimmed.
+local function pct_text(p, d)
+  local s = ("%." .. d .. "f"):format(p)
+  if s:find("%.") then
+    s = s:gsub("0+$", ""):gsub("%.$", "")
+  end
+  return s
+end
+
+--- A share (0.973) as a percentage with at most `decimals` decimals
+--- (default 1), trailing zeros trimmed: "97.3%", "97%", "341.3%". It never
+--- reads 100% for a share below 1 nor 0% for a nonzero one: up to two more
+--- decimals are used ("99.5%", "0.04%"), then ">99.99%" / "<0.01%"
+--- (core/fmt.c fmt_percent does the same for the reports).
 function M.format_pct(ratio, decimals)
   if type(ratio) ~= "number" or not finite(ratio) then
     return tostring(ratio)
   end
-  decimals = decimals or 1
-  local s = ("%." .. floor(decimals) .. "f"):format(ratio * 100)
-  if s:find("%.") then
-    s = s:gsub("0+$", ""):gsub("%.$", "")
+  decimals = floor(decimals or 1)
+  decimals = decimals < 0 and 0 or decimals > 6 and 6 or decimals
+  local p = ratio * 100
+  for d = decimals, decimals + 2 do
+    local s = pct_text(p, d)
+    local shown = abs(tonumber(s))
+    if not ((p > 0 and p < 100 and shown >= 100) or (p ~= 0 and shown == 0)) then
+      return (s == "-0" and "0" or s) .. "%"
+    end
   end
-  if s == "-0" then
-    s = "0"
+  local d = decimals + 2
+  if abs(p) < 1 then
+    return ("%s%." .. d .. "f%%"):format(p < 0 and ">-" or "<", 10 ^ -d)
   end
-  return s .. "%"
+  return (">%." .. d .. "f%%"):format(100 - 10 ^ -d)
 end
 
 -- "1234567" -> "1,234,567" (digits only, no sign).
@@ -217,7 +239,8 @@ end
 
 --- A count for people. Default: thousands separators and up to two
 --- decimals, trailing zeros trimmed ("1,234,567", "1,234.57", "0.25";
---- tiny non-zero values keep 3 significant digits: "0.00123").
+--- tiny non-zero values keep 3 significant digits: "0.00123", never an
+--- exponent above 1e-9).
 --- style "short": one decimal with a decimal (SI) suffix ("1.2k", "3.4M",
 --- "5G", "950").
 function M.format_num(n, style)
@@ -231,7 +254,11 @@ function M.format_num(n, style)
     return (s == "0" and "" or sign) .. s
   end
   if a ~= 0 and a < 0.01 then
-    return ("%s%.3g"):format(sign, a)
+    if a < 1e-9 then
+      return ("%s%.3g"):format(sign, a)
+    end
+    local s = ("%." .. (2 - floor(math.log(a, 10))) .. "f"):format(a)
+    return sign .. s:gsub("0+$", "")
   end
   local s = ("%.2f"):format(a)
   local int, frac = s:match("^(%d+)%.(%d+)$")
@@ -240,6 +267,59 @@ function M.format_num(n, style)
     sign = ""
   end
   return sign .. group(int) .. (frac ~= "" and "." .. frac or "")
+end
+
+--- "1 executor", "3 executors", "12,000 records": the count as format_num
+--- writes it and the singular exactly when that reads "1". `many`
+--- defaults to one .. "s". Use it for every count in a message.
+function M.format_count(n, one, many)
+  if type(n) ~= "number" or not finite(n) then
+    return tostring(n) .. " " .. (many or one .. "s")
+  end
+  local s = M.format_num(n)
+  return s .. " " .. (s == "1" and one or many or one .. "s")
+end
+
+--- A ratio as "36.9×" (U+00D7, the one multiplication sign of every
+--- pack): one decimal, ".0" trimmed ("2×"); from 100 on whole and grouped
+--- ("1,250×").
+function M.format_ratio(r)
+  if type(r) ~= "number" or not finite(r) then
+    return tostring(r) .. "\u{d7}"
+  end
+  local s
+  if abs(r) >= 99.95 then
+    s = M.format_num(floor(r + 0.5))
+  else
+    s = one_decimal(r)
+  end
+  return (s == "-0" and "0" or s) .. "\u{d7}"
+end
+
+--- An evidence-style value in plain digits, never an exponent: integers as
+--- they are ("9905000"), others from 1000 on rounded to whole, below that
+--- 4 significant digits ("2.708", "0.0001234"); only magnitudes beyond
+--- 1e21 or below 1e-9 use "%.4g". The reports print evidence like this.
+function M.format_number(v)
+  if type(v) ~= "number" or not finite(v) then
+    return tostring(v)
+  end
+  local a = abs(v)
+  if v == 0 then
+    return "0"
+  elseif v == floor(v) and a < 1e21 then
+    return ("%.0f"):format(v)
+  elseif a >= 1e21 or a < 1e-9 then
+    return ("%.4g"):format(v)
+  elseif a >= 999.95 then
+    return ("%.0f"):format(v)
+  end
+  local d = 3 - floor(math.log(a, 10))
+  local s = ("%." .. (d < 0 and 0 or d) .. "f"):format(v)
+  if s:find("%.") then
+    s = s:gsub("0+$", ""):gsub("%.$", "")
+  end
+  return s
 end
 
 return M
