@@ -13,7 +13,8 @@
  * names), so every request passes fx_req, which stops at the request
  * budget and the deadline of the HTTP client; what was not requested is
  * named under "errors" (the first FX_SKIPPED_NAMED paths one by one, then
- * a count), and metric names past --max-metric-names per vertex too.
+ * a count), and metric names past --max-metric-names per vertex too, as
+ * are names with a comma (a ?get= list cannot carry them).
  */
 #include "fetch.h"
 

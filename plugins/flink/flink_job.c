@@ -767,6 +767,10 @@ static void vx_rates(fl_ctx *c, const fl_vx *v, const fl_rates *rt)
         op_node_attr(c->b, v->node, "rate_source", src);
 }
 
+/* The endpoints that answer metrics of a vertex. */
+static const enum fl_ep meps[3] = {EP_SUBTASKS_METRICS, EP_SUBTASK_METRICS,
+                                   EP_VERTEX_METRICS};
+
 /* The metrics responses of one vertex over every poll: one slice per
  * metrics endpoint, each in poll order. */
 typedef struct fl_mslices {
@@ -937,8 +941,6 @@ static void part_warning(fl_ctx *c, op_run *r, const fl_part_at *at,
  * (flink_partitions.c); unusable names and too many pairs are warned. */
 static void vx_partitions(fl_ctx *c, op_run *r, const char *jid, fl_vx *v)
 {
-    static const enum fl_ep meps[3] = {EP_SUBTASKS_METRICS,
-                                       EP_SUBTASK_METRICS, EP_VERTEX_METRICS};
     fl_parts pt;
     fl_part_at bad = {NULL, 0}, over = {NULL, 0};
     const fl_entry *const *ent;
@@ -996,8 +998,6 @@ static void vx_partitions(fl_ctx *c, op_run *r, const char *jid, fl_vx *v)
 /* Everything the polls say about vertex v's subtasks. */
 static void vx_collect(fl_ctx *c, fl_vx *v, const char *jid)
 {
-    static const enum fl_ep meps[3] = {EP_SUBTASKS_METRICS,
-                                       EP_SUBTASK_METRICS, EP_VERTEX_METRICS};
     const cJSON *bp = fl_find_newest(c, EP_BACKPRESSURE, jid, v->id, NULL);
     const cJSON *wm = fl_find_newest(c, EP_WATERMARKS, jid, v->id, NULL);
     fl_mslices s;
