@@ -68,6 +68,14 @@ check "currentEmitEventTimeLag is requested" has "$parts_ex" 'Source__Kafka_orde
 check "...and the fetched export counts 8 partitions" \
     has "$tmp/source-bound-8-partitions.fetched.json" '"partitions": 8'
 
+start_server flink "$src/fixtures/flink/source-bound-8-partitions.json"
+run fetch flink "$url" --interval 0 --backpressure-wait 0 --max-metric-names 10 \
+    -o "$tmp/parts-cap.json"
+check "partition names count against --max-metric-names: exit 4" test "$rc" = 4
+check "...the ones past the cap are named under errors" \
+    has "$tmp/parts-cap.json" '7 metric names left out (over --max-metric-names 10 per vertex): 1.Source__Kafka_orders.KafkaSourceReader.topic.orders.partition.1.currentOffset'
+stop_server
+
 # --- a metric name with a comma cannot be asked for (?get= splits on commas) --
 start_server flink "$healthy" --extra-name 'Source__a,b.pendingRecords' \
     --extra-name 'Source__c.pendingRecords'
