@@ -13,7 +13,8 @@
  * names), so every request passes fx_req, which stops at the request
  * budget and the deadline of the HTTP client; what was not requested is
  * named under "errors" (the first FX_SKIPPED_NAMED paths one by one, then
- * a count), and metric names past --max-metric-names per vertex too.
+ * a count), and metric names past --max-metric-names per vertex too, as
+ * are names with a comma (a ?get= list cannot carry them).
  */
 #include "fetch.h"
 
@@ -76,6 +77,7 @@ typedef struct fx_vertex {
     int is_source;
     int bp_pending; /* backpressure answered without "ok" */
     fx_strs gets;   /* metric requests of poll 0, repeated in samples */
+    fx_strs gets0;  /* metric requests of poll 0 only (names, not trends) */
 } fx_vertex;
 
 typedef struct fx_job {
@@ -493,8 +495,12 @@ static int in_list(const char *s, const char *const *l)
     return 0;
 }
 
+/* Which of the requests of a listing a name goes to. */
+enum { W_NO, W_EVERY, W_FIRST }; /* every poll / poll 0 only */
+
 /* Aggregated over subtasks (/subtasks/metrics): the task metrics the
- * plugin reads, and operator metrics ("<operator>.<name>"). */
+ * plugin reads, and operator metrics ("<operator>.<name>"; records-lag-max
+ * is "<operator>.KafkaSourceReader.KafkaConsumer.records-lag-max"). */
 static int want_agg(const char *id)
 {
     static const char *const task[] = {
@@ -502,8 +508,9 @@ static int want_agg(const char *id)
         "idleTimeMsPerSecond", "numRecordsInPerSecond",
         "numRecordsOutPerSecond", "numBytesInPerSecond",
         "numBytesOutPerSecond", "checkpointStartDelayNanos", NULL};
-    static const char *const op[] = {"pendingRecords", "numLateRecordsDropped",
-                                     "watermarkLag", "sourceIdleTime", NULL};
+    static const char *const op[] = {
+        "pendingRecords", "numLateRecordsDropped", "watermarkLag",
+        "sourceIdleTime", "records-lag-max", "currentEmitEventTimeLag", NULL};
     const char *dot = strrchr(id, '.');
 
     if (!dot)
@@ -515,17 +522,32 @@ static int want_agg(const char *id)
            !strncmp(id, "Source", 6);
 }
 
-/* Per subtask (/vertices/<vid>/metrics): "<n>.<operator>.currentOutputWatermark". */
-static int want_subtask_wm(const char *id)
+static int ends_with(const char *s, size_t n, const char *suffix)
 {
-    static const char suffix[] = ".currentOutputWatermark";
-    size_t n = strlen(id), k = sizeof suffix - 1;
+    size_t k = strlen(suffix);
+    return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* Per subtask (/vertices/<vid>/metrics), names "<n>.<operator>.<metric>":
+ * output watermarks in every poll; a Kafka source's per-partition offsets
+ * ("...KafkaSourceReader.topic.<t>.partition.<p>.currentOffset") once,
+ * for their names: the plugin counts the partitions from them. */
+static int want_subtask(const char *id)
+{
+    size_t n = strlen(id);
     const char *p = id;
 
     while (isdigit((unsigned char)*p))
         p++;
-    return p > id && *p == '.' && n > k + (size_t)(p - id) + 1 &&
-           !strcmp(id + n - k, suffix);
+    if (p == id || *p != '.')
+        return W_NO;
+    if (ends_with(id, n, ".currentOutputWatermark"))
+        return W_EVERY;
+    return ends_with(id, n, ".currentOffset") &&
+                   strstr(id, ".KafkaSourceReader.topic.") &&
+                   strstr(id, ".partition.")
+               ? W_FIRST
+               : W_NO;
 }
 
 static int want_job(const char *id)
@@ -578,6 +600,7 @@ static void flush_get(fx *x, const char *list, const char *q,
 #define FX_LEFT_SHOWN 3 /* names on stderr; the export has them all */
 
 typedef struct fx_left {
+    char why[96]; /* after "N metric names left out " */
     size_t n, shown;
     char *names;
     size_t len;
@@ -617,9 +640,8 @@ static void left_note(fx *x, fx_left *l, const char *list)
         free(l->names);
         return;
     }
-    n = snprintf(head, sizeof head, "%zu metric names left out (over "
-                 "--max-metric-names %zu per vertex): ",
-                 l->n, metric_room(x)) +
+    n = snprintf(head, sizeof head, "%zu metric names left out (%s): ",
+                 l->n, l->why) +
         l->len + strlen(list) + 64;
     msg = malloc(n);
     if (msg) {
@@ -639,47 +661,79 @@ static void left_note(fx *x, fx_left *l, const char *list)
     memset(l, 0, sizeof *l);
 }
 
-/* Lists the metric names at path list (not kept) and appends to out the
- * requests ("<list>?get=a,b<suffix>") for those want() accepts, split so
- * that no URL grows too long; *room: names the vertex may still ask for
- * (the rest are named under "errors"). */
-static void metric_gets(fx *x, const char *list, int (*want)(const char *),
-                        const char *suffix, size_t *room, fx_strs *out)
+/* One request being built: the encoded names so far and where it goes. */
+typedef struct fx_query {
+    char q[FX_QUERY_MAX + 1];
+    size_t qn;
+    fx_strs *out;
+} fx_query;
+
+static void query_add(fx *x, fx_query *g, const char *list, const char *enc,
+                      size_t en, const char *suffix)
 {
-    char q[FX_QUERY_MAX + 1], enc[FX_QUERY_MAX + 1];
-    size_t qn = 0, en;
+    if (g->qn && g->qn + 1 + en > FX_QUERY_MAX) {
+        flush_get(x, list, g->q, suffix, g->out);
+        g->qn = 0;
+    }
+    if (g->qn)
+        g->q[g->qn++] = ',';
+    memcpy(g->q + g->qn, enc, en);
+    g->qn += en;
+    g->q[g->qn] = '\0';
+}
+
+/* Lists the metric names at path list (not kept) and appends the requests
+ * ("<list>?get=a,b<suffix>") for those want() accepts to every (W_EVERY)
+ * or first (W_FIRST: poll 0 only), split so that no URL grows too long;
+ * *room: names the vertex may still ask for (the rest are named under
+ * "errors"). A name with a comma cannot be asked for (Flink splits the
+ * ?get= list on commas, decoded or not): it is named under "errors". */
+static void metric_gets(fx *x, const char *list, int (*want)(const char *),
+                        const char *suffix, size_t *room, fx_strs *every,
+                        fx_strs *first)
+{
+    char enc[FX_QUERY_MAX + 1];
+    size_t en, k;
     const cJSON *e;
     fx_ans a;
-    fx_left left;
+    fx_left left, comma;
+    fx_query g[2];
 
     memset(&left, 0, sizeof left);
+    memset(&comma, 0, sizeof comma);
+    memset(g, 0, sizeof g);
+    g[0].out = every;
+    g[1].out = first;
     if (fx_req(x, list, &a) != G_OK)
         return;
-    q[0] = '\0';
+    snprintf(left.why, sizeof left.why,
+             "over --max-metric-names %zu per vertex", metric_room(x));
+    snprintf(comma.why, sizeof comma.why,
+             "a comma in the name: Flink splits ?get= lists on commas");
     cJSON_ArrayForEach(e, a.doc)
     {
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(e, "id"));
+        int w;
         en = 0;
-        if (!id || strlen(id) > 512 || !want(id) ||
+        if (!id || strlen(id) > 512 || (w = want(id)) == W_NO ||
             encode_name(id, enc, &en, sizeof enc))
             continue;
+        if (strchr(id, ',')) {
+            left_add(x, &comma, id);
+            continue;
+        }
         if (*room == 0) {
             left_add(x, &left, id);
             continue;
         }
         (*room)--;
-        if (qn && qn + 1 + en > FX_QUERY_MAX) {
-            flush_get(x, list, q, suffix, out);
-            qn = 0;
-        }
-        if (qn)
-            q[qn++] = ',';
-        memcpy(q + qn, enc, en);
-        qn += en;
-        q[qn] = '\0';
+        query_add(x, &g[w == W_FIRST && first], list, enc, en, suffix);
     }
-    flush_get(x, list, q, suffix, out);
+    for (k = 0; k < 2; k++)
+        if (g[k].out)
+            flush_get(x, list, g[k].q, suffix, g[k].out);
     ans_free(&a);
+    left_note(x, &comma, list);
     left_note(x, &left, list);
 }
 
@@ -890,13 +944,14 @@ static void vertex_main(fx *x, fx_job *j, fx_vertex *v)
     fx_fetch(x, path, NULL);
     snprintf(path, sizeof path, "/jobs/%s/vertices/%s/subtasks/metrics",
              j->jid, v->id);
-    metric_gets(x, path, want_agg, FX_AGG, &room, &v->gets);
+    metric_gets(x, path, want_agg, FX_AGG, &room, &v->gets, NULL);
     if (v->is_source) {
         snprintf(path, sizeof path, "/jobs/%s/vertices/%s/metrics", j->jid,
                  v->id);
-        metric_gets(x, path, want_subtask_wm, "", &room, &v->gets);
+        metric_gets(x, path, want_subtask, "", &room, &v->gets, &v->gets0);
     }
     fetch_gets(x, &v->gets);
+    fetch_gets(x, &v->gets0);
 }
 
 /* Poll 0 of job j: everything. Returns G_OK, or what /jobs/<jid> gave. */
@@ -928,7 +983,7 @@ static int job_main(fx *x, fx_job *j)
     }
     job_checkpoints(x, j);
     snprintf(path, sizeof path, "/jobs/%s/metrics", j->jid);
-    metric_gets(x, path, want_job, "", &room, &j->gets);
+    metric_gets(x, path, want_job, "", &room, &j->gets, NULL);
     fetch_gets(x, &j->gets);
     for (i = 0; i < j->nv && !x->oom; i++)
         vertex_main(x, j, &j->v[i]);
@@ -1219,8 +1274,10 @@ static void fx_free(fx *x)
     }
     free(x->polls);
     for (i = 0; i < x->njobs; i++) {
-        for (k = 0; k < x->jobs[i].nv; k++)
+        for (k = 0; k < x->jobs[i].nv; k++) {
             strs_free(&x->jobs[i].v[k].gets);
+            strs_free(&x->jobs[i].v[k].gets0);
+        }
         free(x->jobs[i].v);
         strs_free(&x->jobs[i].gets);
         free(x->jobs[i].ckpts);

@@ -206,6 +206,44 @@ size_t fl_entries(const fl_ctx *c, enum fl_ep ep, const char *jid,
 int fl_entry_at(const fl_ctx *c, size_t p, size_t i, const fl_path **path,
                 const cJSON **resp);
 
+/* --- source partitions (flink_partitions.c) ----------------------------- */
+
+#define FL_MAX_PARTITIONS 32768 /* distinct pairs counted; past it: unknown */
+#define FL_MAX_TOPICS 64        /* topics told apart; past it: "more" */
+
+typedef struct fl_part_slot {
+    const char *topic; /* into the metric name (NULL: empty slot) */
+    size_t tlen;
+    int32_t part;
+} fl_part_slot;
+
+/* The distinct (topic, partition) pairs the metric names of one vertex
+ * name. Zero-initialize; topic strings point into the names added, which
+ * must outlive it. */
+typedef struct fl_parts {
+    fl_part_slot *slot;
+    size_t cap, n;  /* cap: a power of two, at least twice n */
+    size_t names;   /* partition offset names seen (duplicates included) */
+    size_t bad;     /* offset names whose topic or partition is unusable */
+    int over;       /* more than FL_MAX_PARTITIONS pairs */
+    int oom;
+    const char *topic[FL_MAX_TOPICS];
+    size_t tlen[FL_MAX_TOPICS];
+    size_t topics;  /* distinct topics; FL_MAX_TOPICS + 1: more */
+} fl_parts;
+
+/* Splits a Kafka source reader's offset metric name ("[<subtask>.]<op>.
+ * KafkaSourceReader.topic.<t>.partition.<n>.currentOffset" or
+ * ".committedOffset"): 1 with *topic (pointing into name, *tlen bytes) and
+ * *part set; 0 when name is no such metric; -1 when it is one whose topic
+ * is empty or longer than Kafka allows (249) or whose partition is not a
+ * number 0..2147483647. */
+int fl_partition_name(const char *name, const char **topic, size_t *tlen,
+                      int32_t *part);
+/* Counts the pair name names, if any (bounded: see fl_parts). */
+void fl_parts_add(fl_parts *p, const char *name);
+void fl_parts_free(fl_parts *p);
+
 /* --- per job (flink_job.c, flink_checkpoints.c) ------------------------ */
 
 /* Builds the run of job jid from every poll. Returns 0 or OP_ENOMEM. */

@@ -767,6 +767,10 @@ static void vx_rates(fl_ctx *c, const fl_vx *v, const fl_rates *rt)
         op_node_attr(c->b, v->node, "rate_source", src);
 }
 
+/* The endpoints that answer metrics of a vertex. */
+static const enum fl_ep meps[3] = {EP_SUBTASKS_METRICS, EP_SUBTASK_METRICS,
+                                   EP_VERTEX_METRICS};
+
 /* The metrics responses of one vertex over every poll: one slice per
  * metrics endpoint, each in poll order. */
 typedef struct fl_mslices {
@@ -916,11 +920,84 @@ static void vx_late_lifetime(op_builder *b, const fl_vx *v)
     }
 }
 
+/* Where the partition names first went wrong: a response and an index. */
+typedef struct fl_part_at {
+    const fl_entry *e;
+    int i;
+} fl_part_at;
+
+static void part_warning(fl_ctx *c, op_run *r, const fl_part_at *at,
+                         const char *what)
+{
+    char msg[700];
+
+    snprintf(msg, sizeof msg, "%.300s: $[%d].id: %.300s", at->e->resp->string,
+             at->i, what);
+    op_run_warning(c->b, r, msg);
+}
+
+/* source_partitions / source_topics: the distinct (topic, partition)
+ * pairs that the metric names of vertex v name, over every poll
+ * (flink_partitions.c); unusable names and too many pairs are warned. */
+static void vx_partitions(fl_ctx *c, op_run *r, const char *jid, fl_vx *v)
+{
+    fl_parts pt;
+    fl_part_at bad = {NULL, 0}, over = {NULL, 0};
+    const fl_entry *const *ent;
+    size_t k, n, i;
+    char what[300];
+
+    memset(&pt, 0, sizeof pt);
+    for (k = 0; k < 3; k++) {
+        n = fl_entries(c, meps[k], jid, v->id, &ent);
+        for (i = 0; i < n; i++) {
+            const cJSON *e;
+            int idx = 0;
+            if (!metrics_usable(ent[i]))
+                continue;
+            cJSON_ArrayForEach(e, ent[i]->resp)
+            {
+                size_t was_bad = pt.bad;
+                const char *id = fl_str(e, "id");
+                if (id)
+                    fl_parts_add(&pt, id);
+                if (pt.bad > was_bad && !bad.e)
+                    bad = (fl_part_at){ent[i], idx};
+                if (pt.over && !over.e)
+                    over = (fl_part_at){ent[i], idx};
+                idx++;
+            }
+        }
+    }
+    if (bad.e) {
+        snprintf(what, sizeof what,
+                 "%zu Kafka offset metric name%s with a topic or partition "
+                 "that cannot be (partition 0..2147483647, topic 1..249 "
+                 "bytes): not counted as partitions",
+                 pt.bad, pt.bad == 1 ? "" : "s");
+        part_warning(c, r, &bad, what);
+    }
+    if (over.e) {
+        snprintf(what, sizeof what,
+                 "more than %d distinct topic partitions named by the metrics "
+                 "of vertex %s: its partition count is left out",
+                 FL_MAX_PARTITIONS, v->id);
+        part_warning(c, r, &over, what);
+    } else if (pt.oom) {
+        op_run_warning(c->b, r, "out of memory counting the partitions of a "
+                                "source: its partition count is left out");
+    } else if (pt.n) {
+        op_node_metric_int(c->b, v->node, "source_partitions", (int64_t)pt.n);
+        if (pt.topics <= FL_MAX_TOPICS)
+            op_node_metric_int(c->b, v->node, "source_topics",
+                               (int64_t)pt.topics);
+    }
+    fl_parts_free(&pt);
+}
+
 /* Everything the polls say about vertex v's subtasks. */
 static void vx_collect(fl_ctx *c, fl_vx *v, const char *jid)
 {
-    static const enum fl_ep meps[3] = {EP_SUBTASKS_METRICS,
-                                       EP_SUBTASK_METRICS, EP_VERTEX_METRICS};
     const cJSON *bp = fl_find_newest(c, EP_BACKPRESSURE, jid, v->id, NULL);
     const cJSON *wm = fl_find_newest(c, EP_WATERMARKS, jid, v->id, NULL);
     fl_mslices s;
@@ -1216,6 +1293,7 @@ static void vertex(fl_ctx *c, op_run *r, const char *jid, fl_vref *ref,
         emit_simple_metrics(c->b, &v);
         vx_rates(c, &v, rt);
         emit_watermarks(c, r, &v, now);
+        vx_partitions(c, r, jid, &v);
     }
     ref->have_ratios = v.have_ratios;
     ref->have_wm = v.in_wm.n || v.out_wm.n;

@@ -23,11 +23,16 @@ local function target(n, busy, o)
       why = ("rounded up to %d, a divisor of max parallelism %d, so key groups spread evenly"):format(
         to, n.max_parallelism)
     end
-  elseif is_source(n) and o.source_partitions > 0 then
-    to = fu.divisor_at_least(raw, o.source_partitions)
-    if to ~= raw then
-      why = ("rounded up to %d, a divisor of the %d source partitions, so every subtask reads "
-        .. "as many partitions"):format(to, o.source_partitions)
+  elseif is_source(n) then
+    local parts, from = fu.source_partitions(n, o)
+    if parts then
+      to = fu.divisor_at_least(raw, parts)
+      if to ~= raw then
+        why = ("rounded up to %d, a divisor of the %d source partitions (%s), so every "
+          .. "subtask reads as many partitions"):format(to, parts,
+            from == "option" and "option source_partitions"
+              or "counted from its Kafka offset metrics")
+      end
     end
   end
   return to, raw, why
@@ -130,6 +135,7 @@ local function report(ctx, run, n, e, slots_now, slots_after)
       busy_ratio = e.busy, parallelism = n.parallelism, target_parallelism = e.to,
       target_utilization = o.target_utilization, records_per_s = rate,
       max_parallelism = n.max_parallelism, slots = slots_now, slots_after = slots_after,
+      partitions = is_source(n) and fu.source_partitions(n, o) or nil,
     },
     changes = { { target = n.name or n.id, key = "parallelism", from = n.parallelism, to = e.to } },
   }
@@ -147,7 +153,7 @@ return {
     bp_ok = 0.1,               -- Flink's OK backpressure level ends at 0.1
     min_parallelism = 8,       -- smaller vertices free too few slots for a restart
     min_reduction = 0.5,       -- only targets at most this share of the current parallelism
-    source_partitions = 0,     -- partitions the sources read (0: unknown, no alignment)
+    source_partitions = 0,     -- partitions the sources read (0: from the metric names)
   },
   description = "A vertex that is mostly idle while nothing is backpressured can run "
     .. "with fewer subtasks: the job gives slots back.",

@@ -90,6 +90,43 @@ local function chain_text(n)
       "'" .. table.concat(ops, "', '") .. "'", #ops == 1 and "s" or "", ops[1])
 end
 
+local function apply_text(n, to)
+  return (" Apply it with pipeline.jobvertex-parallelism-overrides: %s:%d or "
+    .. ".setParallelism(%d) on the source."):format(n.id, to, to)
+end
+
+-- What to do about the parallelism: raise it to the need, capped at the
+-- partitions when they are known (more subtasks than partitions get none).
+-- Returns the text and the proposed parallelism (nil: no change helps).
+local function sizing(n, busy, need, factor, parts, from, o)
+  local p = n.parallelism
+  local formula = ("ceil(%d × busy %s × %s demand / %s target utilization) = %d"):format(
+    p, pct(busy), units.format_ratio(factor), pct(o.target_utilization), need)
+  local src = from == "option" and "option source_partitions"
+    or "counted from its Kafka offset metrics"
+  if not parts then
+    return (" Raise its parallelism from %d to %d (%s), but not beyond the number of "
+      .. "partitions (Kafka) or shards it reads: source subtasks without a partition stay "
+      .. "idle. If the topic has no more than %s, add partitions first.%s"):format(
+        p, need, formula, units.format_count(p, "partition"), apply_text(n, need)), need
+  end
+  if need <= parts then
+    return (" Raise its parallelism from %d to %d (%s): the %d partitions it reads (%s) "
+      .. "cover that many subtasks.%s"):format(p, need, formula, parts, src,
+        apply_text(n, need)), need
+  end
+  if parts > p then
+    return (" It needs %d subtasks (%s), but it reads %d partitions (%s) and a subtask "
+      .. "beyond them gets none: raise its parallelism from %d to %d, and add partitions "
+      .. "to the topic (at least %d) to go to %d.%s"):format(need, formula, parts, src, p,
+        parts, need, need, apply_text(n, parts)), parts
+  end
+  return (" It needs %d subtasks (%s), but it reads %d partitions (%s) and already has %d "
+    .. "subtasks: more would get no partition. Add partitions to the topic (at least %d), "
+    .. "then raise its parallelism to %d."):format(need, formula, parts, src, p, need, need),
+    nil
+end
+
 local function report(ctx, run, n, busy, o)
   local p = n.parallelism
   local e = evidence_of(n, o)
@@ -98,19 +135,12 @@ local function report(ctx, run, n, busy, o)
     return
   end
   local rate = rate_of(n)
-  local to, factor
+  local parts, from = fu.source_partitions(n, o)
+  local need, factor, to
+  local text = ""
   if p then
-    to, factor = target(n, busy, e, o)
-  end
-  local sizing = ""
-  if to then
-    sizing = (" Raise its parallelism from %d to %d (ceil(%d × busy %s × %s demand / %s "
-      .. "target utilization)), but not beyond the number of partitions (Kafka) or shards "
-      .. "it reads: source subtasks without a partition stay idle. If the topic has no "
-      .. "more than %s, add partitions first. Apply it with "
-      .. "pipeline.jobvertex-parallelism-overrides: %s:%d or .setParallelism(%d) on the "
-      .. "source."):format(p, to, p, pct(busy), units.format_ratio(factor),
-        pct(o.target_utilization), units.format_count(p, "partition"), n.id, to, to)
+    need, factor = target(n, busy, e, o)
+    text, to = sizing(n, busy, need, factor, parts, from, o)
   end
   ctx.report {
     node = n.id,
@@ -120,7 +150,7 @@ local function report(ctx, run, n, busy, o)
         quote(n), pct(busy), rate and (" than its %s records/s"):format(round(rate)) or "",
         behind_text(e)),
     recommendation = ("Give the source more capacity, not the operators after it.%s %s"):format(
-      sizing, chain_text(n)),
+      text, chain_text(n)),
     evidence = {
       busy_ratio = busy,
       backpressure_ratio = fu.ratio(n, "backpressure_ratio"),
@@ -132,6 +162,9 @@ local function report(ctx, run, n, busy, o)
       consumer_lag = e.consumer_lag,
       parallelism = p,
       target_parallelism = to,
+      needed_parallelism = need,
+      partitions = parts,
+      partitions_from = from,
       demand_factor = factor,
       chained = #fu.chained_operators(n),
       confidence = e.behind and "high" or "medium",
@@ -152,6 +185,7 @@ return {
     min_lag = fu.WATERMARK_DEFAULTS.min_lag,     -- event-time lag counted as behind
     target_utilization = 0.7,   -- the autoscaler's job.autoscaler.utilization.target
     max_scale_factor = 2.0,     -- most demand growth one recommendation assumes
+    source_partitions = 0,      -- partitions the sources read (0: from the metric names)
   },
   description = "A source busy near 100 % while nothing backpressures it is the "
     .. "limit of the job: it falls behind its input, and watermarks lag for that "

@@ -56,6 +56,39 @@ bottleneck="$src/fixtures/flink/window-bottleneck.json"
 hjid=$(job_of "$healthy")
 bjid=$(job_of "$bottleneck")
 
+# --- a Kafka source: partition offsets (poll 0), consumer and emit lag --------
+parts_ex="$tmp/source-bound-8-partitions.export.json"
+offsets='sum(k.count("currentOffset") for k in %s if "/metrics?get=" in k)'
+check "the 8 partition offset names of the source are requested" \
+    test "$(json_get "$parts_ex" "$(printf "$offsets" 'd["responses"]')")" = 8
+check "...in the first poll only" \
+    test "$(json_get "$parts_ex" "$(printf "$offsets" '[k for s in d["samples"] for k in s["responses"]]')")" = 0
+check "records-lag-max is requested" has "$parts_ex" 'KafkaConsumer.records-lag-max'
+check "currentEmitEventTimeLag is requested" has "$parts_ex" 'Source__Kafka_orders.currentEmitEventTimeLag'
+check "...and the fetched export counts 8 partitions" \
+    has "$tmp/source-bound-8-partitions.fetched.json" '"partitions": 8'
+
+start_server flink "$src/fixtures/flink/source-bound-8-partitions.json"
+run fetch flink "$url" --interval 0 --backpressure-wait 0 --max-metric-names 10 \
+    -o "$tmp/parts-cap.json"
+check "partition names count against --max-metric-names: exit 4" test "$rc" = 4
+check "...the ones past the cap are named under errors" \
+    has "$tmp/parts-cap.json" '7 metric names left out (over --max-metric-names 10 per vertex): 1.Source__Kafka_orders.KafkaSourceReader.topic.orders.partition.1.currentOffset'
+stop_server
+
+# --- a metric name with a comma cannot be asked for (?get= splits on commas) --
+start_server flink "$healthy" --extra-name 'Source__a,b.pendingRecords' \
+    --extra-name 'Source__c.pendingRecords'
+run fetch flink "$url" --interval 0 --backpressure-wait 0 -o "$tmp/comma.json"
+check "a name with a comma: exit 4 (incomplete)" test "$rc" = 4
+check "...stderr says why it was left out" has "$tmp/err" "a comma in the name"
+check "...the export names it under errors" has "$tmp/comma.json" 'Source__a,b.pendingRecords'
+check "...it is not requested" \
+    test "$(json_get "$tmp/comma.json" 'sum(1 for k in d["responses"] if "Source__a" in k)')" = 0
+check "...the other names of the listing still are" \
+    test "$(json_get "$tmp/comma.json" 'sum(1 for k in d["responses"] if "Source__c.pendingRecords" in k)')" -gt 0
+stop_server
+
 # --- discovery -------------------------------------------------------------
 start_server flink "$healthy"
 run fetch flink "$url/" --interval 0 -o "$tmp/disc.json"

@@ -25,7 +25,9 @@ Flink behaviour (like a real JobManager, research/flink.md §1.1):
     ?get= answer only the recorded entries named (unknown names: none);
   - an unknown path answers 404 {"errors": ["Not found: ..."]};
   - --extra-metrics N adds N wanted names ("Op<i>.pendingRecords") to every
-    /subtasks/metrics listing, as a server choosing the request count would.
+    /subtasks/metrics listing, as a server choosing the request count would;
+  - --extra-name NAME (repeatable) adds NAME to every /subtasks/metrics
+    listing (e.g. one with a comma, which a ?get= list cannot carry).
 
 Misbehaviour (--fail KIND:PATH) also covers a trickle (2 bytes a second
 after a large Content-Length), redirects to --redirect-base (another port)
@@ -84,7 +86,7 @@ class Flink:
                          "tasks": {}})
         return {"jobs": jobs}
 
-    def metrics(self, path, query, count=1, extra=0):
+    def metrics(self, path, query, count=1, extra=0, names_extra=()):
         """Metric names (no ?get=) from poll 0; values for the count-th
         request of the same ?get= from the matching poll, or the newest
         earlier one that has the path (counters change between polls)."""
@@ -101,6 +103,9 @@ class Flink:
         if extra and path.endswith("/subtasks/metrics"):
             entries += [{"id": "Op%d.pendingRecords" % i, "min": 0, "max": 0,
                          "avg": 0, "sum": 0} for i in range(extra)]
+        if path.endswith("/subtasks/metrics"):
+            entries += [{"id": n, "min": 0, "max": 0, "avg": 0, "sum": 0}
+                        for n in names_extra]
         if not get:
             return [{"id": e["id"]} for e in entries]
         names = set(",".join(get).split(","))
@@ -297,7 +302,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if METRICS_RE.match(path):
             k = self.count("metrics " + path + "?" + query)
-            self.send(200, fl.metrics(path, query, k, self.server.args.extra_metrics))
+            args = self.server.args
+            self.send(200, fl.metrics(path, query, k, args.extra_metrics,
+                                      args.extra_name))
             return
         if path.endswith("/backpressure") and n <= self.server.args.deprecated:
             if fl.answer(path, query, 1) is not None:
@@ -395,6 +402,7 @@ def main():
     ap.add_argument("--logs-garbage", action="store_true")
     ap.add_argument("--redirect-base", help="where KIND redirect points")
     ap.add_argument("--extra-metrics", type=int, default=0)
+    ap.add_argument("--extra-name", action="append", default=[])
     ap.add_argument("--bomb", type=int, default=0,
                     help="a zip entry of this many zero bytes")
     ap.add_argument("--bomb-many", type=int, default=0,

@@ -22,6 +22,7 @@
 #include "input.h"
 #include "model.h"
 #include "support.h"
+#include "../../plugins/flink/flink_internal.h"
 
 extern const op_plugin op_plugin_flink;
 
@@ -1329,6 +1330,148 @@ static void test_counter_rates(void **state)
     model_free(m);
 }
 
+/* --- source partitions from Kafka offset metric names ------------------ */
+
+#define OFFSET(sub, topic, part) \
+    #sub ".Source__k.KafkaSourceReader.topic." topic ".partition." #part \
+    ".currentOffset"
+
+static void test_partition_names(void **state)
+{
+    const char *t = NULL;
+    size_t tl = 0;
+    int32_t part = -1;
+
+    (void)state;
+    assert_int_equal(fl_partition_name(OFFSET(0, "orders", 7), &t, &tl, &part),
+                     1);
+    assert_int_equal(part, 7);
+    assert_int_equal(tl, 6);
+    assert_memory_equal(t, "orders", 6);
+    /* a topic with dots and ".partition." in it: the last one splits */
+    assert_int_equal(fl_partition_name("Src.KafkaSourceReader.topic.a.partition"
+                                       ".1.partition.2147483647.committedOffset",
+                                       &t, &tl, &part),
+                     1);
+    assert_int_equal(part, 2147483647);
+    assert_int_equal(tl, strlen("a.partition.1"));
+    /* not offset metrics of a Kafka source reader */
+    assert_int_equal(fl_partition_name("0.Source__k.pendingRecords", &t, &tl,
+                                       &part),
+                     0);
+    assert_int_equal(fl_partition_name("0.X.KafkaSourceReader.topic.t."
+                                       "partition.3.commitsSucceeded",
+                                       &t, &tl, &part),
+                     0);
+    assert_int_equal(fl_partition_name("X.KafkaSourceReader.topic.t."
+                                       "currentOffset", &t, &tl, &part),
+                     0);
+    /* offset metrics whose partition or topic cannot be */
+    assert_int_equal(fl_partition_name(OFFSET(0, "t", 2147483648), &t, &tl,
+                                       &part),
+                     -1);
+    assert_int_equal(fl_partition_name(OFFSET(0, "t", 99999999999999999999999),
+                                       &t, &tl, &part),
+                     -1);
+    assert_int_equal(fl_partition_name(OFFSET(0, "t", -1), &t, &tl, &part), -1);
+    assert_int_equal(fl_partition_name("X.KafkaSourceReader.topic.t.partition."
+                                       ".currentOffset", &t, &tl, &part),
+                     -1);
+    assert_int_equal(fl_partition_name("X.KafkaSourceReader.topic..partition.1"
+                                       ".currentOffset", &t, &tl, &part),
+                     -1);
+}
+
+/* An export whose source lists names (a JSON array of {"id","value"}) in
+ * poll 0 and more in a sample. */
+static char *partition_export(const char *names0, const char *names1)
+{
+    const char *fmt =
+        "{\"flink_rest_export\": 1, \"captured_at_ms\": 1000000,"
+        " \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"vertices\": [{\"id\": \"" SRC "\", \"name\": \"Source: k\","
+        "    \"parallelism\": 2}, {\"id\": \"" WIN "\", \"name\": \"w\"}]},"
+        "  \"/jobs/" JID "/vertices/" SRC "/metrics?get=a\": [%s]},"
+        " \"samples\": [{\"captured_at_ms\": 1010000, \"responses\": {"
+        "  \"/jobs/" JID "/vertices/" SRC "/subtasks/metrics?get=b\": [%s]}}]}";
+    size_t n = strlen(fmt) + strlen(names0) + strlen(names1) + 1;
+    char *out = malloc(n);
+
+    assert_non_null(out);
+    snprintf(out, n, fmt, names0, names1);
+    return out;
+}
+
+static void test_source_partitions(void **state)
+{
+    char *doc = partition_export(
+        "{\"id\": \"" OFFSET(0, "orders", 0) "\", \"value\": \"5\"},"
+        "{\"id\": \"" OFFSET(1, "orders", 1) "\", \"value\": \"5\"},"
+        "{\"id\": \"" OFFSET(0, "orders", 2) "\", \"value\": \"5\"},"
+        "{\"id\": \"" OFFSET(1, "payments", 0) "\", \"value\": \"5\"},"
+        "{\"id\": \"" OFFSET(0, "orders", 99999999999) "\", \"value\": 1},"
+        "{\"id\": \"0.Source__k.pendingRecords\", \"value\": \"5\"}",
+        /* the sample: the same pairs again (aggregated names), and one more */
+        "{\"id\": \"Source__k.KafkaSourceReader.topic.orders.partition.1."
+        "committedOffset\", \"min\": 1, \"max\": 1},"
+        "{\"id\": \"Source__k.KafkaSourceReader.topic.orders.partition.3."
+        "currentOffset\", \"min\": 1, \"max\": 1}");
+    model *m = parse_ok(doc);
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src = tm_node(r, SRC), *win = tm_node(r, WIN);
+
+    (void)state;
+    assert_int_equal((int)tm_num(&src->metrics, "source_partitions"), 5);
+    assert_int_equal((int)tm_num(&src->metrics, "source_topics"), 2);
+    assert_false(tm_has(&win->metrics, "source_partitions"));
+    assert_true(tm_has_warning(
+        r, "/vertices/" SRC "/metrics?get=a: $[4].id: 1 Kafka offset metric "
+           "name with a topic or partition that cannot be"));
+    model_free(m);
+    free(doc);
+}
+
+/* 100 000 names: past FL_MAX_PARTITIONS distinct pairs the count is left
+ * out with a warning; as many names of 8 pairs count 8. */
+static void test_source_partitions_many(void **state)
+{
+    size_t n = 100000, i, cap = n * 110 + 1, used = 0;
+    char *names = malloc(cap), *doc;
+    model *m;
+    const struct op_node *src;
+
+    (void)state;
+    assert_non_null(names);
+    for (i = 0; i < n; i++)
+        used += (size_t)snprintf(names + used, cap - used,
+                                 "%s{\"id\": \"%zu.S.KafkaSourceReader.topic.t."
+                                 "partition.%zu.currentOffset\"}",
+                                 i ? "," : "", i % 64, i);
+    doc = partition_export(names, "");
+    m = parse_ok(doc);
+    src = tm_node(m->runs[0], SRC);
+    assert_false(tm_has(&src->metrics, "source_partitions"));
+    assert_true(tm_has_warning(m->runs[0], "$[32768].id: more than 32768 "
+                                           "distinct topic partitions"));
+    model_free(m);
+    free(doc);
+    used = 0;
+    for (i = 0; i < n; i++)
+        used += (size_t)snprintf(names + used, cap - used,
+                                 "%s{\"id\": \"%zu.S.KafkaSourceReader.topic.t."
+                                 "partition.%zu.currentOffset\"}",
+                                 i ? "," : "", i % 64, i % 8);
+    doc = partition_export(names, "");
+    m = parse_ok(doc);
+    src = tm_node(m->runs[0], SRC);
+    assert_int_equal((int)tm_num(&src->metrics, "source_partitions"), 8);
+    assert_false(tm_has_warning(m->runs[0], "partitions"));
+    model_free(m);
+    free(doc);
+    free(names);
+}
+
 int main(void)
 {
     const struct CMUnitTest edge[] = {
@@ -1353,6 +1496,9 @@ int main(void)
         cmocka_unit_test(test_accumulated_ratios),
         cmocka_unit_test(test_plan_fallback),
         cmocka_unit_test(test_counter_rates),
+        cmocka_unit_test(test_partition_names),
+        cmocka_unit_test(test_source_partitions),
+        cmocka_unit_test(test_source_partitions_many),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),

@@ -436,6 +436,22 @@ function M.divisor_at_least(p, n)
   return n
 end
 
+-- The partitions a source reads: the option source_partitions when set
+-- (> 0), else source_partitions of the model (the distinct topic
+-- partitions its Kafka offset metric names name). Returns the count and
+-- where it came from ("option" or "metric names"), or nil.
+function M.source_partitions(node, opts)
+  local o = opts and opts.source_partitions
+  if o and o > 0 then
+    return math.floor(o), "option"
+  end
+  local m = node.metrics.source_partitions
+  if m and m > 0 then
+    return m, "metric names"
+  end
+  return nil
+end
+
 -- --- chains ------------------------------------------------------------------
 
 -- The operators of a vertex that is an operator chain ("A -> B -> C"), or
