@@ -193,7 +193,7 @@ typedef enum opt_id {
     O_ALL, O_PRUNE, O_FORCE, O_FORMAT, O_OUTPUT, O_RULES, O_PACK,
     O_PLUGIN_PATH, O_FAIL_ON, O_MAX_LINE, O_MAX_BYTES, O_TIMEOUT, O_MEMORY,
     O_INSTRUCTIONS, O_PACK_TIMEOUT, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
-    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT
+    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT, O_ALLOW_RULE_ERRORS
 } opt_id;
 
 typedef struct opt_def {
@@ -234,6 +234,7 @@ static const opt_def opt_table[] = {
     {"--reason", NULL, O_REASON, 1, CMD_BASELINE},
     {"--select", NULL, O_SELECT, 1, CMD_BASELINE},
     {"--fingerprint", NULL, O_FINGERPRINT, 1, CMD_BASELINE},
+    {"--allow-rule-errors", NULL, O_ALLOW_RULE_ERRORS, 0, CMD_ANALYZE},
 };
 
 static const opt_def *find_opt(const char *a, unsigned cmd)
@@ -276,6 +277,7 @@ static int set_flag(cli_opts *o, opt_id id)
     case O_ALL: o->emit_all = 1; break;
     case O_PRUNE: o->prune = 1; break;
     case O_FORCE: o->force = 1; break;
+    case O_ALLOW_RULE_ERRORS: o->allow_rule_errors = 1; break;
     default: break;
     }
     return 0;
@@ -470,6 +472,7 @@ static int fold_config(cli_session *s)
     }
     if (!o->fail_on && c->fail_on)
         o->fail_on = c->fail_on;
+    o->allow_rule_errors |= c->allow_rule_errors;
     if (!o->pack_timeout_set && c->rule_pack_timeout_ms >= 0)
         o->rlimits.pack_timeout_ms = (unsigned)c->rule_pack_timeout_ms;
     s->baseline_path = o->baseline ? o->baseline

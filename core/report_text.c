@@ -194,10 +194,16 @@ int report_text(const report_ctx *ctx)
     style(&t, C_BOLD);
     fprintf(t.f, "opti-pipe %s", OP_VERSION);
     style(&t, C_RESET);
-    fprintf(t.f, ": %zu input%s, %zu run%s, %zu finding%s (%zu error, %zu warning, %zu info)\n",
+    fprintf(t.f, ": %zu input%s, %zu run%s, %zu finding%s (%zu error, %zu warning, %zu info)",
             ctx->an->ninputs, ctx->an->ninputs == 1 ? "" : "s", m->nruns,
             m->nruns == 1 ? "" : "s", total, total == 1 ? "" : "s", count[2],
             count[1], count[0]);
+    if (res->ne) { /* up front: "0 findings" alone would read as all clear */
+        style(&t, C_RED);
+        fprintf(t.f, ", %zu rule error%s", res->ne, res->ne == 1 ? "" : "s");
+        style(&t, C_RESET);
+    }
+    fputc('\n', t.f);
     /* Runs superseded by a newer run of their history are only context:
      * rules checked the newest, which names how many came before. */
     for (i = 0; i < m->nruns; i++) {
