@@ -124,9 +124,18 @@ int cli_load_rules(const cli_opts *o, ruleset **out, results *errs,
         return op_error_set(err, OP_ENOMEM, "out of memory");
     snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
     rc = o->no_bundled ? 0 : load_bundled(o, rs, errs, lua_dir, err);
-    for (i = 0; i < o->nrules_dirs && !rc; i++)
+    for (i = 0; i < o->nrules_dirs && !rc; i++) {
+        size_t before = ruleset_count(rs), ne = errs->ne;
         rc = ruleset_load_dir(rs, o->rules_dirs[i], o->rules_dirs[i], lua_dir,
                               0, errs, err);
+        if (!rc && ruleset_count(rs) == before && errs->ne == ne)
+            diag_msg(DIAG_WARNING, "%s: no rules (*.lua) in this folder",
+                     o->rules_dirs[i]);
+    }
+    if (!rc && !ruleset_count(rs) && !errs->ne)
+        rc = op_error_set(err, OP_EIO, "no rules to run (the rule folders "
+                          "hold none%s)", o->no_bundled ? " and --no-bundled "
+                          "drops the bundled packs" : "");
     if (!rc)
         for (i = 0; i < errs->ne; i++)
             diag_msg(DIAG_ERROR, "rule %s: %s", errs->e[i].rule,

@@ -734,8 +734,12 @@ static void run_test_file(const cli_opts *o, pack_load *pl, const char *file,
         ruleset_eval_data(&o->rlimits, file, &doc, &err);
     rule = cJSON_GetObjectItemCaseSensitive(doc, "rule");
     cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    if (!doc || !cJSON_IsString(rule) || !cJSON_IsArray(cases)) {
-        const char *why = doc ? "needs rule = ID and cases = {...}" : err.msg;
+    if (!doc || !cJSON_IsString(rule) || !cJSON_IsArray(cases) ||
+        !cJSON_GetArraySize(cases)) {
+        const char *why = !doc ? err.msg
+                          : cJSON_IsArray(cases) && cJSON_IsString(rule)
+                              ? "cases = {} holds no case"
+                              : "needs rule = ID and cases = {...}";
         printf("FAIL %s: %s\n", file, why);
         record(t, file, file, "(test file)", 0, why, NULL);
         cJSON_Delete(doc);
@@ -761,7 +765,9 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void run_dir(const cli_opts *o, const char *dir, tally *t)
+/* explicit: the folder was named on the command line, so finding no
+ * test in it is a mistake, not an empty pack. */
+static void run_dir(const cli_opts *o, const char *dir, int explicit, tally *t)
 {
     char *names[1024], file[PATH_MAX * 2];
     size_t n = 0, i;
@@ -779,6 +785,10 @@ static void run_dir(const cli_opts *o, const char *dir, tally *t)
             n++;
     closedir(d);
     qsort(names, n, sizeof *names, str_cmp);
+    if (!n && explicit) {
+        printf("FAIL %s: no rule tests (*_test.lua) in this folder\n", dir);
+        record(t, dir, dir, "(folder)", 0, "no rule tests (*_test.lua)", NULL);
+    }
     if (n)
         pack_open(o, dir, &pl);
     for (i = 0; i < n; i++) {
@@ -805,7 +815,7 @@ static void run_arg(const cli_opts *o, const char *arg, tally *t)
         pack_close(&pl);
         return;
     }
-    run_dir(o, arg, t);
+    run_dir(o, arg, 1, t);
 }
 
 static const char usage_test[] =
@@ -820,7 +830,7 @@ int rules_test_main(const cli_opts *base, int argc, char **argv)
 {
     cli_opts o = *base;
     tally t;
-    char root[PATH_MAX], dir[PATH_MAX * 2];
+    char root[PATH_MAX] = "the rule folders", dir[PATH_MAX * 2];
     size_t i;
     int code;
 
@@ -847,12 +857,16 @@ int rules_test_main(const cli_opts *base, int argc, char **argv)
             struct stat st;
             snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
             if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                run_dir(&o, dir, &t);
+                run_dir(&o, dir, 0, &t);
             free(names[i]);
         }
     }
     printf("%u passed, %u failed\n", t.passed, t.failed);
     code = t.failed ? 1 : 0;
+    if (!t.passed && !t.failed) { /* no pack at all: nothing was tested */
+        diag_msg(DIAG_ERROR, "no rule tests found under %s", root);
+        code = EXIT_NOINPUT;
+    }
     if (o.junit && write_junit(&t, o.junit))
         code = EXIT_NOINPUT;
     tally_free(&t);
