@@ -711,8 +711,9 @@ static void run_one(const cli_opts *o, pack_load *pl, const char *file,
 
     if (mem)
         fclose(mem);
-    printf("%s %s: %s%s%s\n", ok ? "ok  " : "FAIL", rule, nm, ok ? "" : " - ",
-           ok ? "" : why);
+    printf("%s %s: %s%s", ok ? "ok  " : "FAIL", rule, nm, ok ? "" : " - ");
+    put_clean(stdout, ok ? "" : why); /* it quotes the finding's text */
+    putchar('\n');
     if (details)
         fputs(details, stdout);
     record(t, rule, file, nm, ok, why, details);

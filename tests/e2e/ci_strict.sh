@@ -82,6 +82,7 @@ return { rule = "why.opt", cases = {
   { name = "typo", inputs = { log }, expect = { { mesage = "x" } } },
   { name = "substring", inputs = { log }, expect = { { message = "has 6" } } },
   { name = "number", inputs = { log }, expect = { { evidence = { n = "101" } } } },
+  { name = "escape", inputs = { log }, expect = { { message = "x\27[2J" } } },
   { name = "strict", inputs = { { source = "spark", id = "strict", nodes = {} } },
     expect = { { message = "has 5" } } },
 }}
@@ -95,6 +96,8 @@ check "a string for a number names the path and both types" \
 check "an undeclared option is an error listing the declared ones" \
     has out "ctx.options.limitt: not an option of rule why.opt (declared: limit, other)"
 check "no stray ? in the traceback" sh -c '! grep -q "^ *?" out'
+check "quoted text is cleaned of control characters" has out 'escape - .*"x?\[2J" is not part of'
+check "... no ESC byte reaches the terminal" sh -c '! grep -q "$(printf "\033")" out'
 
 # --- 9. empty setups -------------------------------------------------------------
 mkdir -p empty
