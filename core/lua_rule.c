@@ -807,6 +807,7 @@ static void push_options(lua_State *L, const lrule_call *c)
     luaL_Buffer b;
     int first = 1;
 
+    luaL_checkstack(L, 4, "ctx.options"); /* table, metatable, id, buffer */
     if (c->options)
         ljson_push(L, c->options);
     else

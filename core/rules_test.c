@@ -824,7 +824,8 @@ static const char usage_test[] =
     "\n"
     "Runs every <rule>_test.lua in each DIR (or the given test FILEs; default:\n"
     "every bundled pack), prints one line per case and 'N passed, M failed',\n"
-    "and exits 1 when a case failed. --junit FILE also writes JUnit XML.\n"
+    "and exits 1 when a case failed (a named folder without tests fails too),\n"
+    "3 when no test was found. --junit FILE also writes JUnit XML.\n"
     "The test format is in docs/writing-rules.md.\n";
 
 int rules_test_main(const cli_opts *base, int argc, char **argv)
