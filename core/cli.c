@@ -124,9 +124,18 @@ int cli_load_rules(const cli_opts *o, ruleset **out, results *errs,
         return op_error_set(err, OP_ENOMEM, "out of memory");
     snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
     rc = o->no_bundled ? 0 : load_bundled(o, rs, errs, lua_dir, err);
-    for (i = 0; i < o->nrules_dirs && !rc; i++)
+    for (i = 0; i < o->nrules_dirs && !rc; i++) {
+        size_t before = ruleset_count(rs), ne = errs->ne;
         rc = ruleset_load_dir(rs, o->rules_dirs[i], o->rules_dirs[i], lua_dir,
                               0, errs, err);
+        if (!rc && ruleset_count(rs) == before && errs->ne == ne)
+            diag_msg(DIAG_WARNING, "%s: no rules (*.lua) in this folder",
+                     o->rules_dirs[i]);
+    }
+    if (!rc && !ruleset_count(rs) && !errs->ne)
+        rc = op_error_set(err, OP_EIO, "no rules to run (the rule folders "
+                          "hold none%s)", o->no_bundled ? " and --no-bundled "
+                          "drops the bundled packs" : "");
     if (!rc)
         for (i = 0; i < errs->ne; i++)
             diag_msg(DIAG_ERROR, "rule %s: %s", errs->e[i].rule,
@@ -193,7 +202,7 @@ typedef enum opt_id {
     O_ALL, O_PRUNE, O_FORCE, O_FORMAT, O_OUTPUT, O_RULES, O_PACK,
     O_PLUGIN_PATH, O_FAIL_ON, O_MAX_LINE, O_MAX_BYTES, O_TIMEOUT, O_MEMORY,
     O_INSTRUCTIONS, O_PACK_TIMEOUT, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
-    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT
+    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT, O_ALLOW_RULE_ERRORS
 } opt_id;
 
 typedef struct opt_def {
@@ -234,6 +243,7 @@ static const opt_def opt_table[] = {
     {"--reason", NULL, O_REASON, 1, CMD_BASELINE},
     {"--select", NULL, O_SELECT, 1, CMD_BASELINE},
     {"--fingerprint", NULL, O_FINGERPRINT, 1, CMD_BASELINE},
+    {"--allow-rule-errors", NULL, O_ALLOW_RULE_ERRORS, 0, CMD_ANALYZE},
 };
 
 static const opt_def *find_opt(const char *a, unsigned cmd)
@@ -276,6 +286,7 @@ static int set_flag(cli_opts *o, opt_id id)
     case O_ALL: o->emit_all = 1; break;
     case O_PRUNE: o->prune = 1; break;
     case O_FORCE: o->force = 1; break;
+    case O_ALLOW_RULE_ERRORS: o->allow_rule_errors = 1; break;
     default: break;
     }
     return 0;
@@ -470,6 +481,7 @@ static int fold_config(cli_session *s)
     }
     if (!o->fail_on && c->fail_on)
         o->fail_on = c->fail_on;
+    o->allow_rule_errors |= c->allow_rule_errors;
     if (!o->pack_timeout_set && c->rule_pack_timeout_ms >= 0)
         o->rlimits.pack_timeout_ms = (unsigned)c->rule_pack_timeout_ms;
     s->baseline_path = o->baseline ? o->baseline

@@ -22,7 +22,10 @@
 
 #define CLI_MAX_LIST 64
 
-enum { EXIT_DONE = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2, EXIT_NOINPUT = 3 };
+/* 4 is fetch's FETCH_INCOMPLETE (fetch.h). EXIT_RULE_ERROR beats
+ * EXIT_FINDINGS: the findings of a run where a rule failed are incomplete. */
+enum { EXIT_DONE = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2, EXIT_NOINPUT = 3,
+       EXIT_RULE_ERROR = 5 };
 
 /* Which commands accept an option (cli_parse_opts). */
 enum {
@@ -49,6 +52,7 @@ typedef struct cli_opts {
     int quiet;
     int deterministic;
     int no_bundled; /* --no-bundled: only --rules folders */
+    int allow_rule_errors; /* --allow-rule-errors or the config: no exit 5 */
     input_limits limits;
     fetch_opts fetch; /* for http(s):// inputs (fetch.h) */
     rule_limits rlimits;

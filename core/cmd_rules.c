@@ -340,6 +340,43 @@ static int valid_name(const char *s)
     return strlen(s) < 5 || strcmp(s + strlen(s) - 5, "_test") != 0;
 }
 
+/* A run's source is the name of the plugin that read it: --source must
+ * name one (built-in, or on OPTIPIPE_PLUGIN_PATH), else the rule never
+ * runs. "model" reads back any source, so it is not one itself. */
+static int check_source(const char *source)
+{
+    cli_opts o;
+    analysis an;
+    op_error err;
+    char known[512] = "";
+    size_t i, len = 0;
+    int found = 0;
+
+    cli_opts_default(&o);
+    op_error_clear(&err);
+    if (analysis_init(&an, o.plugin_path, NULL, stderr, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        analysis_free(&an);
+        return EXIT_NOINPUT;
+    }
+    for (i = 0; i < plugins_count(an.reg); i++) {
+        const op_plugin *p = plugins_get(an.reg, i, NULL);
+        if (strcmp(p->name, "model") == 0)
+            continue;
+        found |= strcmp(p->name, source) == 0;
+        if (len < sizeof known)
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
+                                    len ? ", " : "", p->name);
+    }
+    analysis_free(&an);
+    if (found)
+        return 0;
+    diag_msg(DIAG_ERROR, "--source '%s': no plugin reads that source "
+             "(known: %s, or '*' for every run at once)", source, known);
+    diag_line(DIAG_ERROR, "Try 'optipipe plugins list'.");
+    return EXIT_USAGE;
+}
+
 static int rules_new(int argc, char **argv)
 {
     const char *source = "spark", *arg = NULL;
@@ -380,6 +417,8 @@ static int rules_new(int argc, char **argv)
         return cli_usage_error("pack folder '%s': use a-z, 0-9, '-' and '_'", pack);
     if (strcmp(source, "*") != 0 && !valid_name(source))
         return cli_usage_error("--source '%s': a plugin name or '*'", source);
+    if (strcmp(source, "*") != 0 && (i = check_source(source)))
+        return i;
     snprintf(id, sizeof id, "%.60s.%.60s", pack, name);
     snprintf(rule_path, sizeof rule_path, "%s/%s.lua", packdir, name);
     snprintf(test_path, sizeof test_path, "%s/%s_test.lua", packdir, name);
@@ -746,6 +785,23 @@ static int exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* A page `rules new` wrote and nobody finished still says TODO. */
+static void check_todo(lint *l, const char *page, const rule_meta *r)
+{
+    char *text = read_text(page), *p, where[PATH_MAX + 300];
+    unsigned line = 1;
+
+    if (!text)
+        return;
+    if ((p = strstr(text, "TODO"))) {
+        for (char *q = text; q < p; q++)
+            line += *q == '\n';
+        snprintf(where, sizeof where, "%s:%u", page, line);
+        problem(l, r->file, r->id, "docs page %s still says TODO", where);
+    }
+    free(text);
+}
+
 /* The docs page: <pack>/docs/<id>.md, or for the bundled packs
  * <pack>/../../docs/rules/<id>.md (the source tree) or
  * <home>/docs/rules/<id>.md (an installation). */
@@ -760,6 +816,8 @@ static void check_docs(lint *l, const char *dir, const rule_meta *r)
     snprintf(c, sizeof c, "%s/docs/rules/%s.md", cli_home(), r->id);
     if (!exists(a) && !exists(b) && !exists(c))
         problem(l, r->file, r->id, "no docs page (write %s)", a);
+    else
+        check_todo(l, exists(a) ? a : exists(b) ? b : c, r);
 }
 
 static void check_test(lint *l, const rule_meta *r)

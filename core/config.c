@@ -382,10 +382,14 @@ static int read_top(rd *r, const cJSON *root)
                 return bad(r, k, "expected a whole number of milliseconds "
                                  "(0: no limit)");
             r->c->rule_pack_timeout_ms = (long long)it->valuedouble;
+        } else if (strcmp(k, "allow_rule_errors") == 0) {
+            if (!cJSON_IsBool(it))
+                return bad(r, k, "expected true or false");
+            r->c->allow_rule_errors = cJSON_IsTrue(it);
         } else
             return bad(r, k, "unknown setting (known: rules, packs, ignore, "
                              "rules_dirs, plugin_paths, baseline, fail_on, "
-                             "rule_pack_timeout_ms)");
+                             "rule_pack_timeout_ms, allow_rule_errors)");
         if (rc)
             return rc;
     }

@@ -53,6 +53,7 @@ typedef struct config {
     char *baseline;    /* resolved against dir; NULL if none */
     char *fail_on;     /* "info" | "warning" | "error"; NULL if none */
     long long rule_pack_timeout_ms; /* rule_limits.pack_timeout_ms; -1 if none */
+    int allow_rule_errors; /* 1: a rule error does not fail analyze (exit 5) */
 } config;
 
 /* An empty config (what applies when there is no file). */

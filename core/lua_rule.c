@@ -787,13 +787,51 @@ static int l_log(lua_State *L)
 
 /* ---- one call -------------------------------------------------------------- */
 
-static void push_ctx(lua_State *L, lrule_call *c)
+/* __index of ctx.options: reading an option the rule did not declare is
+ * a typo or a missing default, never a silent nil. Upvalues: the rule id
+ * and its declared names. */
+static int l_option_missing(lua_State *L)
 {
-    lua_createtable(L, 0, 4);
+    const char *names = lua_tostring(L, lua_upvalueindex(2));
+
+    return luaL_error(L, "ctx.options.%s: not an option of rule %s "
+                         "(declared: %s)", luaL_tolstring(L, 2, NULL),
+                      lua_tostring(L, lua_upvalueindex(1)),
+                      names && *names ? names : "none");
+}
+
+/* Pushes the options table with the strict __index above. */
+static void push_options(lua_State *L, const lrule_call *c)
+{
+    const cJSON *o;
+    luaL_Buffer b;
+    int first = 1;
+
+    luaL_checkstack(L, 4, "ctx.options"); /* table, metatable, id, buffer */
     if (c->options)
         ljson_push(L, c->options);
     else
         lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushstring(L, c->meta->id);
+    luaL_buffinit(L, &b);
+    if (c->options)
+        cJSON_ArrayForEach(o, c->options) {
+            if (!first)
+                luaL_addstring(&b, ", ");
+            first = 0;
+            luaL_addstring(&b, o->string ? o->string : "?");
+        }
+    luaL_pushresult(&b);
+    lua_pushcclosure(L, l_option_missing, 2);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+}
+
+static void push_ctx(lua_State *L, lrule_call *c)
+{
+    lua_createtable(L, 0, 4);
+    push_options(L, c);
     lua_setfield(L, -2, "options");
     lua_createtable(L, 0, 2);
     lua_pushstring(L, c->meta->id);

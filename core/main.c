@@ -2,7 +2,7 @@
  * main.c - the optipipe command line (DESIGN §7): the command table, the
  * analyze / normalize / plugins commands, and the exit codes:
  *   0 done, 1 findings at/above --fail-on, 2 usage error,
- *   3 no input could be read.
+ *   3 no input could be read, 5 a rule failed (beats 1).
  * Results go to stdout (or -o FILE), diagnostics to stderr. Option parsing
  * and the analysis session shared with review and baseline are in cli.c.
  */
@@ -45,7 +45,8 @@ static const char usage_main[] =
     "enables, disables and tunes rules (docs/config.md).\n"
     "\n"
     "Exit codes: 0 done, 1 findings at/above --fail-on, 2 usage error,\n"
-    "3 no input could be read.\n";
+    "3 no input could be read, 4 fetch incomplete, 5 a rule failed\n"
+    "(--allow-rule-errors accepts it; 5 wins over 1).\n";
 
 static const char usage_analyze[] =
     "Usage: optipipe analyze [options] INPUT...\n"
@@ -63,6 +64,8 @@ static const char usage_analyze[] =
     "  --no-config          ignore ./optipipe.lua\n"
     "  --fail-on LEVEL      exit 1 when a finding at or above LEVEL exists\n"
     "                       (info, warning, error)\n"
+    "  --allow-rule-errors  a rule that failed does not fail the run\n"
+    "                       (otherwise exit 5)\n"
     "  --baseline FILE      hide findings approved or dismissed in FILE\n"
     "  --show-suppressed    show them anyway, marked\n"
     "  --emit-changes DIR   write the approved findings' changes as config\n"
@@ -118,6 +121,16 @@ static int emit(const cli_session *s)
     return 0;
 }
 
+/* A rule that failed leaves its findings out: fail the run, say how to
+ * accept it (told even with -q, like every error). */
+static int rule_error_exit(size_t ne)
+{
+    diag_msg(DIAG_ERROR, "%zu rule error%s (listed in the report); exit %d "
+             "(--allow-rule-errors to accept)", ne, ne == 1 ? "" : "s",
+             EXIT_RULE_ERROR);
+    return EXIT_RULE_ERROR;
+}
+
 static int cmd_analyze(int argc, char **argv)
 {
     cli_opts o;
@@ -161,6 +174,8 @@ static int cmd_analyze(int argc, char **argv)
     report(&rc);
     if (cli_close_output(&o, out))
         code = EXIT_NOINPUT;
+    else if (s.res.ne && !o.allow_rule_errors)
+        code = rule_error_exit(s.res.ne);
     else if (o.fail_on &&
              results_count_at_least(&s.res, (severity)severity_parse(o.fail_on)))
         code = EXIT_FINDINGS;

@@ -191,12 +191,18 @@ int report_text(const report_ctx *ctx)
     style(&t, C_BOLD);
     fprintf(t.f, "opti-pipe %s", OP_VERSION);
     style(&t, C_RESET);
-    fprintf(t.f, ": %s, %s, %s (%s, %s, %zu info)\n",
+    fprintf(t.f, ": %s, %s, %s (%s, %s, %zu info)",
             fmt_count(w[0], 48, (double)ctx->an->ninputs, "input", NULL),
             fmt_count(w[1], 48, (double)m->nruns, "run", NULL),
             fmt_count(w[2], 48, (double)total, "finding", NULL),
             fmt_count(w[3], 48, (double)count[2], "error", NULL),
             fmt_count(w[4], 48, (double)count[1], "warning", NULL), count[0]);
+    if (res->ne) { /* up front: "0 findings" alone would read as all clear */
+        style(&t, C_RED);
+        fprintf(t.f, ", %s", fmt_count(w[0], 48, (double)res->ne, "rule error", NULL));
+        style(&t, C_RESET);
+    }
+    fputc('\n', t.f);
     /* Runs superseded by a newer run of their history are only context:
      * rules checked the newest, which names how many came before. */
     for (i = 0; i < m->nruns; i++) {

@@ -51,7 +51,17 @@ typedef struct tally {
 
 /* ---- matching ------------------------------------------------------------ */
 
-static int match_value(const cJSON *want, const cJSON *got);
+/* Why an expectation did not match a finding: the first field that
+ * differs, with what was expected and what the finding holds. */
+typedef struct mismatch {
+    char path[256];
+    char what[512];
+} mismatch;
+
+static const char *const expect_keys[] = {
+    "message", "recommendation", "title", "node", "run", "severity",
+    "evidence", "changes"};
+#define N_EXPECT_KEYS (sizeof expect_keys / sizeof expect_keys[0])
 
 static int num_eq(double a, double b)
 {
@@ -59,74 +69,170 @@ static int num_eq(double a, double b)
     return fabs(a - b) <= fmax(1e-9, 1e-6 * scale);
 }
 
-/* Tables match as recursive subsets; arrays element by element. */
-static int match_value(const cJSON *want, const cJSON *got)
+/* A value in a few words: `"text"`, `3.5`, `true`, `a table`. */
+static void describe(const cJSON *v, char *out, size_t len)
+{
+    if (!v || cJSON_IsNull(v))
+        snprintf(out, len, "nothing");
+    else if (cJSON_IsNumber(v))
+        snprintf(out, len, "%.10g (a number)", v->valuedouble);
+    else if (cJSON_IsString(v))
+        snprintf(out, len, "\"%.80s%s\" (a string)", v->valuestring,
+                 strlen(v->valuestring) > 80 ? "..." : "");
+    else if (cJSON_IsBool(v))
+        snprintf(out, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else
+        snprintf(out, len, "a table");
+}
+
+static int differs(mismatch *mm, const char *path, const cJSON *want,
+                   const cJSON *got)
+{
+    char w[128], g[128];
+
+    describe(want, w, sizeof w);
+    describe(got, g, sizeof g);
+    snprintf(mm->path, sizeof mm->path, "%s", path);
+    snprintf(mm->what, sizeof mm->what, "expected %s, got %s", w, g);
+    return 0;
+}
+
+/* Tables match as recursive subsets; arrays element by element. On a
+ * mismatch mm names the first path that differs. */
+static int match_value(const cJSON *want, const cJSON *got, const char *path,
+                       mismatch *mm)
 {
     const cJSON *w;
+    char sub[256];
     int i = 0;
 
     if (!got)
-        return 0;
+        return differs(mm, path, want, got);
     if (cJSON_IsNumber(want))
-        return cJSON_IsNumber(got) && num_eq(want->valuedouble, got->valuedouble);
+        return (cJSON_IsNumber(got) && num_eq(want->valuedouble, got->valuedouble)) ||
+               differs(mm, path, want, got);
     if (cJSON_IsString(want))
-        return cJSON_IsString(got) && strcmp(want->valuestring, got->valuestring) == 0;
+        return (cJSON_IsString(got) && strcmp(want->valuestring, got->valuestring) == 0) ||
+               differs(mm, path, want, got);
     if (cJSON_IsBool(want))
-        return cJSON_IsBool(got) && cJSON_IsTrue(want) == cJSON_IsTrue(got);
+        return (cJSON_IsBool(got) && cJSON_IsTrue(want) == cJSON_IsTrue(got)) ||
+               differs(mm, path, want, got);
     if (cJSON_IsArray(want) && cJSON_IsObject(got))
-        return cJSON_GetArraySize(want) == 0; /* {} reads as an empty array */
+        return cJSON_GetArraySize(want) == 0 || /* {} reads as an empty array */
+               differs(mm, path, want, got);
     if (cJSON_IsArray(want)) {
         if (!cJSON_IsArray(got))
-            return 0;
-        cJSON_ArrayForEach(w, want)
-            if (!match_value(w, cJSON_GetArrayItem(got, i++)))
+            return differs(mm, path, want, got);
+        cJSON_ArrayForEach(w, want) {
+            snprintf(sub, sizeof sub, "%s[%d]", path, i + 1);
+            if (!match_value(w, cJSON_GetArrayItem(got, i++), sub, mm))
                 return 0;
+        }
         return 1;
     }
     if (cJSON_IsObject(want)) {
-        cJSON_ArrayForEach(w, want)
-            if (!match_value(w, cJSON_GetObjectItemCaseSensitive(got, w->string)))
+        cJSON_ArrayForEach(w, want) {
+            snprintf(sub, sizeof sub, "%s.%s", path, w->string);
+            if (!match_value(w, cJSON_GetObjectItemCaseSensitive(got, w->string),
+                             sub, mm))
                 return 0;
+        }
         return 1;
     }
-    return cJSON_IsNull(got) || !got;
+    return cJSON_IsNull(got) || differs(mm, path, want, got);
 }
 
-static int contains(const char *hay, const cJSON *needle)
+/* message, recommendation, title: the expectation is a substring. */
+static int contains(const char *key, const char *hay, const cJSON *needle,
+                    mismatch *mm)
 {
-    return cJSON_IsString(needle) && hay && strstr(hay, needle->valuestring);
+    cJSON got = {0};
+
+    if (cJSON_IsString(needle) && hay && strstr(hay, needle->valuestring))
+        return 1;
+    got.type = hay ? cJSON_String : cJSON_NULL;
+    got.valuestring = (char *)hay;
+    if (!cJSON_IsString(needle))
+        return differs(mm, key, needle, &got);
+    {
+        char g[128];
+        describe(&got, g, sizeof g);
+        snprintf(mm->path, sizeof mm->path, "%s", key);
+        snprintf(mm->what, sizeof mm->what, "\"%.120s\" is not part of %s",
+                 needle->valuestring, g);
+    }
+    return 0;
 }
 
-/* Whether finding f satisfies every field the expectation gives. */
-static int match_finding(const cJSON *want, const finding *f)
+/* node, run, severity: the expectation is the exact string. */
+static int same(const char *key, const char *have, const cJSON *w, mismatch *mm)
+{
+    cJSON got = {0};
+
+    if (cJSON_IsString(w) && have && strcmp(have, w->valuestring) == 0)
+        return 1;
+    got.type = have ? cJSON_String : cJSON_NULL;
+    got.valuestring = (char *)have;
+    return differs(mm, key, w, &got);
+}
+
+/* Whether finding f satisfies every field the expectation gives; returns
+ * how many top-level fields differ (0: a match), the first one in mm. */
+static int match_finding(const cJSON *want, const finding *f, mismatch *mm)
 {
     const cJSON *w;
+    int bad = 0;
 
     cJSON_ArrayForEach(w, want) {
         const char *k = w->string;
+        mismatch m1;
         int ok;
         if (strcmp(k, "message") == 0)
-            ok = contains(f->message, w);
+            ok = contains(k, f->message, w, &m1);
         else if (strcmp(k, "recommendation") == 0)
-            ok = contains(f->recommendation, w);
+            ok = contains(k, f->recommendation, w, &m1);
         else if (strcmp(k, "title") == 0)
-            ok = contains(f->title, w);
+            ok = contains(k, f->title, w, &m1);
         else if (strcmp(k, "node") == 0)
-            ok = cJSON_IsString(w) && f->node_id && strcmp(f->node_id, w->valuestring) == 0;
+            ok = same(k, f->node_id, w, &m1);
         else if (strcmp(k, "run") == 0)
-            ok = cJSON_IsString(w) && f->run_id && strcmp(f->run_id, w->valuestring) == 0;
+            ok = same(k, f->run_id, w, &m1);
         else if (strcmp(k, "severity") == 0)
-            ok = cJSON_IsString(w) && strcmp(severity_name(f->sev), w->valuestring) == 0;
+            ok = same(k, severity_name(f->sev), w, &m1);
         else if (strcmp(k, "evidence") == 0)
-            ok = match_value(w, f->evidence);
-        else if (strcmp(k, "changes") == 0)
-            ok = match_value(w, f->changes);
+            ok = match_value(w, f->evidence, k, &m1);
         else
-            ok = 0; /* an unknown key never matches: typos must not pass */
-        if (!ok)
-            return 0;
+            ok = match_value(w, f->changes, k, &m1);
+        if (!ok && !bad++)
+            *mm = m1;
     }
-    return 1;
+    return bad;
+}
+
+/* An expectation key that is not a finding field is a typo: say so
+ * before matching, since it could never match. */
+static int check_keys(const cJSON *expect, char *why, size_t whylen)
+{
+    const cJSON *w, *k;
+    int n = 0;
+    size_t i;
+
+    cJSON_ArrayForEach(w, expect) {
+        n++;
+        cJSON_ArrayForEach(k, w) {
+            for (i = 0; i < N_EXPECT_KEYS; i++)
+                if (k->string && strcmp(k->string, expect_keys[i]) == 0)
+                    break;
+            if (i == N_EXPECT_KEYS) {
+                snprintf(why, whylen, "expected finding %d: unknown key '%s' "
+                         "(keys: message, recommendation, title, node, run, "
+                         "severity, evidence, changes)", n,
+                         k->string ? k->string : "?");
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* One-to-one matching of expectations to findings (greedy, in order). */
@@ -138,6 +244,8 @@ static int match_all(const cJSON *expect, const results *res, const char *rule,
     const cJSON *w;
     int k = 0;
 
+    if (check_keys(expect, why, whylen))
+        return 0;
     for (i = 0; i < res->n; i++)
         if (strcmp(res->f[i].rule, rule) == 0)
             n++;
@@ -147,13 +255,26 @@ static int match_all(const cJSON *expect, const results *res, const char *rule,
         return 0;
     }
     cJSON_ArrayForEach(w, expect) {
+        mismatch best, mm;
+        int fewest = INT_MAX;
         k++;
-        for (i = 0; i < res->n; i++)
-            if (!used[i] && strcmp(res->f[i].rule, rule) == 0 &&
-                match_finding(w, &res->f[i]))
+        for (i = 0; i < res->n; i++) {
+            int bad;
+            if (used[i] || strcmp(res->f[i].rule, rule) != 0)
+                continue;
+            if (!(bad = match_finding(w, &res->f[i], &mm)))
                 break;
+            if (bad < fewest) { /* explain against the closest finding */
+                fewest = bad;
+                best = mm;
+            }
+        }
         if (i == res->n) {
-            snprintf(why, whylen, "expected finding %d matches none", k);
+            if (fewest == INT_MAX)
+                snprintf(why, whylen, "expected finding %d matches none", k);
+            else
+                snprintf(why, whylen, "expected finding %d matches none: "
+                         "%.100s: %.300s", k, best.path, best.what);
             return 0;
         }
         used[i] = 1;
@@ -182,6 +303,10 @@ static void put_clean(FILE *f, const char *s)
     for (; *p; p++) {
         if (*p == '\n' && p[1]) {
             fputs("\n        ", f); /* a traceback stays readable */
+            if (p[1] == '\t')
+                p++; /* its lines start with a tab: the indent replaces it */
+        } else if (*p == '\t') {
+            fputc(' ', f);
         } else if (*p < 0x20 || *p == 0x7f) {
             fputc('?', f);
         } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
@@ -586,8 +711,9 @@ static void run_one(const cli_opts *o, pack_load *pl, const char *file,
 
     if (mem)
         fclose(mem);
-    printf("%s %s: %s%s%s\n", ok ? "ok  " : "FAIL", rule, nm, ok ? "" : " - ",
-           ok ? "" : why);
+    printf("%s %s: %s%s", ok ? "ok  " : "FAIL", rule, nm, ok ? "" : " - ");
+    put_clean(stdout, ok ? "" : why); /* it quotes the finding's text */
+    putchar('\n');
     if (details)
         fputs(details, stdout);
     record(t, rule, file, nm, ok, why, details);
@@ -609,8 +735,12 @@ static void run_test_file(const cli_opts *o, pack_load *pl, const char *file,
         ruleset_eval_data(&o->rlimits, file, &doc, &err);
     rule = cJSON_GetObjectItemCaseSensitive(doc, "rule");
     cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    if (!doc || !cJSON_IsString(rule) || !cJSON_IsArray(cases)) {
-        const char *why = doc ? "needs rule = ID and cases = {...}" : err.msg;
+    if (!doc || !cJSON_IsString(rule) || !cJSON_IsArray(cases) ||
+        !cJSON_GetArraySize(cases)) {
+        const char *why = !doc ? err.msg
+                          : cJSON_IsArray(cases) && cJSON_IsString(rule)
+                              ? "cases = {} holds no case"
+                              : "needs rule = ID and cases = {...}";
         printf("FAIL %s: %s\n", file, why);
         record(t, file, file, "(test file)", 0, why, NULL);
         cJSON_Delete(doc);
@@ -636,7 +766,9 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void run_dir(const cli_opts *o, const char *dir, tally *t)
+/* explicit: the folder was named on the command line, so finding no
+ * test in it is a mistake, not an empty pack. */
+static void run_dir(const cli_opts *o, const char *dir, int explicit, tally *t)
 {
     char *names[1024], file[PATH_MAX * 2];
     size_t n = 0, i;
@@ -654,6 +786,10 @@ static void run_dir(const cli_opts *o, const char *dir, tally *t)
             n++;
     closedir(d);
     qsort(names, n, sizeof *names, str_cmp);
+    if (!n && explicit) {
+        printf("FAIL %s: no rule tests (*_test.lua) in this folder\n", dir);
+        record(t, dir, dir, "(folder)", 0, "no rule tests (*_test.lua)", NULL);
+    }
     if (n)
         pack_open(o, dir, &pl);
     for (i = 0; i < n; i++) {
@@ -680,7 +816,7 @@ static void run_arg(const cli_opts *o, const char *arg, tally *t)
         pack_close(&pl);
         return;
     }
-    run_dir(o, arg, t);
+    run_dir(o, arg, 1, t);
 }
 
 static const char usage_test[] =
@@ -688,14 +824,15 @@ static const char usage_test[] =
     "\n"
     "Runs every <rule>_test.lua in each DIR (or the given test FILEs; default:\n"
     "every bundled pack), prints one line per case and 'N passed, M failed',\n"
-    "and exits 1 when a case failed. --junit FILE also writes JUnit XML.\n"
+    "and exits 1 when a case failed (a named folder without tests fails too),\n"
+    "3 when no test was found. --junit FILE also writes JUnit XML.\n"
     "The test format is in docs/writing-rules.md.\n";
 
 int rules_test_main(const cli_opts *base, int argc, char **argv)
 {
     cli_opts o = *base;
     tally t;
-    char root[PATH_MAX], dir[PATH_MAX * 2];
+    char root[PATH_MAX] = "the rule folders", dir[PATH_MAX * 2];
     size_t i;
     int code;
 
@@ -722,12 +859,16 @@ int rules_test_main(const cli_opts *base, int argc, char **argv)
             struct stat st;
             snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
             if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                run_dir(&o, dir, &t);
+                run_dir(&o, dir, 0, &t);
             free(names[i]);
         }
     }
     printf("%u passed, %u failed\n", t.passed, t.failed);
     code = t.failed ? 1 : 0;
+    if (!t.passed && !t.failed) { /* no pack at all: nothing was tested */
+        diag_msg(DIAG_ERROR, "no rule tests found under %s", root);
+        code = EXIT_NOINPUT;
+    }
     if (o.junit && write_junit(&t, o.junit))
         code = EXIT_NOINPUT;
     tally_free(&t);

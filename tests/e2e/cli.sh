@@ -115,7 +115,7 @@ EOF
     printf 'return { id = "team.broken", ' >"$tmp/rules/broken.lua"
     run analyze --format json --rules "$tmp/rules" --rule-instructions 100000 "$flink_fixture"
     cp "$tmp/out" "$tmp/user.json"
-    check "user rules: exit 0" test $rc = 0
+    check "user rules: a rule error exits 5" test $rc = 5
     check "user rules: good rule reports" has "$tmp/user.json" "hello flink run"
     check "user rules: loop is stopped" has "$tmp/user.json" "instruction budget exceeded"
     check "user rules: broken file named" has "$tmp/user.json" "broken.lua"

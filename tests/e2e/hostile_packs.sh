@@ -58,7 +58,7 @@ return { id = "hostile.dagopt", title = "dag options", severity = "info",
   sources = {"*"}, options = { d = t }, check = function() end }
 EOF
 op analyze --rule-timeout-ms 0 --no-bundled --rules dag --format json "$flink" # only the value limits decide
-check "DAG packs: analyze ends normally" test $rc = 0
+check "DAG packs: analyze ends normally (exit 5: dagopt does not load)" test $rc = 5
 check "... the report is small" test "$(wc -c <out)" -lt 200000
 check "DAG evidence is a rule error naming the rule" \
     err_has hostile.dag "ctx.report: evidence.d\[1\].*: the same table is used twice"
