@@ -398,14 +398,19 @@ int report_text(const report_ctx *ctx)
     tctx t = {ctx->out, ctx->color, text_width(ctx->out), 0, 0, 0, 1};
     size_t i, k, nord, count[3], total = report_counts(ctx, count);
     size_t *order = report_run_order(ctx, &nord);
+    char head[512];
 
     style(&t, C_BOLD);
-    fprintf(t.f, "opti-pipe %s", OP_VERSION);
+    snprintf(head, sizeof head, "opti-pipe %s", OP_VERSION);
+    lit(&t, head);
     style(&t, C_RESET);
-    fprintf(t.f, ": %zu input%s, %zu run%s, %zu finding%s (%zu error, %zu warning, %zu info)\n",
+    snprintf(head, sizeof head, ": %zu input%s, %zu run%s, %zu finding%s (%zu error, %zu warning, %zu info)",
             ctx->an->ninputs, ctx->an->ninputs == 1 ? "" : "s", m->nruns,
             m->nruns == 1 ? "" : "s", total, total == 1 ? "" : "s", count[2],
             count[1], count[0]);
+    t.space = 0;
+    lit(&t, head); /* the header: one wrapped paragraph, room for more counts */
+    pen_newline(&t);
     put_start_here(ctx, &t);
     /* Runs superseded by a newer run of their history are only context:
      * rules checked the newest, which names how many came before. Runs
