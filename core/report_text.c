@@ -23,7 +23,7 @@
 
 /* A pen that wraps at word boundaries: col counts the characters of the
  * current line (styles take none), indent is where a continuation line
- * starts, space says a separator is pending before the next word, bol
+ * starts, space is how many spaces are pending before the next word, bol
  * that nothing was written since the line's indent (no space there). */
 typedef struct tctx {
     FILE *f;
@@ -102,13 +102,12 @@ static void pen_word(tctx *t, const char *w, size_t len, size_t cols)
     uint32_t cp;
     size_t k;
 
-    if (!t->bol && t->col + (t->space ? 1 : 0) + cols > t->width &&
+    if (!t->bol && t->col + (size_t)t->space + cols > t->width &&
         t->indent + cols <= t->width)
         pen_para(t, t->indent, t->indent);
-    else if (t->space && !t->bol) {
-        fputc(' ', t->f);
-        t->col++;
-    }
+    else if (!t->bol)
+        for (; t->space > 0; t->space--, t->col++)
+            fputc(' ', t->f);
     t->space = 0;
     while (len) {
         k = utf8_next(w, &cp, NULL);
@@ -278,7 +277,7 @@ static void put_finding(const report_ctx *ctx, tctx *t, const finding *f)
     t->space = 1;
     term_put(t, f->rule);
     if (f->node_name) {
-        t->space = 1;
+        t->space = 2;
         term_put(t, f->node_name);
     }
     if (f->suppressed)
