@@ -468,41 +468,52 @@ static void md_flush(const mctx *m, const char *buf, size_t len, FILE *out)
           out);
 }
 
-int report_markdown(const report_ctx *ctx)
+static void md_render(mctx *m)
 {
+    const report_ctx *ctx = m->ctx;
     const model *mo = ctx->an->m;
-    mctx m = {NULL, ctx, 0, 0, 0, 0, 0};
-    char *buf = NULL;
-    size_t i, k, nord, len = 0, *order;
-    int rc = 0;
+    size_t i, k, nord, *order = report_run_order(ctx, &nord);
 
-    if (!(m.f = open_memstream(&buf, &len)))
-        return OP_ENOMEM;
-    order = report_run_order(ctx, &nord);
-    put_summary(&m);
-    put_start_here(&m);
-    md_mark(&m);
+    put_summary(m);
+    put_start_here(m);
+    md_mark(m);
     for (k = 0; k < (order ? nord : mo->nruns); k++) {
         i = report_run_at(order, k);
         if (mo->runs[i]->superseded)
             continue;
-        put_run(&m, mo->runs[i]);
-        put_group(&m, i);
+        put_run(m, mo->runs[i]);
+        put_group(m, i);
     }
     free(order);
     for (i = 0; i < ctx->res->n; i++)
         if (ctx->res->f[i].run_index == SIZE_MAX && report_visible(ctx, &ctx->res->f[i])) {
-            fputs("## Across runs\n\n", m.f);
-            put_group(&m, SIZE_MAX);
+            fputs("## Across runs\n\n", m->f);
+            put_group(m, SIZE_MAX);
             break;
         }
-    put_rule_errors(&m);
-    if (ferror(m.f))
-        rc = OP_ENOMEM;
-    if (fclose(m.f) || !buf)
-        rc = OP_ENOMEM;
-    if (!rc)
-        md_flush(&m, buf, len, ctx->out);
-    free(buf);
-    return rc ? rc : ferror(ctx->out) ? OP_EIO : 0;
+    put_rule_errors(m);
+}
+
+int report_markdown(const report_ctx *ctx)
+{
+    mctx m = {NULL, ctx, 0, 0, 0, 0, 0};
+    char *buf = NULL;
+    size_t len = 0;
+    int ok;
+
+    if ((m.f = open_memstream(&buf, &len))) {
+        md_render(&m);
+        ok = !ferror(m.f);
+        ok &= fclose(m.f) == 0 && buf;
+        if (ok)
+            md_flush(&m, buf, len, ctx->out);
+        free(buf);
+    } else {
+        ok = 0;
+    }
+    if (!ok) { /* out of memory: the whole report, uncut, rather than none */
+        mctx direct = {ctx->out, ctx, 0, 0, 0, 0, 0};
+        md_render(&direct);
+    }
+    return ferror(ctx->out) ? OP_EIO : 0;
 }
