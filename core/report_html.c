@@ -170,8 +170,7 @@ static void put_start_here(hout *h)
           h->f);
     for (i = 0; i < n; i++) {
         const finding *f = top[i];
-        const struct op_run *r = f->run_index < ctx->an->m->nruns
-                                     ? ctx->an->m->runs[f->run_index] : NULL;
+        const struct op_run *r = report_finding_run(ctx, f);
         fprintf(h->f, "<li><a href=\"#f-%s\"><span class=\"sev sev-%s\">%s</span> <code>",
                 f->fingerprint, sev_class(f->sev), severity_name(f->sev));
         html_put(h->f, f->rule);

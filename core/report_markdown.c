@@ -402,8 +402,7 @@ static void put_start_here(mctx *m)
     fputs("## Start here\n\n", m->f);
     for (i = 0; i < n; i++) {
         const finding *f = top[i];
-        const struct op_run *r = f->run_index < ctx->an->m->nruns
-                                     ? ctx->an->m->runs[f->run_index] : NULL;
+        const struct op_run *r = report_finding_run(ctx, f);
         fprintf(m->f, "%zu. %s %s ", i + 1, sev_icon(f->sev), severity_name(f->sev));
         md_code(m, f->rule, 0);
         fputs(" in ", m->f);

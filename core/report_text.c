@@ -358,8 +358,7 @@ static void put_start_here(const report_ctx *ctx, tctx *t)
     style(t, C_RESET);
     for (i = 0; i < n; i++) {
         const finding *f = top[i];
-        const struct op_run *r = f->run_index < ctx->an->m->nruns
-                                     ? ctx->an->m->runs[f->run_index] : NULL;
+        const struct op_run *r = report_finding_run(ctx, f);
         pen_para(t, 2, 5);
         snprintf(num, sizeof num, "%zu.", i + 1);
         lit(t, num);

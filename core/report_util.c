@@ -130,6 +130,11 @@ size_t report_start_here(const report_ctx *ctx, const finding **out, size_t max)
     return n;
 }
 
+const struct op_run *report_finding_run(const report_ctx *ctx, const finding *f)
+{
+    return f->run_index < ctx->an->m->nruns ? ctx->an->m->runs[f->run_index] : NULL;
+}
+
 size_t report_first_line(const char *s)
 {
     const char *nl = s ? strchr(s, '\n') : NULL;

@@ -44,6 +44,9 @@ size_t report_start_here(const report_ctx *ctx, const finding **out, size_t max)
 size_t report_run_findings(const report_ctx *ctx, size_t run, int *worst,
                            const finding **first);
 
+/* The run f is about, or NULL for a finding across runs. Borrowed. */
+const struct op_run *report_finding_run(const report_ctx *ctx, const finding *f);
+
 /* The length of the first line of s: text (a stack trace, a diagnostic)
  * after the first newline is left to the JSON and HTML reports. */
 size_t report_first_line(const char *s);
