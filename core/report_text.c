@@ -17,6 +17,7 @@
 #include "report.h"
 #include "report_util.h"
 
+#define CUT_MARK "[...]" /* after the first line of a multi-line text */
 #define WIDTH_PLAIN 100 /* not a terminal: logs and CI */
 #define WIDTH_MIN 40
 #define WIDTH_MAX 500
@@ -164,6 +165,8 @@ static void term_put_n(tctx *t, const char *s, size_t n)
             k = utf8_next(p, &cp, NULL), cols += cp_cols(cp);
         if (p > w && isdigit((unsigned char)p[-1]) && (k = unit_after(p)))
             p += k, cols += k; /* "2.1 s" stays on one line */
+        if (strncmp(p, " " CUT_MARK, sizeof CUT_MARK) == 0)
+            p += sizeof CUT_MARK, cols += sizeof CUT_MARK; /* and so does the cut */
         pen_word(t, w, (size_t)(p - w), cols);
     }
     free(raw);
@@ -174,14 +177,25 @@ static void term_put(tctx *t, const char *s)
     term_put_n(t, s ? s : "", strlen(s ? s : ""));
 }
 
-/* Only the first line of s: a stack trace is whole in JSON and HTML. */
+/* Only the first line of s, then the cut mark on the same line: a stack
+ * trace is whole in JSON and HTML. */
 static void term_put_line(tctx *t, const char *s)
 {
     size_t n = report_first_line(s);
+    char *line;
 
-    term_put_n(t, s ? s : "", n);
-    if (s && s[n])
-        term_put(t, " [...]");
+    if (!s || !s[n]) {
+        term_put(t, s);
+        return;
+    }
+    if (!(line = malloc(n + sizeof CUT_MARK + 1))) {
+        term_put(t, s); /* out of memory: whole */
+        return;
+    }
+    memcpy(line, s, n);
+    memcpy(line + n, " " CUT_MARK, sizeof CUT_MARK + 1);
+    term_put_n(t, line, n + sizeof CUT_MARK);
+    free(line);
 }
 
 /* Fixed text of the report itself, wrapped like the rest. */
