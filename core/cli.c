@@ -198,7 +198,7 @@ enum {
 };
 
 typedef enum opt_id {
-    O_QUIET, O_DETERMINISTIC, O_NO_BUNDLED, O_NO_CONFIG, O_SHOW_SUPPRESSED,
+    O_QUIET, O_DETERMINISTIC, O_NO_BUNDLED, O_NO_CONFIG, O_SHOW_SUPPRESSED, O_VERBOSE,
     O_ALL, O_PRUNE, O_FORCE, O_FORMAT, O_OUTPUT, O_RULES, O_PACK,
     O_PLUGIN_PATH, O_FAIL_ON, O_MAX_LINE, O_MAX_BYTES, O_TIMEOUT, O_MEMORY,
     O_INSTRUCTIONS, O_PACK_TIMEOUT, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
@@ -219,6 +219,7 @@ static const opt_def opt_table[] = {
     {"--no-bundled", NULL, O_NO_BUNDLED, 0, LOADS},
     {"--no-config", NULL, O_NO_CONFIG, 0, LOADS},
     {"--show-suppressed", NULL, O_SHOW_SUPPRESSED, 0, CMD_ANALYZE},
+    {"--verbose", "-v", O_VERBOSE, 0, CMD_ANALYZE},
     {"--all", NULL, O_ALL, 0, CMD_ANALYZE},
     {"--prune", NULL, O_PRUNE, 0, CMD_BASELINE},
     {"--force", NULL, O_FORCE, 0, CMD_RULES_NEW},
@@ -283,6 +284,7 @@ static int set_flag(cli_opts *o, opt_id id)
     case O_NO_BUNDLED: o->no_bundled = 1; break;
     case O_NO_CONFIG: o->no_config = 1; break;
     case O_SHOW_SUPPRESSED: o->show_suppressed = 1; break;
+    case O_VERBOSE: o->verbose = 1; break;
     case O_ALL: o->emit_all = 1; break;
     case O_PRUNE: o->prune = 1; break;
     case O_FORCE: o->force = 1; break;

@@ -66,6 +66,7 @@ typedef struct cli_opts {
     const char *baseline;    /* --baseline FILE */
     const char *baseline_default; /* used when neither option nor config names one */
     int show_suppressed;     /* --show-suppressed */
+    int verbose;             /* -v: the text report shows evidence */
     const char *emit_dir;    /* --emit-changes DIR */
     int emit_all;            /* --all */
     const char *junit;       /* rules test --junit FILE */

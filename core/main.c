@@ -68,6 +68,7 @@ static const char usage_analyze[] =
     "                       (otherwise exit 5)\n"
     "  --baseline FILE      hide findings approved or dismissed in FILE\n"
     "  --show-suppressed    show them anyway, marked\n"
+    "  -v, --verbose        text: show each finding's evidence\n"
     "  --emit-changes DIR   write the approved findings' changes as config\n"
     "                       patches into DIR (needs --baseline, or --all)\n"
     "  --all                with --emit-changes: every finding's changes\n"
@@ -166,6 +167,7 @@ static int cmd_analyze(int argc, char **argv)
     rc.out = out;
     rc.color = out == stdout && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     rc.show_suppressed = o.show_suppressed;
+    rc.verbose = o.verbose;
     rc.elapsed_ms = cli_now_ms() - t0;
     rc.read_ms = s.t_read;
     rc.rules_ms = s.t_rules;

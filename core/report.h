@@ -18,6 +18,7 @@ typedef struct report_ctx {
     FILE *out;
     int color;            /* text only: ANSI colours allowed */
     int show_suppressed;  /* include findings hidden by a baseline */
+    int verbose;          /* text only: show evidence (-v) */
     unsigned long elapsed_ms;
     unsigned long read_ms;  /* reading and parsing the inputs */
     unsigned long rules_ms; /* loading and running the rules */

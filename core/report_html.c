@@ -11,6 +11,7 @@
  * it measures the charts and writes a verdict for the browser test
  * (tests/e2e/report_browser.sh). Its hash is checked by that test too.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_html.h"
@@ -87,6 +88,8 @@ static const char css[] =
     ".bar-test{fill:#c8c8c8}.flagged{stroke:#000;stroke-width:2}\n"
     ".whisker{stroke:#555;stroke-width:1.5}.box{fill:#56b4e9;stroke:#0072b2}"
     ".median{stroke:#000;stroke-width:2.5}.p99{fill:#0072b2}.max{fill:#555}.max.skew{fill:#c04a00}\n"
+    ".start ol{margin:4px 0 16px;padding-left:24px}.start li{margin:4px 0}"
+    ".start .rec{color:var(--muted);font-size:.92em}\n"
     "footer{margin-top:40px;color:var(--muted);font-size:.85em}\n"
     "@media print{body{font-size:11pt}main{max-width:none;padding:0}details.data{display:none}"
     "h2{break-after:avoid}.finding,figure{break-inside:avoid}"
@@ -117,29 +120,30 @@ static void tile(hout *h, const char *label, size_t n, const char *cls)
         fprintf(h->f, "%s</div>\n", label);
 }
 
-static size_t run_findings(const report_ctx *ctx, size_t run)
-{
-    size_t i, n = 0;
-
-    for (i = 0; i < ctx->res->n; i++)
-        n += ctx->res->f[i].run_index == run && report_visible(ctx, &ctx->res->f[i]);
-    return n;
-}
-
-static void runs_table(hout *h)
+/* The summary table, runs in report order (worst first): the severity
+ * cell links to the run's most severe finding, the run to its section. */
+static void runs_table(hout *h, const size_t *order, size_t nord)
 {
     const model *m = h->ctx->an->m;
     char d[48];
-    size_t i;
+    size_t i, k, n;
 
-    fputs("<table class=\"runs\"><thead><tr><th scope=\"col\">source</th><th scope=\"col\">run"
+    fputs("<table class=\"runs\"><thead><tr><th scope=\"col\">severity</th>"
+          "<th scope=\"col\">source</th><th scope=\"col\">run"
           "</th><th scope=\"col\">status</th><th scope=\"col\">duration</th>"
           "<th scope=\"col\">findings</th></tr></thead><tbody>\n", h->f);
-    for (i = 0; i < m->nruns; i++) {
-        const struct op_run *r = m->runs[i];
+    for (k = 0; k < (order ? nord : m->nruns); k++) {
+        const struct op_run *r = m->runs[i = report_run_at(order, k)];
+        const finding *first;
+        int worst;
         if (r->superseded)
             continue;
+        n = report_run_findings(h->ctx, i, &worst, &first);
         fputs("<tr><td>", h->f);
+        if (first)
+            fprintf(h->f, "<a href=\"#f-%s\"><span class=\"sev sev-%s\">%s</span></a>",
+                    first->fingerprint, sev_class(first->sev), severity_name(first->sev));
+        fputs("</td><td>", h->f);
         html_put(h->f, r->source);
         fprintf(h->f, "</td><td><a href=\"#run-%zu\">", i);
         html_put(h->f, report_run_name(r));
@@ -148,12 +152,51 @@ static void runs_table(hout *h)
         fprintf(h->f, "</td><td class=\"num\">%s</td><td class=\"num\">%zu</td></tr>\n",
                 (r->set & MSET_DURATION_MS)
                     ? report_fmt_duration(d, sizeof d, (double)r->duration_ms) : "",
-                run_findings(h->ctx, i));
+                n);
     }
     fputs("</tbody></table>\n", h->f);
 }
 
-static void put_summary(hout *h)
+/* The most severe findings, linked, each with what to do first. */
+static void put_start_here(hout *h)
+{
+    const report_ctx *ctx = h->ctx;
+    const finding *top[REPORT_START_HERE];
+    size_t i, n = report_start_here(ctx, top, REPORT_START_HERE);
+
+    if (!n)
+        return;
+    fputs("<section class=\"start\" aria-label=\"Start here\">\n<h3>Start here</h3>\n<ol>\n",
+          h->f);
+    for (i = 0; i < n; i++) {
+        const finding *f = top[i];
+        const struct op_run *r = report_finding_run(ctx, f);
+        fprintf(h->f, "<li><a href=\"#f-%s\"><span class=\"sev sev-%s\">%s</span> <code>",
+                f->fingerprint, sev_class(f->sev), severity_name(f->sev));
+        html_put(h->f, f->rule);
+        fputs("</code></a> in ", h->f);
+        if (r) {
+            html_put(h->f, r->source);
+            fputs(": ", h->f);
+            html_put(h->f, report_run_name(r));
+        } else {
+            fputs("all runs", h->f);
+        }
+        if (f->node_name) {
+            fputs(", on ", h->f);
+            html_put(h->f, f->node_name);
+        }
+        if (f->recommendation) {
+            fputs("<br><span class=\"rec\">", h->f);
+            html_put(h->f, f->recommendation);
+            fputs("</span>", h->f);
+        }
+        fputs("</li>\n", h->f);
+    }
+    fputs("</ol>\n</section>\n", h->f);
+}
+
+static void put_summary(hout *h, const size_t *order, size_t nord)
 {
     const report_ctx *ctx = h->ctx;
     size_t count[3], total = report_counts(ctx, count);
@@ -171,7 +214,8 @@ static void put_summary(hout *h)
     if (ctx->res->ne)
         tile(h, "rule errors", ctx->res->ne, NULL);
     fputs("</div>\n", h->f);
-    runs_table(h);
+    put_start_here(h);
+    runs_table(h, order, nord);
     fputs("</section>\n", h->f);
 }
 
@@ -341,13 +385,14 @@ int report_html(const report_ctx *ctx)
 {
     const model *m = ctx->an->m;
     hout h = {ctx->out, ctx, 0};
-    size_t i;
+    size_t i, k, nord, *order = report_run_order(ctx, &nord);
 
     put_head(&h);
-    put_summary(&h);
-    for (i = 0; i < m->nruns; i++)
-        if (!m->runs[i]->superseded)
+    put_summary(&h, order, nord);
+    for (k = 0; k < (order ? nord : m->nruns); k++)
+        if (!m->runs[i = report_run_at(order, k)]->superseded)
             put_run(&h, m->runs[i]);
+    free(order);
     for (i = 0; i < ctx->res->n; i++)
         if (ctx->res->f[i].run_index == SIZE_MAX && report_visible(ctx, &ctx->res->f[i])) {
             fputs("<section class=\"run\"><h2>Across runs</h2>\n", h.f);

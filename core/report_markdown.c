@@ -1,9 +1,15 @@
 /*
  * report_markdown.c - a summary to post as a pull-request comment
- * (GitHub/GitLab flavoured Markdown): counts by severity, then the findings
- * grouped by run, each with its message, evidence table, recommendation
- * and the exact config change as a diff block. Stable and diff-friendly:
- * no times, no absolute links, one fact per line.
+ * (GitHub/GitLab flavoured Markdown): counts by severity, a "start here"
+ * list of the most severe findings, then the runs (worst first), each
+ * with its findings folded in a <details> block: message, recommendation,
+ * the exact config change as a diff block and the evidence table (folded
+ * again). Stable and diff-friendly: no times, no absolute links, one fact
+ * per line.
+ *
+ * GitHub refuses a comment over 65 536 characters: the report is written
+ * to memory first and, when it is longer, cut after the last finding that
+ * fits, with a note saying how many findings it shows.
  *
  * Nothing from inputs or rules is trusted as Markdown. Prose goes through
  * md_text(), which backslash-escapes everything that could start markup
@@ -24,10 +30,31 @@
  * after Markdown is parsed). */
 #define WORD_JOINER "\xe2\x81\xa0"
 
+#define MD_LIMIT 65536 /* GitHub's limit on a comment, in characters */
+#define MD_BUDGET (MD_LIMIT - 1024) /* room for the closing tags and the note */
+
+/* The report goes to f (in memory); cut and cut_open remember the last
+ * place it may be cut within MD_BUDGET (bytes, so never more characters)
+ * and whether a run's <details> is open there; shown counts the findings
+ * written before it. */
 typedef struct mctx {
     FILE *f;
     const report_ctx *ctx;
+    int open;
+    size_t written, cut, cut_open, cut_shown;
 } mctx;
+
+/* Notes a place where the report may be cut, while within the budget. */
+static void md_mark(mctx *m)
+{
+    long off = ftell(m->f);
+
+    if (off >= 0 && (size_t)off <= MD_BUDGET) {
+        m->cut = (size_t)off;
+        m->cut_open = (size_t)m->open;
+        m->cut_shown = m->written;
+    }
+}
 
 /* Characters that start or end Markdown syntax anywhere in a line. '_'
  * is special only at a word boundary: CommonMark never opens emphasis
@@ -101,6 +128,23 @@ static void md_text(const mctx *m, const char *s, int line_start)
         }
         p += k;
     }
+}
+
+/* Only the first line of s, as md_text: a stack trace is whole in the
+ * JSON and HTML reports, it would only crowd a comment. */
+static void md_line(const mctx *m, const char *s, int line_start)
+{
+    size_t n = report_first_line(s);
+    char *line;
+
+    if (!s || !s[n]) {
+        md_text(m, s, line_start);
+        return;
+    }
+    line = strndup(s, n);
+    md_text(m, line ? line : s, line_start);
+    fputs(line ? " \\[\xe2\x80\xa6\\]" : "", m->f);
+    free(line);
 }
 
 /* Longest run of backticks in s. */
@@ -186,7 +230,7 @@ static void put_evidence(const mctx *m, const finding *f)
 
     if (!f->evidence || !f->evidence->child)
         return;
-    fputs("| evidence | value |\n|---|---|\n", m->f);
+    fputs("<details><summary>Evidence</summary>\n\n| evidence | value |\n|---|---|\n", m->f);
     cJSON_ArrayForEach(e, f->evidence) {
         fputs("| ", m->f);
         md_code(m, e->string, 1);
@@ -194,7 +238,7 @@ static void put_evidence(const mctx *m, const finding *f)
         md_text(m, report_fmt_value(buf, sizeof buf, e), 0);
         fputs(" |\n", m->f);
     }
-    fputc('\n', m->f);
+    fputs("\n</details>\n\n", m->f);
 }
 
 /* Writes s to f without control characters or newlines. */
@@ -280,15 +324,15 @@ static void put_finding(const mctx *m, const finding *f)
     if (f->suppressed)
         fputs(" (suppressed by baseline)", m->f);
     fputs("\n\n", m->f);
-    md_text(m, f->message, 1);
+    md_line(m, f->message, 1);
     fputs("\n\n", m->f);
-    put_evidence(m, f);
     if (f->recommendation) {
         fputs("**Recommendation:** ", m->f);
         md_text(m, f->recommendation, 0);
         fputs("\n\n", m->f);
     }
     put_changes(m, f);
+    put_evidence(m, f);
 }
 
 static void put_run(const mctx *m, const struct op_run *r)
@@ -311,18 +355,76 @@ static void put_run(const mctx *m, const struct op_run *r)
     fputs("\n\n", m->f);
 }
 
-/* Findings of one run (SIZE_MAX: across runs); returns how many. */
-static size_t put_group(const mctx *m, size_t run)
+/* Findings of one run (SIZE_MAX: across runs), folded under a summary of
+ * their counts; "No findings." when there is none. */
+static void put_group(mctx *m, size_t run)
 {
     const results *res = m->ctx->res;
-    size_t i, shown = 0;
+    size_t i, count[3] = {0, 0, 0}, shown = 0;
+    int s, first = 1;
 
     for (i = 0; i < res->n; i++)
         if (res->f[i].run_index == run && report_visible(m->ctx, &res->f[i])) {
-            put_finding(m, &res->f[i]);
+            count[res->f[i].sev]++;
             shown++;
         }
-    return shown;
+    if (!shown) {
+        fputs("No findings.\n\n", m->f);
+        return;
+    }
+    fprintf(m->f, "<details><summary>%zu finding%s:", shown, shown == 1 ? "" : "s");
+    for (s = SEV_ERROR; s >= SEV_INFO; s--)
+        if (count[s]) {
+            fprintf(m->f, "%s %zu %s", first ? "" : ",", count[s], severity_name((severity)s));
+            first = 0;
+        }
+    fputs("</summary>\n\n", m->f);
+    m->open = 1;
+    for (i = 0; i < res->n; i++)
+        if (res->f[i].run_index == run && report_visible(m->ctx, &res->f[i])) {
+            put_finding(m, &res->f[i]);
+            m->written++;
+            md_mark(m);
+        }
+    fputs("</details>\n\n", m->f);
+    m->open = 0;
+    md_mark(m);
+}
+
+/* The most severe findings first, each with what to do about it. */
+static void put_start_here(mctx *m)
+{
+    const report_ctx *ctx = m->ctx;
+    const finding *top[REPORT_START_HERE];
+    size_t i, n = report_start_here(ctx, top, REPORT_START_HERE);
+
+    if (!n)
+        return;
+    fputs("## Start here\n\n", m->f);
+    for (i = 0; i < n; i++) {
+        const finding *f = top[i];
+        const struct op_run *r = report_finding_run(ctx, f);
+        fprintf(m->f, "%zu. %s %s ", i + 1, sev_icon(f->sev), severity_name(f->sev));
+        md_code(m, f->rule, 0);
+        fputs(" in ", m->f);
+        if (r) {
+            md_text(m, r->source, 0);
+            fputs(": ", m->f);
+            md_text(m, report_run_name(r), 0);
+        } else {
+            fputs("all runs", m->f);
+        }
+        if (f->node_name) {
+            fputs(", on ", m->f);
+            md_text(m, f->node_name, 0);
+        }
+        if (f->recommendation) {
+            fputs(" \xe2\x80\x94 ", m->f);
+            md_line(m, f->recommendation, 0);
+        }
+        fputc('\n', m->f);
+    }
+    fputc('\n', m->f);
 }
 
 static void put_rule_errors(const mctx *m)
@@ -343,26 +445,75 @@ static void put_rule_errors(const mctx *m)
     fputc('\n', m->f);
 }
 
-int report_markdown(const report_ctx *ctx)
+/* Writes the report of buf (len bytes) to out, cut at m's last mark with
+ * a note when it is over GitHub's limit. */
+static void md_flush(const mctx *m, const char *buf, size_t len, FILE *out)
 {
-    const model *mo = ctx->an->m;
-    mctx m = {ctx->out, ctx};
-    size_t i;
+    size_t total, count[3];
 
-    put_summary(&m);
-    for (i = 0; i < mo->nruns; i++) {
+    if (len <= MD_LIMIT) {
+        fwrite(buf, 1, len, out);
+        return;
+    }
+    total = report_counts(m->ctx, count);
+    fwrite(buf, 1, m->cut, out);
+    if (m->cut_open)
+        fputs("</details>\n\n", out);
+    fprintf(out, "---\n\n**Truncated:** this report shows %zu of %zu findings to stay under "
+            "GitHub's limit of %d characters for a comment", m->cut_shown, total, MD_LIMIT);
+    if (m->ctx->res->ne)
+        fprintf(out, " (the %zu rule error%s are left out too)", m->ctx->res->ne,
+                m->ctx->res->ne == 1 ? "" : "s");
+    fputs(". Every finding is in `optipipe analyze --format html` (or `--format json`).\n",
+          out);
+}
+
+static void md_render(mctx *m)
+{
+    const report_ctx *ctx = m->ctx;
+    const model *mo = ctx->an->m;
+    size_t i, k, nord, *order = report_run_order(ctx, &nord);
+
+    put_summary(m);
+    put_start_here(m);
+    md_mark(m);
+    for (k = 0; k < (order ? nord : mo->nruns); k++) {
+        i = report_run_at(order, k);
         if (mo->runs[i]->superseded)
             continue;
-        put_run(&m, mo->runs[i]);
-        if (!put_group(&m, i))
-            fputs("No findings.\n\n", m.f);
+        put_run(m, mo->runs[i]);
+        put_group(m, i);
     }
+    free(order);
     for (i = 0; i < ctx->res->n; i++)
         if (ctx->res->f[i].run_index == SIZE_MAX && report_visible(ctx, &ctx->res->f[i])) {
-            fputs("## Across runs\n\n", m.f);
-            put_group(&m, SIZE_MAX);
+            fputs("## Across runs\n\n", m->f);
+            put_group(m, SIZE_MAX);
             break;
         }
-    put_rule_errors(&m);
-    return ferror(m.f) ? OP_EIO : 0;
+    put_rule_errors(m);
+}
+
+int report_markdown(const report_ctx *ctx)
+{
+    mctx m = {NULL, ctx, 0, 0, 0, 0, 0};
+    char *buf = NULL;
+    size_t len = 0;
+    int ok;
+
+    if ((m.f = open_memstream(&buf, &len))) {
+        md_render(&m);
+        ok = !ferror(m.f);
+        ok &= fclose(m.f) == 0 && buf;
+        if (ok)
+            md_flush(&m, buf, len, ctx->out);
+        free(buf);
+    } else {
+        ok = 0;
+    }
+    if (!ok) { /* out of memory: the whole report, uncut, rather than none */
+        mctx direct = {ctx->out, ctx, 0, 0, 0, 0, 0};
+        md_render(&direct);
+    }
+    return ferror(ctx->out) ? OP_EIO : 0;
 }

@@ -38,6 +38,110 @@ int report_fail_level(const report_ctx *ctx)
     return ctx->fail_on ? severity_parse(ctx->fail_on) : -1;
 }
 
+size_t report_run_findings(const report_ctx *ctx, size_t run, int *worst,
+                           const finding **first)
+{
+    size_t i, n = 0;
+
+    *worst = -1;
+    if (first)
+        *first = NULL;
+    for (i = 0; i < ctx->res->n; i++) {
+        const finding *f = &ctx->res->f[i];
+        if (f->run_index != run || !report_visible(ctx, f))
+            continue;
+        if (!n && first)
+            *first = f; /* sorted: the first is the most severe */
+        if ((int)f->sev > *worst)
+            *worst = (int)f->sev;
+        n++;
+    }
+    return n;
+}
+
+/* A run's sort key: the rank of its first shown finding, SIZE_MAX when it
+ * has none. */
+typedef struct run_key {
+    size_t rank, run;
+} run_key;
+
+static int run_key_cmp(const void *a, const void *b)
+{
+    const run_key *x = a, *y = b;
+
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->run < y->run ? -1 : x->run > y->run;
+}
+
+size_t *report_run_order(const report_ctx *ctx, size_t *n)
+{
+    const model *m = ctx->an->m;
+    run_key *keys;
+    size_t *order = NULL, i, k = 0;
+
+    *n = 0;
+    if (!m->nruns || !(keys = malloc(m->nruns * sizeof *keys)))
+        return NULL;
+    for (i = 0; i < m->nruns; i++) {
+        keys[i].rank = SIZE_MAX;
+        keys[i].run = i;
+    }
+    for (i = 0; i < ctx->res->n; i++) {
+        const finding *f = &ctx->res->f[i];
+        if (f->run_index < m->nruns && keys[f->run_index].rank == SIZE_MAX &&
+            report_visible(ctx, f))
+            keys[f->run_index].rank = i;
+    }
+    for (i = 0; i < m->nruns; i++)
+        if (!m->runs[i]->superseded)
+            keys[k++] = keys[i];
+    qsort(keys, k, sizeof *keys, run_key_cmp);
+    if (k && (order = malloc(k * sizeof *order))) {
+        for (i = 0; i < k; i++)
+            order[i] = keys[i].run;
+        *n = k;
+    }
+    free(keys);
+    return order;
+}
+
+size_t report_run_at(const size_t *order, size_t k)
+{
+    return order ? order[k] : k;
+}
+
+size_t report_start_here(const report_ctx *ctx, const finding **out, size_t max)
+{
+    size_t i, j, n = 0;
+    int pass;
+
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < ctx->res->n && n < max; i++) {
+            const finding *f = &ctx->res->f[i];
+            int seen = 0;
+            if (!report_visible(ctx, f))
+                continue;
+            for (j = 0; j < n; j++)
+                seen |= pass ? out[j] == f : strcmp(out[j]->rule, f->rule) == 0;
+            if (!seen)
+                out[n++] = f;
+        }
+    return n;
+}
+
+const struct op_run *report_finding_run(const report_ctx *ctx, const finding *f)
+{
+    return f->run_index < ctx->an->m->nruns ? ctx->an->m->runs[f->run_index] : NULL;
+}
+
+size_t report_first_line(const char *s)
+{
+    const char *nl = s ? strchr(s, '\n') : NULL;
+
+    return s ? (nl ? (size_t)(nl - s) : strlen(s)) : 0;
+}
+
 const char *report_run_name(const struct op_run *r)
 {
     return r->name ? r->name : r->id;

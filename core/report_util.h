@@ -21,6 +21,37 @@ int report_visible(const report_ctx *ctx, const finding *f);
  * returns their total. */
 size_t report_counts(const report_ctx *ctx, size_t count[3]);
 
+/* The order in which reports show the runs: the shown (not superseded)
+ * runs, the one with the worst finding first (findings are sorted by
+ * severity and impact, results_finish, so "worst" is the rank of a run's
+ * first shown finding), runs without findings last in input order. Returns
+ * a new array of *n run indices (free with free()), or NULL when out of
+ * memory or there is no run to show: callers then use input order. */
+size_t *report_run_order(const report_ctx *ctx, size_t *n);
+
+/* The run at position k of order (from report_run_order; NULL means input
+ * order). */
+size_t report_run_at(const size_t *order, size_t k);
+
+/* "Start here": up to max of the most severe shown findings into out,
+ * one per rule first (so a rule that fires on every run does not crowd out
+ * the others), then filled up in severity order. Returns how many. */
+#define REPORT_START_HERE 3
+size_t report_start_here(const report_ctx *ctx, const finding **out, size_t max);
+
+/* The shown findings of run (SIZE_MAX: across runs) and the worst of
+ * their severities into *worst (-1 when none); returns how many. *first
+ * (may be NULL) gets the most severe of them. */
+size_t report_run_findings(const report_ctx *ctx, size_t run, int *worst,
+                           const finding **first);
+
+/* The run f is about, or NULL for a finding across runs. Borrowed. */
+const struct op_run *report_finding_run(const report_ctx *ctx, const finding *f);
+
+/* The length of the first line of s: text (a stack trace, a diagnostic)
+ * after the first newline is left to the JSON and HTML reports. */
+size_t report_first_line(const char *s);
+
 /* The severity from ctx->fail_on, or -1 when none was given. */
 int report_fail_level(const report_ctx *ctx);
 

@@ -2,7 +2,20 @@
 -- data. Every plugin records what it could not read as run warnings (a
 -- truncated event log, a missing REST endpoint, a dropped DAG edge); other
 -- rules stay quiet where data is missing, so without this rule a user could
--- read "no findings" as "healthy".
+-- read "no findings" as "healthy". One short finding per run: the warnings
+-- themselves are on stderr (FILE: warning: ...) and in the JSON report.
+
+-- What to supply, by engine: the input that would make the analysis whole.
+local advice = {
+  flink = "Export the whole job (optipipe fetch flink URL, or every REST endpoint listed in "
+    .. "docs/flink.md) so the checkpoint, watermark and bottleneck rules can run.",
+  spark = "Supply the whole event log (every part of a rolling log, the finished file rather "
+    .. "than an .inprogress one) so the stage and executor rules see every task.",
+  dbt = "Supply run_results.json together with the manifest.json of the same invocation "
+    .. "(both in target/) so the DAG, critical-path and model rules can run.",
+}
+local generic = "Rules that need the missing data stayed quiet; supply the complete input "
+  .. "for a full analysis."
 local units = require "optipipe.units"
 
 return {
@@ -11,9 +24,10 @@ return {
   severity = "info",
   sources = { "*" },
   tags = { "inputs" },
-  options = { max_listed = 3 },
-  description = [[Lists the runs whose inputs were only partly read, with the first warnings, so that
-quiet rules are not mistaken for a healthy pipeline.]],
+  options = { max_listed = 1 },
+  description = [[One finding per run whose inputs were only partly read, quoting its first warning
+and saying what to supply for that engine, so that quiet rules are not mistaken for a healthy
+pipeline.]],
   check = function(bundle, ctx)
     for _, run in ipairs(bundle.runs) do
       local n = #run.warnings
@@ -28,9 +42,7 @@ quiet rules are not mistaken for a healthy pipeline.]],
           message = string.format("%s run %s was read with %s: %s%s",
             run.source, run.name or run.id, units.format_count(n, "warning"),
             table.concat(shown, "; "), more),
-          recommendation = "Rules that need the missing data stayed quiet; supply the complete input "
-            .. "(the whole event log, every REST endpoint listed in docs/flink.md, the manifest) "
-            .. "for a full analysis.",
+          recommendation = advice[run.source] or generic,
           evidence = { warnings = n },
         }
       end

@@ -96,7 +96,8 @@ import sys
 from html.parser import HTMLParser
 
 ALLOWED = {"h1", "h2", "h3", "p", "strong", "code", "pre", "table", "thead", "tbody",
-           "tr", "th", "td", "ul", "li"}
+           "tr", "th", "td", "ul", "ol", "li",
+           "details", "summary"}  # ours: the folded runs and evidence
 
 class Audit(HTMLParser):
     def __init__(self):
