@@ -26,7 +26,7 @@ LUA
 # --- 1. a broken rule fails the run -------------------------------------------
 op analyze --no-config --no-bundled --rules team "$log"
 check "a rule error exits 5" test $rc = 5
-check "the header counts it" has out "0 findings (0 error, 0 warning, 0 info), 1 rule error$"
+check "the header counts it" has out "0 findings (0 errors, 0 warnings, 0 info), 1 rule error$"
 check "stderr says how to accept it" has err "1 rule error .*exit 5 (--allow-rule-errors"
 op analyze --no-config --rules team --fail-on warning "$log"
 check "5 wins over 1 (findings above --fail-on and a rule error)" test $rc = 5

@@ -46,7 +46,7 @@ words() {
     local label=$1 fmt
     shift
     for fmt in text markdown html; do
-        "$bin" analyze --format "$fmt" "$@" >"$tmp/out" 2>"$tmp/err"
+        "$bin" analyze -v --format "$fmt" "$@" >"$tmp/out" 2>"$tmp/err"
         check "$label: $fmt report written" test -s "$tmp/out"
         check "$label: $fmt: no '1 <noun>s'" no_plural_one "$tmp/out"
         check "$label: $fmt: ratios use ×" no_x_ratio "$tmp/out"
@@ -70,7 +70,7 @@ check "the share check catches 100% for 0.995" fails no_rounded_share "$tmp/bad"
 
 words demo "$src/fixtures/demo"
 # The demo's own cases of the issue read right.
-"$bin" analyze --format text "$src/fixtures/demo" >"$tmp/out" 2>"$tmp/err"
+"$bin" analyze -v --format text "$src/fixtures/demo" >"$tmp/out" 2>"$tmp/err"
 check "demo: run durations as people write them" has "$tmp/out" "running, 6h 00m"
 check "demo: 99.5% of the build" has "$tmp/out" "99.5% of the 34m 07s build"
 check "demo: evidence without exponent" has "$tmp/out" "time_left_ms=9904615"
