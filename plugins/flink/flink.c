@@ -1109,9 +1109,14 @@ static int build_jobs(fl_state *st, op_error *err)
     }
     for (i = 0; i < l.n; i++) {
         op_run *r;
-        if ((rc = fl_job(&st->c, l.v[i], err)))
+        fl_bad bad;
+        fl_bad_begin(&bad, st->root, st->owned);
+        rc = fl_job(&st->c, l.v[i], err);
+        fl_bad_end();
+        if (rc)
             goto out;
         r = op_run_get(st->c.b, "flink", l.v[i]);
+        fl_bad_flush(&bad, st->c.b, r);
         for (w = 0; w < st->nwarn; w++)
             op_run_warning(st->c.b, r, st->warn[w]);
         if (st->c.lone)
