@@ -134,7 +134,8 @@ void fl_bad_type(const cJSON *obj, const char *key)
     char why[80];
     double x;
 
-    if (!it || fl_num(it, &x)) /* a number, only not an integer one */
+    /* a number, only not an integer one; or warned about by op_json_tidy */
+    if (!it || fl_num(it, &x) || (it->type & OP_JSON_TIDIED))
         return;
     snprintf(why, sizeof why, "%s where a number is expected", kind(it));
     fl_bad_note(it, why);

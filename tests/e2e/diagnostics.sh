@@ -132,9 +132,10 @@ EOF
 run analyze --format json "$tmp/flink-nulls.json"
 check "a Flink export of nulls: not a crash" test "$rc" -lt 4
 check "... every JSON report warning is on stderr" json_warnings_on_stderr
-if ! grep -q "flink-nulls.json" "$tmp/err"; then
-    echo "notice: the Flink plugin reports nothing about an export of nulls yet"
-fi
+check "... stderr names a null value by its JSON path" has "$tmp/err" \
+    'flink-nulls.json: warning: $.responses\["/jobs/[0-9a-f]*"\]\.[a-zA-Z-]*: null where a number is expected: ignored'
+check "... and counts the rest" has "$tmp/err" \
+    "flink-nulls.json: warning: [0-9]* more values null, of the wrong type or impossible"
 
 # -q drops warnings, never errors
 run analyze -q --format json "$tmp/spark-cut.log"

@@ -971,7 +971,7 @@ static void big_job(tbuf *b)
     for (i = 0; i < BIG_VERTICES; i++)
         tb_add(b,
                "\"/jobs/" JID "/vertices/%032x/backpressure\": {\"status\":"
-               " \"ok\", \"subtasks\": [{\"subtask\": 0, \"busyRatio\": %d.5,"
+               " \"ok\", \"subtasks\": [{\"subtask\": 0, \"busyRatio\": 0.%04d5,"
                " \"ratio\": 0, \"idleRatio\": 0}]},",
                i + 1, i);
 }
@@ -1016,8 +1016,9 @@ static void test_many_vertices_jobs_keys(void **state)
         const struct op_node *n;
         snprintf(id, sizeof id, "%032zx", i + 1);
         n = tm_node(r, id);
-        assert_true(fabs(tm_num(&n->metrics, "busy_ratio") - ((double)i + 0.5)) <
-                    1e-9);
+        /* busyRatio 0.<i>5 (a ratio is at most 1) tells the vertices apart */
+        assert_true(fabs(tm_num(&n->metrics, "busy_ratio") -
+                         ((double)i * 10 + 5) / 1e5) < 1e-12);
         assert_int_equal((int)n->nparents, i ? 1 : 0);
     }
     /* k.7 set twice, the interval removed (checkpointing off), the last key
@@ -1071,6 +1072,93 @@ static void test_out_of_range_numbers(void **state)
     /* Long.MAX_VALUE stays the "unset" sentinel, without a warning */
     assert_false(tm_has_warning(r, "end-time"));
     assert_false(tm_has(&src->metrics, "busy_ratio"));
+    model_free(m);
+}
+
+/* Values within a double but impossible for Flink (parallelism above its
+ * 1 << 15 bound, a negative duration other than -1, a busy time above
+ * 1000 ms/s, a backpressure ratio above 1) and values null or of the
+ * wrong type where a number is read: absent, each a warning naming its
+ * JSON path; Flink's -1 ("not set") stays silent. */
+static void test_impossible_values(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"duration\": -5, \"maxParallelism\": -1, \"vertices\": ["
+        "    {\"id\": \"" SRC "\", \"name\": \"s\", \"parallelism\": 1e12,"
+        "     \"maxParallelism\": 32769, \"duration\": -1},"
+        "    {\"id\": \"" WIN "\", \"name\": \"w\", \"parallelism\": null,"
+        "     \"maxParallelism\": \"many\", \"duration\": -7}]},"
+        "  \"/jobs/" JID "/vertices/" SRC "/metrics?get=x\": ["
+        "   {\"id\": \"0.busyTimeMsPerSecond\", \"value\": \"5000\"}],"
+        "  \"/jobs/" JID "/vertices/" WIN "/backpressure\": {"
+        "   \"status\": \"ok\", \"subtasks\": ["
+        "    {\"subtask\": 0, \"ratio\": 7, \"busyRatio\": 0.5},"
+        "    {\"subtask\": 40000, \"ratio\": 0.1}]}}}");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src = tm_node(r, SRC), *win = tm_node(r, WIN);
+
+    (void)state;
+    assert_false(src->set & MSET_PARALLELISM);
+    assert_false(src->set & MSET_MAX_PARALLELISM);
+    assert_false(win->set & MSET_PARALLELISM);
+    assert_false(r->set & MSET_DURATION_MS);
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID
+                                  "\"].vertices[0].parallelism: 1000000000000"
+                                  " is outside 1..32768: ignored"));
+    assert_true(tm_has_warning(r, "].vertices[0].maxParallelism: 32769 is "
+                                  "outside -1..32768"));
+    assert_true(tm_has_warning(r, "\"].duration: -5 is outside"));
+    assert_true(tm_has_warning(r, "].vertices[1].duration: -7 is outside"));
+    assert_true(tm_has_warning(r, "].vertices[1].parallelism: null where a "
+                                  "number is expected: ignored"));
+    assert_true(tm_has_warning(r, "].vertices[1].maxParallelism: a string "
+                                  "that is no number where a number is "
+                                  "expected"));
+    assert_true(tm_has_warning(r, "/metrics?get=x\"][0].value: 5000 is "
+                                  "outside 0..1000"));
+    assert_true(tm_has_warning(r, "/backpressure\"].subtasks[0].ratio: 7 is "
+                                  "outside 0..1"));
+    assert_true(tm_has_warning(r, "].subtasks[1].subtask: 40000 is outside "
+                                  "0..32767"));
+    /* -1 is Flink's "not set": no warning */
+    assert_false(tm_has_warning(r, "vertices[0].duration"));
+    assert_false(tm_has_warning(r, "\"].maxParallelism"));
+    assert_false(tm_has(&src->metrics, "busy_ratio"));
+    model_free(m);
+}
+
+/* An export of nulls: at most FL_BAD_NAMED (10) values named, then one
+ * count. */
+static void test_null_values_counted(void **state)
+{
+    char doc[8192];
+    size_t used = 0, i, named = 0, counted = 0;
+    model *m;
+    const struct op_run *r;
+
+    (void)state;
+    used += (size_t)snprintf(doc, sizeof doc,
+                             "{\"flink_rest_export\": 1, \"responses\": {"
+                             "\"/jobs/" JID "\": {\"jid\": \"" JID "\","
+                             "\"state\": \"RUNNING\", \"vertices\": [");
+    for (i = 0; i < 20; i++)
+        used += (size_t)snprintf(doc + used, sizeof doc - used,
+                                 "%s{\"id\": \"v%02zu\", \"parallelism\": "
+                                 "null, \"duration\": null}",
+                                 i ? "," : "", i);
+    snprintf(doc + used, sizeof doc - used, "]}}}");
+    m = parse_ok(doc);
+    r = m->runs[0];
+    for (i = 0; i < r->nwarnings; i++) {
+        named += strstr(r->warnings[i], "null where a number is expected") != NULL;
+        counted += strstr(r->warnings[i], "more values null, of the wrong type "
+                                          "or impossible (the first 10 are "
+                                          "named above)") != NULL;
+    }
+    assert_int_equal(named, 10);
+    assert_int_equal(counted, 1);
     model_free(m);
 }
 
@@ -1353,6 +1441,8 @@ int main(void)
         cmocka_unit_test(test_accumulated_ratios),
         cmocka_unit_test(test_plan_fallback),
         cmocka_unit_test(test_counter_rates),
+        cmocka_unit_test(test_impossible_values),
+        cmocka_unit_test(test_null_values_counted),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),
