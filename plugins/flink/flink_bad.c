@@ -153,8 +153,15 @@ int fl_geti64_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi,
         *out = x;
         return 1;
     }
-    snprintf(why, sizeof why, "%lld is outside %lld..%lld",
-             (long long)x, (long long)lo, (long long)hi);
+    if (hi == INT64_MAX) /* durations, sizes, counts */
+        snprintf(why, sizeof why, "%lld is below %lld", (long long)x,
+                 (long long)lo);
+    else if (lo == -1) /* Flink writes -1 for "not set" */
+        snprintf(why, sizeof why, "%lld is outside 1..%lld (or -1, not set)",
+                 (long long)x, (long long)hi);
+    else
+        snprintf(why, sizeof why, "%lld is outside %lld..%lld",
+                 (long long)x, (long long)lo, (long long)hi);
     fl_bad_note(cJSON_GetObjectItemCaseSensitive(obj, key), why);
     return 0;
 }

@@ -1108,9 +1108,9 @@ static void test_impossible_values(void **state)
                                   "\"].vertices[0].parallelism: 1000000000000"
                                   " is outside 1..32768: ignored"));
     assert_true(tm_has_warning(r, "].vertices[0].maxParallelism: 32769 is "
-                                  "outside -1..32768"));
-    assert_true(tm_has_warning(r, "\"].duration: -5 is outside"));
-    assert_true(tm_has_warning(r, "].vertices[1].duration: -7 is outside"));
+                                  "outside 1..32768 (or -1, not set)"));
+    assert_true(tm_has_warning(r, "\"].duration: -5 is below -1: ignored"));
+    assert_true(tm_has_warning(r, "].vertices[1].duration: -7 is below -1"));
     assert_true(tm_has_warning(r, "].vertices[1].parallelism: null where a "
                                   "number is expected: ignored"));
     assert_true(tm_has_warning(r, "].vertices[1].maxParallelism: a string "
