@@ -1093,7 +1093,7 @@ static void lone_warnings(fl_state *st, op_run *r)
 static int build_jobs(fl_state *st, op_error *err)
 {
     jid_list l = {0};
-    size_t i, w;
+    size_t i, w, named = 0;
     int rc = OP_OK;
 
     if (collect_jids(st, &l)) {
@@ -1110,7 +1110,7 @@ static int build_jobs(fl_state *st, op_error *err)
     for (i = 0; i < l.n; i++) {
         op_run *r;
         fl_bad bad;
-        fl_bad_begin(&bad, st->root, st->owned);
+        fl_bad_begin(&bad, st->root, st->owned, &named);
         rc = fl_job(&st->c, l.v[i], err);
         fl_bad_end();
         if (rc)

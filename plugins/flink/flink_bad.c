@@ -3,7 +3,8 @@
  * or of the wrong type where a number is read, or a number impossible for
  * the engine (parallelism 1e12, a negative duration). Each is left out of
  * the model and reported as a run warning naming its JSON path; the first
- * FL_BAD_NAMED of a job are named, the rest counted.
+ * FL_BAD_NAMED of an export are named, the rest counted per job (a path
+ * costs a search of the document: a budget per export keeps that linear).
  *
  * The readers (fl_getnum and friends) have dozens of call sites and take
  * no context, so the job being built is a thread-local (fl_bad_begin /
@@ -22,11 +23,13 @@
 
 static _Thread_local fl_bad *cur;
 
-void fl_bad_begin(fl_bad *b, const cJSON *root, const cJSON *owned)
+void fl_bad_begin(fl_bad *b, const cJSON *root, const cJSON *owned,
+                  size_t *named)
 {
     memset(b, 0, sizeof *b);
     b->root = root;
     b->owned = owned;
+    b->named_in_export = named;
     cur = b;
 }
 
@@ -103,11 +106,14 @@ void fl_bad_note(const cJSON *it, const char *why)
     if (!cur || !it || (it->type & FL_BAD_SEEN))
         return;
     ((cJSON *)it)->type |= FL_BAD_SEEN; /* the plugin owns the tree */
-    if (cur->n++ >= FL_BAD_NAMED)
+    if (*cur->named_in_export >= FL_BAD_NAMED) {
+        cur->unnamed++;
         return;
+    }
+    (*cur->named_in_export)++;
     path_of(cur, it, path, sizeof path);
-    snprintf(cur->msg[cur->n - 1], sizeof cur->msg[0], "%s: %s: ignored",
-             path, why);
+    snprintf(cur->msg[cur->n++], sizeof cur->msg[0], "%s: %s: ignored", path,
+             why);
 }
 
 /* The kind of a JSON value, for a message. */
@@ -185,16 +191,16 @@ int fl_getnum_in(const cJSON *obj, const char *key, double lo, double hi,
 
 void fl_bad_flush(fl_bad *b, op_builder *bl, op_run *r)
 {
-    size_t i, named = b->n < FL_BAD_NAMED ? b->n : FL_BAD_NAMED;
+    size_t i;
     char msg[200];
 
-    for (i = 0; i < named; i++)
+    for (i = 0; i < b->n; i++)
         op_run_warning(bl, r, b->msg[i]);
-    if (b->n > FL_BAD_NAMED) {
+    if (b->unnamed) {
         snprintf(msg, sizeof msg,
                  "%zu more values null, of the wrong type or impossible "
-                 "(the first %d are named above): ignored",
-                 b->n - FL_BAD_NAMED, FL_BAD_NAMED);
+                 "(an export names the first %d): ignored",
+                 b->unnamed, FL_BAD_NAMED);
         op_run_warning(bl, r, msg);
     }
 }

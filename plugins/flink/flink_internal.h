@@ -170,18 +170,21 @@ void fl_byid_free(fl_byid *ix);
 
 /* --- unusable values (flink_bad.c) ------------------------------------ */
 
-#define FL_BAD_NAMED 10 /* unusable values named per job, then a count */
+#define FL_BAD_NAMED 10 /* unusable values named per export, then counts */
 
 typedef struct fl_bad {
     const cJSON *root, *owned; /* where paths are searched */
+    size_t *named_in_export;   /* the export's named values so far */
     char msg[FL_BAD_NAMED][OP_JSON_PATH_MAX + 120];
-    size_t n; /* values noted, named or not */
+    size_t n, unnamed; /* this job's named (msg) and counted values */
 } fl_bad;
 
 /* Between fl_bad_begin and fl_bad_end (one job, one thread) the readers
- * note into b; fl_bad_flush then writes its warnings to run r. b is the
- * caller's; the trees must outlive fl_bad_end. */
-void fl_bad_begin(fl_bad *b, const cJSON *root, const cJSON *owned);
+ * note into b; fl_bad_flush then writes its warnings to run r. b and
+ * *named (0 before an export's first job) are the caller's; the trees
+ * must outlive fl_bad_end. */
+void fl_bad_begin(fl_bad *b, const cJSON *root, const cJSON *owned,
+                  size_t *named);
 void fl_bad_end(void);
 void fl_bad_flush(fl_bad *b, op_builder *bl, op_run *r);
 /* Notes value it as unusable: why, e.g. "null where a number is

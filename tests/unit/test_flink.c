@@ -1130,7 +1130,7 @@ static void test_impossible_values(void **state)
 }
 
 /* An export of nulls: at most FL_BAD_NAMED (10) values named, then one
- * count. */
+ * count (20 vertices with 2 nulls each). */
 static void test_null_values_counted(void **state)
 {
     char doc[8192];
@@ -1153,12 +1153,48 @@ static void test_null_values_counted(void **state)
     r = m->runs[0];
     for (i = 0; i < r->nwarnings; i++) {
         named += strstr(r->warnings[i], "null where a number is expected") != NULL;
-        counted += strstr(r->warnings[i], "more values null, of the wrong type "
-                                          "or impossible (the first 10 are "
-                                          "named above)") != NULL;
+        counted += strstr(r->warnings[i], "30 more values null, of the wrong "
+                                          "type or impossible (an export "
+                                          "names the first 10)") != NULL;
     }
     assert_int_equal(named, 10);
     assert_int_equal(counted, 1);
+    model_free(m);
+}
+
+/* The 10 named values are the export's, not each job's: a path costs a
+ * search of the document, and an export may hold thousands of jobs. */
+static void test_null_values_export_budget(void **state)
+{
+    char doc[8192];
+    size_t used, i, j, named = 0, counted = 0;
+    model *m;
+
+    (void)state;
+    used = (size_t)snprintf(doc, sizeof doc,
+                            "{\"flink_rest_export\": 1, \"responses\": {");
+    for (j = 0; j < 3; j++) {
+        used += (size_t)snprintf(doc + used, sizeof doc - used,
+                                 "%s\"/jobs/%032zx\": {\"jid\": \"%032zx\","
+                                 "\"state\": \"RUNNING\", \"vertices\": [",
+                                 j ? "," : "", j + 1, j + 1);
+        for (i = 0; i < 6; i++)
+            used += (size_t)snprintf(doc + used, sizeof doc - used,
+                                     "%s{\"id\": \"v%zu\", \"parallelism\": "
+                                     "null}", i ? "," : "", i);
+        used += (size_t)snprintf(doc + used, sizeof doc - used, "]}");
+    }
+    snprintf(doc + used, sizeof doc - used, "}}");
+    m = parse_ok(doc);
+    assert_int_equal((int)m->nruns, 3);
+    for (j = 0; j < m->nruns; j++)
+        for (i = 0; i < m->runs[j]->nwarnings; i++) {
+            const char *w = m->runs[j]->warnings[i];
+            named += strstr(w, "null where a number is expected") != NULL;
+            counted += strstr(w, "more values null") != NULL;
+        }
+    assert_int_equal(named, 10);
+    assert_int_equal(counted, 2); /* 2 + 6 values counted in two jobs */
     model_free(m);
 }
 
@@ -1443,6 +1479,7 @@ int main(void)
         cmocka_unit_test(test_counter_rates),
         cmocka_unit_test(test_impossible_values),
         cmocka_unit_test(test_null_values_counted),
+        cmocka_unit_test(test_null_values_export_budget),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),
