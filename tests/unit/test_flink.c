@@ -1198,6 +1198,22 @@ static void test_null_values_export_budget(void **state)
     model_free(m);
 }
 
+/* A whole response that is null is absent, with a warning naming it. */
+static void test_null_response(void **state)
+{
+    model *m = parse_ok("{\"flink_rest_export\": 1, \"responses\": {"
+                        "\"/jobs/" JID "\": null, \"/config\": null}}");
+    const struct op_run *r = m->runs[0];
+
+    (void)state;
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID "\"]: null "
+                                  "where a response is expected: ignored"));
+    assert_true(tm_has_warning(r, "$.responses[\"/config\"]: null where"));
+    assert_true(tm_has_warning(r, "no /jobs/<jid> response"));
+    assert_true(tm_has_warning(r, "no /config: Flink version unknown"));
+    model_free(m);
+}
+
 /* A document whose cJSON tree would be far larger than the document
  * ([0,0,...] costs 40 times its size) is refused before it is parsed. */
 static void test_tree_bound(void **state)
@@ -1480,6 +1496,7 @@ int main(void)
         cmocka_unit_test(test_impossible_values),
         cmocka_unit_test(test_null_values_counted),
         cmocka_unit_test(test_null_values_export_budget),
+        cmocka_unit_test(test_null_response),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),
