@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "fetch_http.h"
+#include "report_util.h"
 
 #define FX_ID_MAX 64
 #define FX_PATH_MAX 4096
@@ -131,16 +132,6 @@ static int64_t now_epoch_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Copies s into dst for a terminal: control characters become '?'. */
-static void clean(const char *s, char *dst, size_t n)
-{
-    size_t i;
-
-    for (i = 0; s && s[i] && i + 1 < n; i++)
-        dst[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-    dst[i] = '\0';
-}
-
 static int id_ok(const char *s)
 {
     size_t i;
@@ -237,7 +228,7 @@ static void progress(fx *x, const char *path)
 
     if (!x->o->progress || !x->o->diag)
         return;
-    clean(path, shown, sizeof shown);
+    report_term_copy(shown, sizeof shown, path);
     fprintf(x->o->diag, "\r\033[Kfetch: %s: %s%s%s", x->phase,
             path[0] == '/' ? "GET " : "", shown,
             strlen(path) >= sizeof shown ? "..." : "");
@@ -261,7 +252,7 @@ static void diag(fx *x, const char *msg)
     if (!x->o->diag)
         return;
     progress_clear(x);
-    clean(msg, shown, sizeof shown);
+    report_term_copy(shown, sizeof shown, msg);
     fprintf(x->o->diag, "optipipe: fetch: %s\n", shown);
 }
 
@@ -1062,9 +1053,9 @@ static void list_jobs(const fx *x, const char *only_state, char *dst,
             snprintf(dst + used, n - used, "\n  ...");
             return;
         }
-        clean(jid, cj, sizeof cj);
-        clean(st ? st : "?", cs, sizeof cs);
-        clean(name ? name : "", cn, sizeof cn);
+        report_term_copy(cj, sizeof cj, jid);
+        report_term_copy(cs, sizeof cs, st ? st : "?");
+        report_term_copy(cn, sizeof cn, name ? name : "");
         w = snprintf(dst + used, n - used, "\n  %s  %-10s %s", cj, cs, cn);
         if (w < 0 || (size_t)w >= n - used)
             return;

@@ -27,6 +27,7 @@
 #include <zip.h>
 
 #include "fetch_http.h"
+#include "report_util.h"
 
 #define FS_JSON_MAX (16ull << 20)
 #define FS_DEFAULT_MAX (8ull << 30)   /* the zip as downloaded */
@@ -53,23 +54,14 @@ typedef struct fs {
     char first_refused[160];
 } fs;
 
-static void clean(const char *s, char *dst, size_t n)
-{
-    size_t i;
-
-    for (i = 0; s && s[i] && i + 1 < n; i++)
-        dst[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-    dst[i] = '\0';
-}
-
 static void say(const fs *s, const char *fmt, const char *a, const char *b)
 {
     char ca[300], cb[300];
 
     if (!s->o->diag)
         return;
-    clean(a, ca, sizeof ca);
-    clean(b ? b : "", cb, sizeof cb);
+    report_term_copy(ca, sizeof ca, a);
+    report_term_copy(cb, sizeof cb, b ? b : "");
     fputs("optipipe: fetch: ", s->o->diag);
     fprintf(s->o->diag, fmt, ca, cb);
     fputc('\n', s->o->diag);
@@ -373,7 +365,7 @@ static void refuse(fs *s, const char *name, const char *why)
 {
     s->refused++;
     if (s->refused == 1)
-        clean(name, s->first_refused, sizeof s->first_refused);
+        report_term_copy(s->first_refused, sizeof s->first_refused, name);
     say(s, "archive entry '%s' skipped: %s", name, why);
 }
 

@@ -106,6 +106,21 @@ static int field_num(rr_ctx *c, const cJSON *obj, const char *key,
     return 1;
 }
 
+/* field_num for a field dbt always writes as a number (execution_time,
+ * elapsed_time): a null is reported too, unless op_json_tidy made it of
+ * 1e999 and reported that. (failures, rows_affected, ... are null by
+ * design when they do not apply.) */
+static int field_num_set(rr_ctx *c, const cJSON *obj, const char *key,
+                         const char *where, double lo, double hi, double *out)
+{
+    const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+
+    if (cJSON_IsNull(v) && !(v->type & OP_JSON_TIDIED))
+        warnf(c, "%s: %s: %s is null where a number is expected; ignored",
+              c->name, where, key);
+    return field_num(c, obj, key, where, lo, hi, out);
+}
+
 /* The string at key of obj; NULL and a warning when it is another type. */
 static const char *field_str(rr_ctx *c, const cJSON *obj, const char *key,
                              const char *where)
@@ -548,8 +563,8 @@ static op_node *read_common(rr_ctx *c, const cJSON *res, size_t idx,
     note_package(c, id);
 
     read_timing(c, field_of(c, res, "timing", where, 1), id, where, t);
-    *has_exec = field_num(c, res, "execution_time", where, 0, MAX_SECONDS,
-                          exec_s);
+    *has_exec = field_num_set(c, res, "execution_time", where, 0,
+                              MAX_SECONDS, exec_s);
     if (*has_exec)
         op_node_metric(c->b, n, "execution_time_ms", *exec_s * 1000.0);
     if (t->timed) {
@@ -1006,8 +1021,8 @@ static int read_any(const cJSON *root, const char *name,
     if (kind == DBT_RUN_FRESHNESS && !dbt_jstr(args, "which"))
         op_run_config(b, c.r, "which", which);
 
-    has_elapsed = field_num(&c, root, "elapsed_time", "$", 0, MAX_SECONDS,
-                            &elapsed);
+    has_elapsed = field_num_set(&c, root, "elapsed_time", "$", 0,
+                                MAX_SECONDS, &elapsed);
     if (has_elapsed && c.rec->has_generated) {
         c.has_window = 1;
         c.win_hi = c.rec->generated_us + WINDOW_SLACK_US;

@@ -294,6 +294,13 @@ typedef struct fl_state {
     size_t nwarn;
 } fl_state;
 
+/* A response that is null (not one op_json_tidy made so and reported):
+ * absent, like an error body. */
+static int null_resp(const cJSON *resp)
+{
+    return cJSON_IsNull(resp) && !(resp->type & OP_JSON_TIDIED);
+}
+
 static int entry_matches(const fl_entry *e, enum fl_ep ep, const char *jid,
                          const char *vid, int64_t num)
 {
@@ -570,7 +577,7 @@ static int build_index(fl_state *st, op_error *err)
             fl_entry *e = &st->px[p].e[i];
             e->poll = p;
             e->pos = i;
-            e->err = fl_error_body(e->resp) != NULL;
+            e->err = fl_error_body(e->resp) != NULL || null_resp(e->resp);
             idx[n++] = e;
         }
     qsort(idx, n, sizeof *idx, idx_cmp);
@@ -702,6 +709,13 @@ static int classify_poll(fl_state *st, size_t p, int warn, op_error *err)
             fl_first_line(fl_error_body(it), first, sizeof first);
             snprintf(msg, sizeof msg, "%.100s: Flink returned an error: %s",
                      it->string, first);
+            global_warning(st, msg);
+        }
+        if (null_resp(it) && warn) {
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "$.responses[\"%.100s\"]: null where a response is "
+                     "expected: ignored", it->string);
             global_warning(st, msg);
         }
         i++;
@@ -1093,7 +1107,7 @@ static void lone_warnings(fl_state *st, op_run *r)
 static int build_jobs(fl_state *st, op_error *err)
 {
     jid_list l = {0};
-    size_t i, w;
+    size_t i, w, named = 0;
     int rc = OP_OK;
 
     if (collect_jids(st, &l)) {
@@ -1109,9 +1123,14 @@ static int build_jobs(fl_state *st, op_error *err)
     }
     for (i = 0; i < l.n; i++) {
         op_run *r;
-        if ((rc = fl_job(&st->c, l.v[i], err)))
+        fl_bad bad;
+        fl_bad_begin(&bad, st->root, st->owned, &named);
+        rc = fl_job(&st->c, l.v[i], err);
+        fl_bad_end();
+        if (rc)
             goto out;
         r = op_run_get(st->c.b, "flink", l.v[i]);
+        fl_bad_flush(&bad, st->c.b, r);
         for (w = 0; w < st->nwarn; w++)
             op_run_warning(st->c.b, r, st->warn[w]);
         if (st->c.lone)

@@ -86,7 +86,7 @@ static void rec_i64(op_builder *b, op_record *rec, const cJSON *j,
 {
     int64_t x;
 
-    if (fl_geti64(j, field, &x) && x >= 0)
+    if (fl_geti64_in(j, field, -1, INT64_MAX, &x) && x >= 0)
         op_record_int(b, rec, key, x);
 }
 
@@ -203,7 +203,8 @@ static void stats_metrics(fl_ctx *c, op_run *r, const cJSON *ck)
     int sp;
 
     for (i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        if (fl_geti64(cnt, counts[i].field, &x) && x >= 0)
+        if (fl_geti64_in(cnt, counts[i].field, -1, INT64_MAX, &x) &&
+            x >= 0)
             op_run_metric_int(c->b, r, counts[i].name, x);
     fl_geti64(cnt, "completed", &completed);
     if (completed > 0)
@@ -392,15 +393,19 @@ static int node_sizes(fl_ctx *c, op_run *r, const char *jid, int64_t ckid,
             continue;
         n = op_node_get(c->b, r, t->string);
         op_node_metric_int(c->b, n, "checkpoint_id", ckid);
-        if (modern && fl_geti64(t, "state_size", &x) && x >= 0)
+        if (modern && fl_geti64_in(t, "state_size", -1, INT64_MAX, &x) &&
+            x >= 0)
             op_node_metric_int(c->b, n, "checkpoint_state_size_bytes", x);
-        if (fl_geti64(t, modern ? "checkpointed_size" : "state_size", &x) &&
+        if (fl_geti64_in(t, modern ? "checkpointed_size" : "state_size", -1,
+                         INT64_MAX, &x) &&
             x >= 0)
             op_node_metric_int(c->b, n, "checkpoint_checkpointed_size_bytes",
                                x);
-        if (fl_geti64(t, "end_to_end_duration", &x) && x >= 0)
+        if (fl_geti64_in(t, "end_to_end_duration", -1, INT64_MAX, &x) &&
+            x >= 0)
             op_node_metric_int(c->b, n, "checkpoint_duration_ms", x);
-        if (fl_geti64(t, "persisted_data", &x) && x >= 0)
+        if (fl_geti64_in(t, "persisted_data", -1, INT64_MAX, &x) &&
+            x >= 0)
             op_node_metric_int(c->b, n, "checkpoint_persisted_data_bytes", x);
     }
     known_free(&k);

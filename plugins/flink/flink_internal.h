@@ -12,6 +12,7 @@
 #define FLINK_INTERNAL_H
 
 #include <cjson/cJSON.h>
+#include <optipipe/json.h>
 #include <optipipe/plugin.h>
 
 #define FL_ID_MAX 64           /* ids are 32 hex digits; a little slack */
@@ -166,6 +167,37 @@ int fl_byid_build(fl_byid *ix, const cJSON *arr, const char *key,
 const cJSON *fl_byid_first(const fl_byid *ix, const char *id);
 const cJSON *fl_byid_last(const fl_byid *ix, const char *id);
 void fl_byid_free(fl_byid *ix);
+
+/* --- unusable values (flink_bad.c) ------------------------------------ */
+
+#define FL_BAD_NAMED 10 /* unusable values named per export, then counts */
+
+typedef struct fl_bad {
+    const cJSON *root, *owned; /* where paths are searched */
+    size_t *named_in_export;   /* the export's named values so far */
+    char msg[FL_BAD_NAMED][OP_JSON_PATH_MAX + 120];
+    size_t n, unnamed; /* this job's named (msg) and counted values */
+} fl_bad;
+
+/* Between fl_bad_begin and fl_bad_end (one job, one thread) the readers
+ * note into b; fl_bad_flush then writes its warnings to run r. b and
+ * *named (0 before an export's first job) are the caller's; the trees
+ * must outlive fl_bad_end. */
+void fl_bad_begin(fl_bad *b, const cJSON *root, const cJSON *owned,
+                  size_t *named);
+void fl_bad_end(void);
+void fl_bad_flush(fl_bad *b, op_builder *bl, op_run *r);
+/* Notes value it as unusable: why, e.g. "null where a number is
+ * expected" (the warning is "PATH: why: ignored"). A value is noted once. */
+void fl_bad_note(const cJSON *it, const char *why);
+/* Notes obj[key] when it is present but no number (fl_getnum said 0). */
+void fl_bad_type(const cJSON *obj, const char *key);
+/* fl_geti64 / fl_getnum that refuse (note, return 0) a value outside
+ * lo..hi: one the engine cannot report. */
+int fl_geti64_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi,
+                 int64_t *out);
+int fl_getnum_in(const cJSON *obj, const char *key, double lo, double hi,
+                 double *out);
 
 /* --- config (flink_json.c) --------------------------------------------- */
 

@@ -223,6 +223,23 @@ static int lookup_metric(const char *name, int *op_level)
     return -1;
 }
 
+/* Busy, backpressured and idle time are ms per second: 0..1000. An entry
+ * with a value outside is left out whole (its ratios would be nonsense). */
+static int time_ms_ok(int m, const cJSON *e)
+{
+    static const char *const f[] = {"value", "min", "max", "avg"};
+    size_t i;
+    double x;
+
+    if (m != M_BUSY && m != M_BP && m != M_IDLE)
+        return 1;
+    for (i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (cJSON_GetObjectItemCaseSensitive(e, f[i]) &&
+            fl_getnum(e, f[i], &x) && !fl_getnum_in(e, f[i], 0, 1000, &x))
+            return 0;
+    return 1;
+}
+
 /* One metric entry ({id, value} of subtask idx, or {id, min, max, avg,
  * sum}) into the vertex. idx < 0 for aggregates. */
 static void vx_metric(fl_vx *v, const char *name, const cJSON *e,
@@ -249,6 +266,8 @@ static void vx_metric(fl_vx *v, const char *name, const cJSON *e,
             wm_put(&v->out_wm, idx, w, 1);
         return;
     }
+    if (!time_ms_ok(m, e))
+        return;
     if (fl_getnum(e, "value", &x)) {
         if (!op && idx >= 0)
             arr_set(&v->sub[m], idx, x * scale);
@@ -324,12 +343,14 @@ static void vx_backpressure(fl_vx *v, const cJSON *bp, op_builder *b)
         int64_t idx = pos++;
         double x;
 
-        fl_geti64(s, "subtask", &idx);
-        if (fl_getnum(s, "busyRatio", &x))
+        if (!fl_geti64_in(s, "subtask", 0, FL_MAX_SUBTASKS - 1, &idx) &&
+            cJSON_GetObjectItemCaseSensitive(s, "subtask"))
+            continue; /* refused: noted */
+        if (fl_getnum_in(s, "busyRatio", 0, 1, &x))
             arr_set(&v->bp_src[0], idx, x);
-        if (fl_getnum(s, "ratio", &x))
+        if (fl_getnum_in(s, "ratio", 0, 1, &x))
             arr_set(&v->bp_src[1], idx, x);
-        if (fl_getnum(s, "idleRatio", &x))
+        if (fl_getnum_in(s, "idleRatio", 0, 1, &x))
             arr_set(&v->bp_src[2], idx, x);
     }
 }
@@ -588,17 +609,17 @@ static void vx_basics(op_builder *b, const fl_vx *v)
         op_node_str(b, v->node, OP_F_STATUS, fl_status(st));
         op_node_str(b, v->node, OP_F_RAW_STATUS, st);
     }
-    if (fl_geti64(vj, "parallelism", &x) ||
-        fl_geti64(v->pnode, "parallelism", &x))
-        if (x > 0)
-            op_node_int(b, v->node, OP_I_PARALLELISM, x);
-    if (fl_geti64(vj, "maxParallelism", &x) && x > 0)
+    if (fl_geti64_in(vj, "parallelism", 1, FL_MAX_SUBTASKS, &x) ||
+        fl_geti64_in(v->pnode, "parallelism", 1, FL_MAX_SUBTASKS, &x))
+        op_node_int(b, v->node, OP_I_PARALLELISM, x);
+    /* -1: "not set", as Flink writes it; other values outside are refused */
+    if (fl_geti64_in(vj, "maxParallelism", -1, FL_MAX_SUBTASKS, &x) && x > 0)
         op_node_int(b, v->node, OP_I_MAX_PARALLELISM, x);
     if (fl_geti64(vj, "start-time", &x) && x > 0)
         op_node_int(b, v->node, OP_I_STARTED_AT, x);
     if (fl_geti64(vj, "end-time", &x) && x > 0)
         op_node_int(b, v->node, OP_I_ENDED_AT, x);
-    if (fl_geti64(vj, "duration", &x) && x >= 0)
+    if (fl_geti64_in(vj, "duration", -1, INT64_MAX, &x) && x >= 0)
         op_node_int(b, v->node, OP_I_DURATION_MS, x);
     if (fl_str(vj, "slotSharingGroupId"))
         op_node_attr(b, v->node, "slot_sharing_group",
@@ -1399,9 +1420,10 @@ static void run_basics(fl_ctx *c, op_run *r, const char *jid,
         op_run_int(c->b, r, OP_I_STARTED_AT, x);
     if (fl_geti64(src, "end-time", &x) && x > 0)
         op_run_int(c->b, r, OP_I_ENDED_AT, x);
-    if (fl_geti64(src, "duration", &x) && x >= 0)
+    if (fl_geti64_in(src, "duration", -1, INT64_MAX, &x) && x >= 0)
         op_run_int(c->b, r, OP_I_DURATION_MS, x);
-    if (fl_geti64(job, "maxParallelism", &x) && x > 0)
+    if (fl_geti64_in(job, "maxParallelism", -1, FL_MAX_SUBTASKS, &x) &&
+        x > 0)
         op_run_metric_int(c->b, r, "max_parallelism", x);
     if (fl_str(dash, "flink-version"))
         op_run_str(c->b, r, OP_F_ENGINE_VERSION, fl_str(dash, "flink-version"));
@@ -1461,7 +1483,8 @@ static void job_config(fl_ctx *c, op_run *r, const char *jid,
     /* Lets rules tell "not set" from "cluster config not exported". */
     if (keys)
         op_run_metric_int(c->b, r, "cluster_config_keys", (int64_t)keys);
-    if (fl_geti64(ec, "job-parallelism", &x) && x > 0) {
+    if (fl_geti64_in(ec, "job-parallelism", -1, FL_MAX_SUBTASKS, &x) &&
+        x > 0) {
         snprintf(num, sizeof num, "%lld", (long long)x);
         fl_config_set(cfg, "parallelism.default", num);
     }

@@ -135,14 +135,21 @@ const char *fl_str(const cJSON *obj, const char *key)
     return cJSON_IsString(it) ? it->valuestring : NULL;
 }
 
+/* A member that is there but no number is noted (flink_bad.c). */
 int fl_getnum(const cJSON *obj, const char *key, double *out)
 {
-    return fl_num(fl_get(obj, key), out);
+    if (fl_num(fl_get(obj, key), out))
+        return 1;
+    fl_bad_type(obj, key);
+    return 0;
 }
 
 int fl_geti64(const cJSON *obj, const char *key, int64_t *out)
 {
-    return fl_i64(fl_get(obj, key), out);
+    if (fl_i64(fl_get(obj, key), out))
+        return 1;
+    fl_bad_type(obj, key);
+    return 0;
 }
 
 int fl_getbool(const cJSON *obj, const char *key, int *out)

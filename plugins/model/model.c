@@ -264,20 +264,50 @@ static int read_dists(rd *r, op_node *node, const cJSON *d, const char *where)
     return 0;
 }
 
-static int set_int(rd *r, const cJSON *o, const char *k, op_run *run,
-                   op_node *node, enum op_ifield f, const char *where)
+/* An integer field and what an engine can report for it: epoch times and
+ * durations are not negative, a parallelism counts tasks (Spark's is a
+ * Java int). A value outside would reach rules' arithmetic as nonsense. */
+typedef struct int_field {
+    const char *k;
+    enum op_ifield f;
+    int64_t lo, hi;
+} int_field;
+
+#define TIME_FIELD(k, f) {k, f, 0, INT64_MAX}
+#define TASKS_FIELD(k, f) {k, f, 1, INT32_MAX}
+
+/* A null (other than one op_json_tidy made of 1e999 and reported) or a
+ * value out of range is left out with a warning on the run; a value of the
+ * wrong type fails the file, as before. */
+static int set_int(rd *r, const cJSON *o, const int_field *fd, op_run *run,
+                   op_node *node, const char *where)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, fd->k);
+    char msg[400];
     int64_t i;
 
-    if (!v || cJSON_IsNull(v))
+    if (!v || (v->type & OP_JSON_TIDIED))
         return 0;
+    if (cJSON_IsNull(v)) {
+        snprintf(msg, sizeof msg,
+                 "%s: %s: null where an integer is expected: ignored", where,
+                 fd->k);
+        op_run_warning(r->b, run, msg);
+        return 0;
+    }
     if (!cJSON_IsNumber(v) || !as_int(v->valuedouble, &i))
         return fail(r, where, "timestamps, durations and parallelism are integers");
+    if (i < fd->lo || i > fd->hi) {
+        snprintf(msg, sizeof msg,
+                 "%s: %s: %lld is outside %lld..%lld: ignored", where, fd->k,
+                 (long long)i, (long long)fd->lo, (long long)fd->hi);
+        op_run_warning(r->b, run, msg);
+        return 0;
+    }
     if (node)
-        op_node_int(r->b, node, f, i);
+        op_node_int(r->b, node, fd->f, i);
     else
-        op_run_int(r->b, run, f, i);
+        op_run_int(r->b, run, fd->f, i);
     return 0;
 }
 
@@ -306,10 +336,12 @@ static int set_strs(rd *r, const cJSON *o, op_run *run, op_node *node,
 
 static int read_node(rd *r, op_run *run, const cJSON *n, const char *where)
 {
-    static const struct { const char *k; enum op_ifield f; } ints[] = {
-        {"started_at", OP_I_STARTED_AT}, {"ended_at", OP_I_ENDED_AT},
-        {"duration_ms", OP_I_DURATION_MS}, {"parallelism", OP_I_PARALLELISM},
-        {"max_parallelism", OP_I_MAX_PARALLELISM}};
+    static const int_field ints[] = {
+        TIME_FIELD("started_at", OP_I_STARTED_AT),
+        TIME_FIELD("ended_at", OP_I_ENDED_AT),
+        TIME_FIELD("duration_ms", OP_I_DURATION_MS),
+        TASKS_FIELD("parallelism", OP_I_PARALLELISM),
+        TASKS_FIELD("max_parallelism", OP_I_MAX_PARALLELISM)};
     const char *id = jstr(n, "id");
     const cJSON *parents = cJSON_GetObjectItemCaseSensitive(n, "parents"), *p;
     char at[256];
@@ -326,7 +358,7 @@ static int read_node(rd *r, op_run *run, const cJSON *n, const char *where)
     if ((rc = set_strs(r, n, run, node, at)))
         return rc;
     for (i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if ((rc = set_int(r, n, ints[i].k, run, node, ints[i].f, at)))
+        if ((rc = set_int(r, n, &ints[i], run, node, at)))
             return rc;
     if ((rc = check_type(r, parents, 0, at)))
         return rc;
@@ -345,9 +377,10 @@ static int read_node(rd *r, op_run *run, const cJSON *n, const char *where)
 
 static int read_run(rd *r, const cJSON *o, int index)
 {
-    static const struct { const char *k; enum op_ifield f; } ints[] = {
-        {"started_at", OP_I_STARTED_AT}, {"ended_at", OP_I_ENDED_AT},
-        {"duration_ms", OP_I_DURATION_MS}};
+    static const int_field ints[] = {
+        TIME_FIELD("started_at", OP_I_STARTED_AT),
+        TIME_FIELD("ended_at", OP_I_ENDED_AT),
+        TIME_FIELD("duration_ms", OP_I_DURATION_MS)};
     const char *source = jstr(o, "source"), *id = jstr(o, "id"), *hk;
     const cJSON *nodes, *n, *w, *order;
     char at_run[128], nat[160];
@@ -362,7 +395,7 @@ static int read_run(rd *r, const cJSON *o, int index)
     if ((rc = set_strs(r, o, run, NULL, at_run)))
         return rc;
     for (i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if ((rc = set_int(r, o, ints[i].k, run, NULL, ints[i].f, at_run)))
+        if ((rc = set_int(r, o, &ints[i], run, NULL, at_run)))
             return rc;
     if ((rc = read_strings(r, cJSON_GetObjectItemCaseSensitive(o, "config"),
                            at_run, run, NULL)) ||

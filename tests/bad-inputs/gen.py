@@ -293,6 +293,14 @@ def build(c):
         '"maxParallelism": 18446744073709551617}, {"id": "v"}]}}}'
         % (jid, jid)).encode())
     c.case("flink-out-of-range.json", "0", named="-")
+    # within a double but impossible for Flink: refused with a warning
+    c.write("flink-impossible.json", (
+        '{"flink_rest_export": 1, "responses": {"/jobs/%s": {"jid": "%s", '
+        '"state": "RUNNING", "duration": -5, "vertices": [{"id": "v", '
+        '"parallelism": 1e12, "maxParallelism": 40000, "duration": null}]}, '
+        '"/jobs/%s/vertices/v/backpressure": {"subtasks": [{"subtask": -3, '
+        '"ratio": 1e300, "busyRatio": "x"}]}}}' % (jid, jid, jid)).encode())
+    c.case("flink-impossible.json", "0")
     c.write("dbt-bad-fields/run_results.json", (
         '{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/'
         'run-results/v6.json", "invocation_id": "bf"}, "results": [{"unique_id": '

@@ -132,9 +132,35 @@ EOF
 run analyze --format json "$tmp/flink-nulls.json"
 check "a Flink export of nulls: not a crash" test "$rc" -lt 4
 check "... every JSON report warning is on stderr" json_warnings_on_stderr
-if ! grep -q "flink-nulls.json" "$tmp/err"; then
-    echo "notice: the Flink plugin reports nothing about an export of nulls yet"
-fi
+check "... stderr names a null value by its JSON path" has "$tmp/err" \
+    'flink-nulls.json: warning: $.responses\["/jobs/[0-9a-f]*"\]\.[a-zA-Z-]*: null where a number is expected: ignored'
+check "... and counts the rest" has "$tmp/err" \
+    "flink-nulls.json: warning: [0-9]* more values null, of the wrong type or impossible (an export names the first 10)"
+
+# a model and a dbt run_results whose numbers are null or impossible
+cat >"$tmp/null-model.json" <<'EOF'
+{"schema": 1, "runs": [{"source": "spark", "id": "a", "duration_ms": null,
+  "nodes": [{"id": "n", "parallelism": 0}]}]}
+EOF
+run analyze --format json "$tmp/null-model.json"
+check "a model of nulls: exit 0" test "$rc" = 0
+check "... stderr names the null" has "$tmp/err" \
+    "null-model.json: warning: runs\[1\]: duration_ms: null where an integer is expected: ignored"
+check "... and the impossible parallelism" has "$tmp/err" \
+    "null-model.json: warning: runs\[1\].nodes\[1\] (node n): parallelism: 0 is outside 1..2147483647: ignored"
+check "... every JSON report warning is on stderr" json_warnings_on_stderr
+mkdir -p "$tmp/dbt-nulls"
+cat >"$tmp/dbt-nulls/run_results.json" <<'EOF'
+{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/run-results/v6.json",
+  "invocation_id": "nulls", "generated_at": "2024-01-01T00:00:10Z"},
+ "results": [{"unique_id": "model.p.x", "status": "success", "execution_time": null,
+  "timing": []}], "elapsed_time": null, "args": {}}
+EOF
+run analyze --format json "$tmp/dbt-nulls/run_results.json"
+check "a dbt run_results of nulls: exit 0" test "$rc" = 0
+check "... stderr names the null" has "$tmp/err" \
+    "run_results.json: warning: .*node model.p.x: execution_time is null where a number is expected"
+check "... every JSON report warning is on stderr" json_warnings_on_stderr
 
 # -q drops warnings, never errors
 run analyze -q --format json "$tmp/spark-cut.log"

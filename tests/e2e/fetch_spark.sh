@@ -63,7 +63,8 @@ stop_server
 mkdir -p "$tmp/evil/out" "$tmp/evil/elsewhere"
 ln -s "$tmp/evil/elsewhere" "$tmp/evil/out/linked"
 start_server spark --app "$app" --file "$app.zstd=$skew" --evil \
-    --file "linked/through-link.txt=text:hello"
+    --file "linked/through-link.txt=text:hello" \
+    --file $'../\xc2\x9b31mred.txt=text:x'
 run fetch spark-history "$url" --app "$app" -o "$tmp/evil/out"
 check "a zip with escaping entries exits 4" test "$rc" = 4
 check "...nothing lands outside the folder" test ! -e "$tmp/evil/escaped.txt" -a ! -e "$tmp/escaped2.txt" -a ! -e /absolute.txt
@@ -71,6 +72,9 @@ check "...no symlink is made" test ! -e "$tmp/evil/out/link-to-passwd" -a ! -L "
 check "...the good entry is unpacked" test -s "$tmp/evil/out/$app.zstd"
 check "...nothing is written through an existing symlink" test ! -e "$tmp/evil/elsewhere/through-link.txt"
 check "...stderr names a refused entry" has "$tmp/err" "../escaped.txt"
+# (a C1 CSI in a UTF-8 name; libzip reads ESC in a CP437 name as U+2190)
+check "...a refused name reaches stderr without C1 controls" \
+    python3 "$src/tests/fetch/no_controls.py" "$tmp/err"
 stop_server
 
 start_server spark --app "$app" --logs-garbage

@@ -43,6 +43,15 @@ run analyze "$tmp/e500.json"
 check "the incomplete export still analyzes" test "$rc" = 0
 stop_server
 
+# A hostile error text (ESC, BEL, C1 CSI) reaches stderr cleaned.
+start_server flink "$fx" --fail "500:/jobs/$jid/plan" \
+    --error-text $'boom \e]0;owned\a \xc2\x9b31m red'
+run fetch flink "$url" -o "$tmp/ectl.json"
+check "a 500 with control characters: exit 4" test "$rc" = 4
+check "...stderr shows the message" has "$tmp/err" "boom"
+check "...without ESC, BEL or C1 controls" python3 "$src/tests/fetch/no_controls.py" "$tmp/err"
+stop_server
+
 start_server flink "$fx" --fail "hang:/jobs/$jid/plan" --hang-seconds 30
 run fetch flink "$url" --timeout 1 --retries 1 -o "$tmp/hang.json"
 check "a path that never answers: exit 4 (not a hang)" test "$rc" = 4

@@ -188,7 +188,7 @@ class Handler(BaseHTTPRequestHandler):
     def misbehave(self, kind, path):
         args = self.server.args
         if kind == "500":
-            self.send(500, {"errors": ["Internal server error (injected)"]})
+            self.send(500, {"errors": [args.error_text]})
         elif kind == "hang":
             deadline = time.time() + args.hang_seconds
             while time.time() < deadline and not self.server.stopping.is_set():
@@ -385,6 +385,8 @@ def main():
                     help="KIND:PATH with KIND 500|hang|big|bigchunked|loop|flaky|"
                          "trickle|redirect|redirect-scheme; "
                          "PATH may end with *")
+    ap.add_argument("--error-text", default="Internal server error (injected)",
+                    help="the message of the injected 500's error body")
     ap.add_argument("--deprecated", type=int, default=0,
                     help="first N backpressure requests of a path answer deprecated")
     ap.add_argument("--hang-seconds", type=float, default=20)

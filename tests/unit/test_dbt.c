@@ -894,7 +894,36 @@ static void test_wrong_fields_warn(void **state)
     assert_false(tm_has(&x->metrics, "failures"));
     assert_false(r->set & MSET_DURATION_MS);
     near(tm_num(&y->metrics, "execution_time_ms"), 3000, 1e-9, "last value");
+    /* 1e999 made null by op_json_tidy: its warning only */
+    assert_false(tm_has_warning(r, "execution_time is null"));
     rm_dir(dir, names, 2);
+    done(an);
+}
+
+/* execution_time and elapsed_time are always numbers in dbt's files: a
+ * null is a warning naming the node; failures: null (a model) is not. */
+static void test_null_numbers_warn(void **state)
+{
+    static const char *const names[] = {"run_results.json"};
+    static const char *const texts[] = {
+        META("run-results/v6.json", "nn-1", "2024-01-01T00:00:10Z")
+        "\"results\":[{\"unique_id\":\"model.p.x\",\"status\":\"success\","
+        "\"execution_time\":null,\"timing\":[],\"failures\":null}],"
+        "\"elapsed_time\":null}",
+    };
+    char *dir = write_files(names, texts, 1);
+    analysis *an = analyze1(dir);
+    const struct op_run *r = only_run(an);
+
+    (void)state;
+    assert_true(tm_has_warning(r, "run_results.json: node model.p.x: "
+                                  "execution_time is null where a number is "
+                                  "expected; ignored"));
+    assert_true(tm_has_warning(r, "run_results.json: $: elapsed_time is null "
+                                  "where a number is expected; ignored"));
+    assert_false(tm_has_warning(r, "failures is null"));
+    assert_false(r->set & MSET_DURATION_MS);
+    rm_dir(dir, names, 1);
     done(an);
 }
 
@@ -949,6 +978,7 @@ int main(void)
         cmocka_unit_test(test_sources_json),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_wrong_fields_warn),
+        cmocka_unit_test(test_null_numbers_warn),
         cmocka_unit_test(test_tree_bound),
     };
 

@@ -972,7 +972,7 @@ static void big_job(tbuf *b)
     for (i = 0; i < BIG_VERTICES; i++)
         tb_add(b,
                "\"/jobs/" JID "/vertices/%032x/backpressure\": {\"status\":"
-               " \"ok\", \"subtasks\": [{\"subtask\": 0, \"busyRatio\": %d.5,"
+               " \"ok\", \"subtasks\": [{\"subtask\": 0, \"busyRatio\": 0.%04d5,"
                " \"ratio\": 0, \"idleRatio\": 0}]},",
                i + 1, i);
 }
@@ -1017,8 +1017,9 @@ static void test_many_vertices_jobs_keys(void **state)
         const struct op_node *n;
         snprintf(id, sizeof id, "%032zx", i + 1);
         n = tm_node(r, id);
-        assert_true(fabs(tm_num(&n->metrics, "busy_ratio") - ((double)i + 0.5)) <
-                    1e-9);
+        /* busyRatio 0.<i>5 (a ratio is at most 1) tells the vertices apart */
+        assert_true(fabs(tm_num(&n->metrics, "busy_ratio") -
+                         ((double)i * 10 + 5) / 1e5) < 1e-12);
         assert_int_equal((int)n->nparents, i ? 1 : 0);
     }
     /* k.7 set twice, the interval removed (checkpointing off), the last key
@@ -1072,6 +1073,145 @@ static void test_out_of_range_numbers(void **state)
     /* Long.MAX_VALUE stays the "unset" sentinel, without a warning */
     assert_false(tm_has_warning(r, "end-time"));
     assert_false(tm_has(&src->metrics, "busy_ratio"));
+    model_free(m);
+}
+
+/* Values within a double but impossible for Flink (parallelism above its
+ * 1 << 15 bound, a negative duration other than -1, a busy time above
+ * 1000 ms/s, a backpressure ratio above 1) and values null or of the
+ * wrong type where a number is read: absent, each a warning naming its
+ * JSON path; Flink's -1 ("not set") stays silent. */
+static void test_impossible_values(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"duration\": -5, \"maxParallelism\": -1, \"vertices\": ["
+        "    {\"id\": \"" SRC "\", \"name\": \"s\", \"parallelism\": 1e12,"
+        "     \"maxParallelism\": 32769, \"duration\": -1},"
+        "    {\"id\": \"" WIN "\", \"name\": \"w\", \"parallelism\": null,"
+        "     \"maxParallelism\": \"many\", \"duration\": -7}]},"
+        "  \"/jobs/" JID "/vertices/" SRC "/metrics?get=x\": ["
+        "   {\"id\": \"0.busyTimeMsPerSecond\", \"value\": \"5000\"}],"
+        "  \"/jobs/" JID "/vertices/" WIN "/backpressure\": {"
+        "   \"status\": \"ok\", \"subtasks\": ["
+        "    {\"subtask\": 0, \"ratio\": 7, \"busyRatio\": 0.5},"
+        "    {\"subtask\": 40000, \"ratio\": 0.1}]}}}");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *src = tm_node(r, SRC), *win = tm_node(r, WIN);
+
+    (void)state;
+    assert_false(src->set & MSET_PARALLELISM);
+    assert_false(src->set & MSET_MAX_PARALLELISM);
+    assert_false(win->set & MSET_PARALLELISM);
+    assert_false(r->set & MSET_DURATION_MS);
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID
+                                  "\"].vertices[0].parallelism: 1000000000000"
+                                  " is outside 1..32768: ignored"));
+    assert_true(tm_has_warning(r, "].vertices[0].maxParallelism: 32769 is "
+                                  "outside 1..32768 (or -1, not set)"));
+    assert_true(tm_has_warning(r, "\"].duration: -5 is below -1: ignored"));
+    assert_true(tm_has_warning(r, "].vertices[1].duration: -7 is below -1"));
+    assert_true(tm_has_warning(r, "].vertices[1].parallelism: null where a "
+                                  "number is expected: ignored"));
+    assert_true(tm_has_warning(r, "].vertices[1].maxParallelism: a string "
+                                  "that is no number where a number is "
+                                  "expected"));
+    assert_true(tm_has_warning(r, "/metrics?get=x\"][0].value: 5000 is "
+                                  "outside 0..1000"));
+    assert_true(tm_has_warning(r, "/backpressure\"].subtasks[0].ratio: 7 is "
+                                  "outside 0..1"));
+    assert_true(tm_has_warning(r, "].subtasks[1].subtask: 40000 is outside "
+                                  "0..32767"));
+    /* -1 is Flink's "not set": no warning */
+    assert_false(tm_has_warning(r, "vertices[0].duration"));
+    assert_false(tm_has_warning(r, "\"].maxParallelism"));
+    assert_false(tm_has(&src->metrics, "busy_ratio"));
+    model_free(m);
+}
+
+/* An export of nulls: at most FL_BAD_NAMED (10) values named, then one
+ * count (20 vertices with 2 nulls each). */
+static void test_null_values_counted(void **state)
+{
+    char doc[8192];
+    size_t used = 0, i, named = 0, counted = 0;
+    model *m;
+    const struct op_run *r;
+
+    (void)state;
+    used += (size_t)snprintf(doc, sizeof doc,
+                             "{\"flink_rest_export\": 1, \"responses\": {"
+                             "\"/jobs/" JID "\": {\"jid\": \"" JID "\","
+                             "\"state\": \"RUNNING\", \"vertices\": [");
+    for (i = 0; i < 20; i++)
+        used += (size_t)snprintf(doc + used, sizeof doc - used,
+                                 "%s{\"id\": \"v%02zu\", \"parallelism\": "
+                                 "null, \"duration\": null}",
+                                 i ? "," : "", i);
+    snprintf(doc + used, sizeof doc - used, "]}}}");
+    m = parse_ok(doc);
+    r = m->runs[0];
+    for (i = 0; i < r->nwarnings; i++) {
+        named += strstr(r->warnings[i], "null where a number is expected") != NULL;
+        counted += strstr(r->warnings[i], "30 more values null, of the wrong "
+                                          "type or impossible (an export "
+                                          "names the first 10)") != NULL;
+    }
+    assert_int_equal(named, 10);
+    assert_int_equal(counted, 1);
+    model_free(m);
+}
+
+/* The 10 named values are the export's, not each job's: a path costs a
+ * search of the document, and an export may hold thousands of jobs. */
+static void test_null_values_export_budget(void **state)
+{
+    char doc[8192];
+    size_t used, i, j, named = 0, counted = 0;
+    model *m;
+
+    (void)state;
+    used = (size_t)snprintf(doc, sizeof doc,
+                            "{\"flink_rest_export\": 1, \"responses\": {");
+    for (j = 0; j < 3; j++) {
+        used += (size_t)snprintf(doc + used, sizeof doc - used,
+                                 "%s\"/jobs/%032zx\": {\"jid\": \"%032zx\","
+                                 "\"state\": \"RUNNING\", \"vertices\": [",
+                                 j ? "," : "", j + 1, j + 1);
+        for (i = 0; i < 6; i++)
+            used += (size_t)snprintf(doc + used, sizeof doc - used,
+                                     "%s{\"id\": \"v%zu\", \"parallelism\": "
+                                     "null}", i ? "," : "", i);
+        used += (size_t)snprintf(doc + used, sizeof doc - used, "]}");
+    }
+    snprintf(doc + used, sizeof doc - used, "}}");
+    m = parse_ok(doc);
+    assert_int_equal((int)m->nruns, 3);
+    for (j = 0; j < m->nruns; j++)
+        for (i = 0; i < m->runs[j]->nwarnings; i++) {
+            const char *w = m->runs[j]->warnings[i];
+            named += strstr(w, "null where a number is expected") != NULL;
+            counted += strstr(w, "more values null") != NULL;
+        }
+    assert_int_equal(named, 10);
+    assert_int_equal(counted, 2); /* 2 + 6 values counted in two jobs */
+    model_free(m);
+}
+
+/* A whole response that is null is absent, with a warning naming it. */
+static void test_null_response(void **state)
+{
+    model *m = parse_ok("{\"flink_rest_export\": 1, \"responses\": {"
+                        "\"/jobs/" JID "\": null, \"/config\": null}}");
+    const struct op_run *r = m->runs[0];
+
+    (void)state;
+    assert_true(tm_has_warning(r, "$.responses[\"/jobs/" JID "\"]: null "
+                                  "where a response is expected: ignored"));
+    assert_true(tm_has_warning(r, "$.responses[\"/config\"]: null where"));
+    assert_true(tm_has_warning(r, "no /jobs/<jid> response"));
+    assert_true(tm_has_warning(r, "no /config: Flink version unknown"));
     model_free(m);
 }
 
@@ -1499,6 +1639,10 @@ int main(void)
         cmocka_unit_test(test_partition_names),
         cmocka_unit_test(test_source_partitions),
         cmocka_unit_test(test_source_partitions_many),
+        cmocka_unit_test(test_impossible_values),
+        cmocka_unit_test(test_null_values_counted),
+        cmocka_unit_test(test_null_values_export_budget),
+        cmocka_unit_test(test_null_response),
     };
     const struct CMUnitTest real_tests[] = {
         cmocka_unit_test(test_real_all_parse),

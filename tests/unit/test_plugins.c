@@ -1099,6 +1099,43 @@ static void test_model_json(void **state)
     free(mb);
 }
 
+/* The model plugin: an integer field that is null (not made so by
+ * op_json_tidy) or impossible (parallelism 0 or above a Java int, a
+ * negative duration or time) is absent with a warning naming the place. */
+static void test_model_impossible_ints(void **state)
+{
+    static const char doc[] =
+        "{\"schema\": 1, \"runs\": [{\"source\": \"spark\", \"id\": \"a\","
+        " \"duration_ms\": -5, \"started_at\": null, \"ended_at\": 1e999,"
+        " \"nodes\": [{\"id\": \"n1\", \"parallelism\": 0},"
+        " {\"id\": \"n2\", \"parallelism\": 1e12, \"duration_ms\": -1},"
+        " {\"id\": \"n3\", \"parallelism\": 40000}]}]}";
+    mock_builder *mb = calloc(1, sizeof *mb);
+    op_error err;
+
+    (void)state;
+    assert_non_null(mb);
+    if (builtin_parse_text("model", "m.json", doc, strlen(doc), mb, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(mb->nnodes, 3);
+    assert_int_equal(mb->nodes[0].parallelism, 0);
+    assert_int_equal(mb->nodes[1].parallelism, 0);
+    assert_int_equal(mb->nodes[2].parallelism, 40000); /* Spark: many tasks */
+    assert_true(has_warning(mb, "runs[1]: duration_ms: -5 is outside "
+                                "0..9223372036854775807: ignored"));
+    assert_true(has_warning(mb, "runs[1]: started_at: null where an integer "
+                                "is expected: ignored"));
+    assert_true(has_warning(mb, "runs[1].nodes[1] (node n1): parallelism: 0 "
+                                "is outside 1..2147483647: ignored"));
+    assert_true(has_warning(mb, "(node n2): parallelism: 1000000000000 is "
+                                "outside 1..2147483647"));
+    assert_true(has_warning(mb, "(node n2): duration_ms: -1 is outside"));
+    /* 1e999: op_json_tidy's warning only */
+    assert_true(has_warning(mb, "$.runs[0].ended_at: number out of range"));
+    assert_false(has_warning(mb, "ended_at: null"));
+    free(mb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1118,6 +1155,7 @@ int main(void)
         cmocka_unit_test(test_csv_detect),
         cmocka_unit_test(test_json_helpers),
         cmocka_unit_test(test_model_json),
+        cmocka_unit_test(test_model_impossible_ints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

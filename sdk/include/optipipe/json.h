@@ -40,6 +40,9 @@
 /* op_json_tidy flag: strings that are whole numbers too ("1e400", as
  * Jackson writes metric values) are checked for overflow. */
 #define OP_JSON_NUMERIC_STRINGS 1
+/* A bit op_json_tidy sets in the type of a value it made null (cJSON masks
+ * types with 0xFF), so that a reader warns about it only once. */
+#define OP_JSON_TIDIED 0x2000
 
 /* glibc's chunk for a malloc(n): what cJSON pays for a key or string. */
 static inline size_t op_json_str_cost(size_t n)
@@ -265,7 +268,7 @@ static inline void op_json__number(op_json_tidy_ctx *t, cJSON *it)
         snprintf(extra, sizeof extra, " (beyond a double)");
     op_json__warn(t, "number out of range, read as absent", extra);
     /* null is what every reader treats as absent; the key stays */
-    it->type = cJSON_NULL | (it->type & cJSON_StringIsConst);
+    it->type = cJSON_NULL | OP_JSON_TIDIED | (it->type & cJSON_StringIsConst);
     it->valuedouble = 0;
     it->valueint = 0;
 }
@@ -287,7 +290,7 @@ static inline void op_json__numeric_string(op_json_tidy_ctx *t, cJSON *it)
                   " (beyond a double)");
     cJSON_free(it->valuestring);
     it->valuestring = NULL;
-    it->type = cJSON_NULL;
+    it->type = cJSON_NULL | OP_JSON_TIDIED;
 }
 
 /* Depth is bounded by cJSON's nesting limit (CJSON_NESTING_LIMIT). */
