@@ -3,6 +3,7 @@
  * forwarding op_stream that redraws one line on stderr as bytes go by.
  */
 #include "progress.h"
+#include "input.h"
 #include "report_util.h"
 
 #include <stdlib.h>
@@ -41,14 +42,23 @@ static void human(char *buf, size_t n, double bytes)
 const char *progress_format(char *buf, size_t n, const char *name,
                             uint64_t done, uint64_t total, double secs)
 {
-    char d[32], t[32], r[32], bar[PROGRESS_BAR + 1];
+    return progress_format_of(buf, n, 0, 0, name, done, total, 0, secs);
+}
+
+const char *progress_format_of(char *buf, size_t n, size_t index,
+                               size_t count, const char *name, uint64_t done,
+                               uint64_t total, int compressed, double secs)
+{
+    char d[32], t[32], r[32], bar[PROGRESS_BAR + 1], of[48] = "";
     double rate = secs > 0 ? (double)done / secs : 0;
     size_t i, fill;
 
+    if (count && index && index <= count)
+        snprintf(of, sizeof of, "[%zu/%zu] ", index, count);
     human(d, sizeof d, (double)done);
     human(r, sizeof r, rate);
     if (!total) {
-        snprintf(buf, n, "%s  %s read  %s/s", name, d, r);
+        snprintf(buf, n, "%s%s  %s read  %s/s", of, name, d, r);
         return buf;
     }
     if (done > total)
@@ -58,8 +68,9 @@ const char *progress_format(char *buf, size_t n, const char *name,
         bar[i] = i < fill ? '#' : '.';
     bar[PROGRESS_BAR] = '\0';
     human(t, sizeof t, (double)total);
-    snprintf(buf, n, "%s  [%s] %3.0f%%  %s of %s  %s/s", name, bar,
-             100.0 * (double)done / (double)total, d, t, r);
+    snprintf(buf, n, "%s%s  [%s] %3.0f%%  %s of %s%s  %s/s", of, name, bar,
+             100.0 * (double)done / (double)total, d, t,
+             compressed ? " compressed" : "", r);
     return buf;
 }
 
@@ -73,8 +84,10 @@ static void draw(progress *p)
         return;
     p->last_draw = t;
     p->drawn = 1;
-    progress_format(line, sizeof line, p->name, op_stream_offset(p->inner),
-                    p->total, t - p->started);
+    progress_format_of(line, sizeof line, p->index, p->count, p->name,
+                       p->compressed ? input_source_offset(p->inner)
+                                     : op_stream_offset(p->inner),
+                       p->total, p->compressed, t - p->started);
     fprintf(p->out, "\r%s\033[K", line);
     fflush(p->out);
 }
@@ -149,6 +162,19 @@ static int wanted(FILE *out, int quiet, int *force)
     return isatty(fileno(out)) && !(term && strcmp(term, "dumb") == 0);
 }
 
+int progress_wanted(FILE *out, int quiet)
+{
+    int force;
+
+    return wanted(out, quiet, &force);
+}
+
+void progress_count(progress *p, size_t index, size_t count)
+{
+    p->index = index;
+    p->count = count;
+}
+
 op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
                          FILE *out, int quiet)
 {
@@ -161,9 +187,10 @@ op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
         return inner;
     p->out = out;
     report_term_copy(p->name, sizeof p->name, base && base[1] ? base + 1 : path);
-    if (strcmp(op_stream_codec(inner), "plain") == 0 && stat(path, &st) == 0 &&
-        S_ISREG(st.st_mode))
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
         p->total = (uint64_t)st.st_size;
+        p->compressed = strcmp(op_stream_codec(inner), "plain") != 0;
+    }
     p->api.size = sizeof p->api; /* every field below: the host's own table */
     p->api.read = fw_read;
     p->api.read_line = fw_read_line;

@@ -157,11 +157,18 @@ static void put_summary(hout *h)
 {
     const report_ctx *ctx = h->ctx;
     size_t count[3], total = report_counts(ctx, count);
+    char applied[8600];
 
     fputs("<header>\n<h1>opti-pipe report</h1>\n", h->f);
-    fprintf(h->f, "<p class=\"meta\">%zu input%s, %zu run%s, opti-pipe %s</p>\n</header>\n",
-            ctx->an->ninputs, ctx->an->ninputs == 1 ? "" : "s", ctx->an->m->nruns,
-            ctx->an->m->nruns == 1 ? "" : "s", OP_VERSION);
+    fprintf(h->f, "<p class=\"meta\">%zu input%s, %zu run%s, opti-pipe %s</p>\n",
+            analysis_ninputs(ctx->an), analysis_ninputs(ctx->an) == 1 ? "" : "s",
+            ctx->an->m->nruns, ctx->an->m->nruns == 1 ? "" : "s", OP_VERSION);
+    if (report_applied_text(applied, sizeof applied, &ctx->applied)) {
+        fputs("<p class=\"meta applied\">", h->f);
+        html_put(h->f, applied);
+        fputs("</p>\n", h->f);
+    }
+    fputs("</header>\n", h->f);
     fputs("<section aria-label=\"Summary\">\n<div class=\"tiles\">\n", h->f);
     tile(h, "findings", total, NULL);
     tile(h, "error", count[SEV_ERROR], "error");

@@ -162,13 +162,18 @@ static void put_summary(const mctx *m)
 {
     const report_ctx *ctx = m->ctx;
     size_t count[3], total = report_counts(ctx, count);
+    char applied[8600];
     int s;
 
     fprintf(m->f, "# opti-pipe report\n\n");
     fprintf(m->f, "**%zu finding%s** in %zu run%s from %zu input%s (opti-pipe %s)\n\n",
             total, total == 1 ? "" : "s", ctx->an->m->nruns,
-            ctx->an->m->nruns == 1 ? "" : "s", ctx->an->ninputs,
-            ctx->an->ninputs == 1 ? "" : "s", OP_VERSION);
+            ctx->an->m->nruns == 1 ? "" : "s", analysis_ninputs(ctx->an),
+            analysis_ninputs(ctx->an) == 1 ? "" : "s", OP_VERSION);
+    if (report_applied_text(applied, sizeof applied, &ctx->applied)) {
+        md_text(m, applied, 1);
+        fputs("\n\n", m->f);
+    }
     fputs("| severity | findings |\n|---|---:|\n", m->f);
     for (s = SEV_ERROR; s >= SEV_INFO; s--)
         fprintf(m->f, "| %s %s | %zu |\n", sev_icon((severity)s),

@@ -122,6 +122,10 @@ static void put_finding(const tctx *t, const finding *f)
         fputs("  ", t->f);
         term_put(t, f->node_name);
     }
+    /* the short fingerprint: what `baseline --fingerprint` takes */
+    style(t, C_DIM);
+    fprintf(t->f, "  [%.8s]", f->fingerprint);
+    style(t, C_RESET);
     if (f->suppressed)
         fputs(f->suppressed == 2 ? "  (ignored by config)"
                                  : "  (suppressed by baseline)", t->f);
@@ -185,6 +189,7 @@ int report_text(const report_ctx *ctx)
     const model *m = ctx->an->m;
     tctx t = {ctx->out, ctx->color};
     size_t i, count[3] = {0, 0, 0}, total = 0;
+    char applied[8600];
 
     for (i = 0; i < res->n; i++)
         if (visible(ctx, &res->f[i])) {
@@ -195,9 +200,13 @@ int report_text(const report_ctx *ctx)
     fprintf(t.f, "opti-pipe %s", OP_VERSION);
     style(&t, C_RESET);
     fprintf(t.f, ": %zu input%s, %zu run%s, %zu finding%s (%zu error, %zu warning, %zu info)\n",
-            ctx->an->ninputs, ctx->an->ninputs == 1 ? "" : "s", m->nruns,
+            analysis_ninputs(ctx->an), analysis_ninputs(ctx->an) == 1 ? "" : "s", m->nruns,
             m->nruns == 1 ? "" : "s", total, total == 1 ? "" : "s", count[2],
             count[1], count[0]);
+    if (report_applied_text(applied, sizeof applied, &ctx->applied)) {
+        term_put(&t, applied);
+        fputc('\n', t.f);
+    }
     /* Runs superseded by a newer run of their history are only context:
      * rules checked the newest, which names how many came before. */
     for (i = 0; i < m->nruns; i++) {

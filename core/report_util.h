@@ -20,6 +20,11 @@ int report_visible(const report_ctx *ctx, const finding *f);
  * returns their total. */
 size_t report_counts(const report_ctx *ctx, size_t count[3]);
 
+/* "config: optipipe.lua (2 findings ignored); baseline: ... (3 findings
+ * suppressed)" into buf; "" (and 0) when neither a config nor a baseline
+ * was applied, else 1. Plain text: each reporter escapes it. */
+int report_applied_text(char *buf, size_t n, const report_applied *a);
+
 /* The severity from ctx->fail_on, or -1 when none was given. */
 int report_fail_level(const report_ctx *ctx);
 

@@ -20,7 +20,10 @@ check "no bar when stderr is a pipe" bash -c "! grep -q \$'\\r' '$tmp/err'"
 
 OPTIPIPE_PROGRESS=always "$bin" analyze "$spark" >"$tmp/out" 2>"$tmp/err"
 check "forced: the bar names the input, bytes and rate" \
-    grep -q "spark-application_1700000000000_0042.zstd .* read .*/s" "$tmp/err"
+    grep -q "spark-application_1700000000000_0042.zstd .* of .*/s" "$tmp/err"
+check "forced: [n/N] of the files" grep -q "\[1/1\] spark-application" "$tmp/err"
+check "forced: a compressed file's percentage counts compressed bytes" \
+    grep -q "\] *[0-9]*%  .* of 29.3 KiB compressed" "$tmp/err"
 check "forced: the bar is cleared at the end" grep -q $'\r\033\[K$' "$tmp/err"
 check "forced: the report itself is unchanged" grep -q "opti-pipe 0.1.0" "$tmp/out"
 
