@@ -40,7 +40,10 @@ const char *cli_home(void)
         snprintf(home, sizeof home, "%s/share/optipipe", exe);
         return home;
     }
-    snprintf(home, sizeof home, "%s/../share/optipipe", exe);
+    snprintf(try, sizeof try, "%s/../share/optipipe", exe);
+    /* an installed prefix/bin/optipipe: name prefix/share/optipipe plainly */
+    if (!realpath(try, home))
+        snprintf(home, sizeof home, "%s", try);
     return home;
 }
 
