@@ -458,6 +458,16 @@ static void finish_plugins(analysis *an)
     }
 }
 
+/* Most frequent kind first, then by name. */
+static int kind_cmp(const void *a, const void *b)
+{
+    const skip_kind *x = a, *y = b;
+
+    if (x->n != y->n)
+        return x->n < y->n ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
 /* One line for the skipped files not named yet, by kind:
  * "37 files skipped, not recognized by any plugin (30 PNG image, ...)". */
 static void print_skipped(analysis *an)
@@ -467,6 +477,9 @@ static void print_skipped(analysis *an)
 
     if (!an->diag || !an->nunlisted)
         return;
+    for (i = 0; i < ANALYSIS_KINDS && an->kinds[i].n; i++)
+        ;
+    qsort(an->kinds, i, sizeof an->kinds[0], kind_cmp); /* "other" stays last */
     for (i = 0; i <= ANALYSIS_KINDS && an->kinds[i].n; i++) {
         int w = snprintf(kinds + used, sizeof kinds - used, "%s%zu %s",
                          used ? ", " : "", an->kinds[i].n,
