@@ -279,7 +279,9 @@ static int parse_file(analysis *an, input_rec *in, int rolling, int in_folder,
         goto out;
     }
     ps = progress_wrap(&pg, s, in->path, an->diag, an->quiet);
-    progress_count(&pg, an->nstarted, an->nplanned);
+    if (!an->t0)
+        an->t0 = progress_now();
+    progress_count(&pg, an->nstarted, an->nplanned, an->t0);
     rc = p->parse(ps, b, &err);
     progress_end(&pg);
     if (warn_refusals(an, in, b) && rc == OP_ENOMEM && !an->m->failed) {

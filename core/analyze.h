@@ -46,6 +46,7 @@ typedef struct analysis {
     size_t nunlisted; /* ...of them found in folders and not yet named */
     skip_kind kinds[ANALYSIS_KINDS + 1]; /* the last: every other kind */
     size_t nplanned, nstarted; /* files to read, files begun ([n/N]) */
+    double t0; /* when the first file was begun (progress_now) */
     size_t *shown; /* per run (model order): its warnings already printed */
     size_t shown_cap;
 } analysis;

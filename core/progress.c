@@ -16,7 +16,7 @@
 #define PROGRESS_EVERY 0.1  /* seconds between draws */
 #define PROGRESS_BAR 24     /* characters of the bar itself */
 
-static double now_s(void)
+double progress_now(void)
 {
     struct timespec ts;
 
@@ -77,9 +77,10 @@ const char *progress_format_of(char *buf, size_t n, size_t index,
 static void draw(progress *p)
 {
     char line[256];
-    double t = now_s();
+    double t = progress_now();
+    double begun = p->since > 0 && p->since < p->started ? p->since : p->started;
 
-    if (!p->out || (!p->force && t - p->started < PROGRESS_DELAY) ||
+    if (!p->out || (!p->force && t - begun < PROGRESS_DELAY) ||
         (p->drawn && t - p->last_draw < PROGRESS_EVERY))
         return;
     p->last_draw = t;
@@ -118,9 +119,16 @@ static int fw_read_line(op_stream *s, const char **line, size_t *len, op_error *
     return rc;
 }
 
+/* A whole document: the bar names the file while it is read, then 100%. */
 static int fw_read_all(op_stream *s, const char **buf, size_t *len, op_error *err)
 {
-    return op_stream_read_all(of(s)->inner, buf, len, err);
+    int rc;
+
+    draw(of(s));
+    rc = op_stream_read_all(of(s)->inner, buf, len, err);
+    of(s)->last_draw = 0; /* redraw now: the document is read */
+    draw(of(s));
+    return rc;
 }
 
 static const char *fw_name(const op_stream *s)
@@ -169,10 +177,11 @@ int progress_wanted(FILE *out, int quiet)
     return wanted(out, quiet, &force);
 }
 
-void progress_count(progress *p, size_t index, size_t count)
+void progress_count(progress *p, size_t index, size_t count, double since)
 {
     p->index = index;
     p->count = count;
+    p->since = since;
 }
 
 op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
@@ -201,7 +210,7 @@ op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
     p->api.truncated = fw_truncated;
     p->api.codec = fw_codec;
     p->base.api = &p->api;
-    p->started = now_s();
+    p->started = progress_now();
     return &p->base;
 }
 

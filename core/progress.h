@@ -25,6 +25,7 @@ typedef struct progress {
     uint64_t total;      /* bytes expected; 0 when unknown */
     int compressed;      /* total and done count compressed bytes */
     size_t index, count; /* file index of count ([n/N]); count 0: unknown */
+    double since;        /* when the whole set of files began (0: this one) */
     double started, last_draw;
     int drawn;           /* a bar is on screen and must be cleared */
     int force;           /* OPTIPIPE_PROGRESS=always: no TTY or delay check */
@@ -45,8 +46,14 @@ op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
  * OPTIPIPE_PROGRESS=always): worth counting the files for [n/N]. */
 int progress_wanted(FILE *out, int quiet);
 
-/* The file being read is the index-th (1-based) of count (0: unknown). */
-void progress_count(progress *p, size_t index, size_t count);
+/* The file being read is the index-th (1-based) of count (0: unknown),
+ * of a set begun at since (progress_now(); 0: with this file): once the
+ * set has taken the half second, every file's bar is drawn, however
+ * quick. */
+void progress_count(progress *p, size_t index, size_t count, double since);
+
+/* Seconds on a monotonic clock. */
+double progress_now(void);
 
 /* Clears the bar if one was drawn. */
 void progress_end(progress *p);
