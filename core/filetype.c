@@ -56,7 +56,7 @@ const char *filetype_name(const unsigned char *head, size_t len)
     size_t i;
 
     if (!len)
-        return "an empty file";
+        return "empty file";
     for (i = 0; i < sizeof magic / sizeof magic[0]; i++) {
         const struct magic *m = &magic[i];
         if (m->at + m->len <= len &&

@@ -10,7 +10,7 @@
 
 /* The kind of data head[0..len) starts with: a name from the magic table,
  * else "unrecognized JSON", "unrecognized text" or "unrecognized binary
- * data" (an empty head: "an empty file"). Static string. */
+ * data" (an empty head: "empty file"). Static string. */
 const char *filetype_name(const unsigned char *head, size_t len);
 
 /* filetype_name() of the decoded head, prefixed by the compression when

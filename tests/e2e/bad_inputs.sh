@@ -27,7 +27,8 @@ run_case() {
             ulimit -v $((2 * 1024 * 1024))
         fi
         # shellcheck disable=SC2086
-        exec timeout 180 "$bin" analyze $args "$corpus/$name"
+        # -v: a skipped file inside a folder is named too (not only counted)
+        exec timeout 180 "$bin" analyze -v $args "$corpus/$name"
     ) >"$tmp/out" 2>"$tmp/err"
     rc=$?
 }

@@ -29,7 +29,7 @@ static void test_magic(void **state)
 static void test_unrecognized(void **state)
 {
     (void)state;
-    assert_string_equal(NAME(""), "an empty file");
+    assert_string_equal(NAME(""), "empty file");
     assert_string_equal(NAME("  {\"a\": 1}"), "unrecognized JSON");
     assert_string_equal(NAME("hello\nworld\n"), "unrecognized text");
     assert_string_equal(NAME("\0\1\2\3\4\5"), "unrecognized binary data");
