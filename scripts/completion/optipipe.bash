@@ -4,6 +4,11 @@
 # first use); without bash-completion: `source` this file in ~/.bashrc.
 # Self-contained: needs no helper of the bash-completion package.
 
+# Offers the words of $1 that start with the word being completed.
+_optipipe_offer() {
+    mapfile -t COMPREPLY < <(compgen -W "$1" -- "${COMP_WORDS[COMP_CWORD]}")
+}
+
 _optipipe() {
     local cur prev cmd sub i
     COMPREPLY=()
@@ -20,32 +25,32 @@ _optipipe() {
     local opts=""
 
     if [ "$COMP_CWORD" -eq 1 ]; then
-        mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
+        _optipipe_offer "$commands"
         return 0
     fi
 
     case $prev in
     --format)
         if [ "$cmd" = normalize ]; then
-            mapfile -t COMPREPLY < <(compgen -W "json" -- "$cur")
+            _optipipe_offer "json"
         else
-            mapfile -t COMPREPLY < <(compgen -W "text json markdown sarif junit html" -- "$cur")
+            _optipipe_offer "text json markdown sarif junit html"
         fi
         return 0 ;;
     --fail-on)
-        mapfile -t COMPREPLY < <(compgen -W "info warning error" -- "$cur")
+        _optipipe_offer "info warning error"
         return 0 ;;
     --status)
-        mapfile -t COMPREPLY < <(compgen -W "approved dismissed" -- "$cur")
+        _optipipe_offer "approved dismissed"
         return 0 ;;
     --isolate)
-        mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur")
+        _optipipe_offer "auto always never"
         return 0 ;;
     --source)
-        mapfile -t COMPREPLY < <(compgen -W "spark dbt flink '*'" -- "$cur")
+        _optipipe_offer "spark dbt flink '*'"
         return 0 ;;
     --pack)
-        mapfile -t COMPREPLY < <(compgen -W "dbt flink mixed spark" -- "$cur")
+        _optipipe_offer "dbt flink mixed spark"
         return 0 ;;
     --rules | --emit-changes | --plugin-path)
         mapfile -t COMPREPLY < <(compgen -d -- "$cur")
@@ -67,13 +72,13 @@ _optipipe() {
     review) opts="--baseline --fingerprint $loads $limits $common" ;;
     baseline)
         if [ "$COMP_CWORD" -eq 2 ]; then
-            mapfile -t COMPREPLY < <(compgen -W "create update" -- "$cur")
+            _optipipe_offer "create update"
             return 0
         fi
         opts="--output --status --reason --select --fingerprint --prune $loads $limits $common" ;;
     rules)
         if [ "$COMP_CWORD" -eq 2 ]; then
-            mapfile -t COMPREPLY < <(compgen -W "list show test new lint" -- "$cur")
+            _optipipe_offer "list show test new lint"
             return 0
         fi
         case $sub in
@@ -92,13 +97,13 @@ _optipipe() {
         esac ;;
     plugins)
         if [ "$COMP_CWORD" -eq 2 ]; then
-            mapfile -t COMPREPLY < <(compgen -W "list" -- "$cur")
+            _optipipe_offer "list"
             return 0
         fi
         opts="--plugin-path --help" ;;
     fetch)
         if [ "$COMP_CWORD" -eq 2 ]; then
-            mapfile -t COMPREPLY < <(compgen -W "flink spark-history" -- "$cur")
+            _optipipe_offer "flink spark-history"
             return 0
         fi
         opts="--output --quiet --timeout --connect-timeout --retries --max-size
@@ -113,7 +118,7 @@ _optipipe() {
     esac
 
     if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
+        _optipipe_offer "$opts"
     else
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     fi
