@@ -10,6 +10,7 @@
 
 #include "diag.h"
 #include "fetch.h"
+#include "filetype.h"
 #include "progress.h"
 
 #include <stdarg.h>
@@ -105,13 +106,13 @@ static const char *msg_body(const char *path, const char *msg)
 }
 
 /* Records a problem about file on the input (as "FILE: MESSAGE"; in may be
- * NULL) and prints it on stderr (diag_input). file NULL: a problem of no
- * one input. */
-static void rec_warn(analysis *an, input_rec *in, diag_level lv,
-                     const char *file, const char *fmt, ...) OP_PRINTF(5, 6);
+ * NULL) and prints it on stderr (diag_input) at level lv (a diag_level),
+ * or not at all when lv is -1. file NULL: a problem of no one input. */
+static void rec_warn(analysis *an, input_rec *in, int lv, const char *file,
+                     const char *fmt, ...) OP_PRINTF(5, 6);
 
-static void rec_warn(analysis *an, input_rec *in, diag_level lv,
-                     const char *file, const char *fmt, ...)
+static void rec_warn(analysis *an, input_rec *in, int lv, const char *file,
+                     const char *fmt, ...)
 {
     char body[OP_ERROR_MAX + 256], msg[OP_ERROR_MAX + 4096 + 256];
     const char *b = body;
@@ -127,8 +128,8 @@ static void rec_warn(analysis *an, input_rec *in, diag_level lv,
     } else {
         snprintf(msg, sizeof msg, "%s", body);
     }
-    if (an->diag)
-        diag_input(lv, file, b);
+    if (an->diag && lv >= 0)
+        diag_input((diag_level)lv, file, b);
     if (!in)
         return;
     if (in->nwarnings == in->cap) {
@@ -195,11 +196,44 @@ static size_t warn_refusals(analysis *an, input_rec *in, const op_builder *b)
     return n + more;
 }
 
-/* Reads one input: a file, "-", or a rolling event-log folder. */
-static int parse_file(analysis *an, input_rec *in, int rolling,
+/* Counts a skipped file of kind `what` for the summary line. */
+static void tally_skip(analysis *an, const char *what)
+{
+    size_t i;
+
+    for (i = 0; i < ANALYSIS_KINDS && an->kinds[i].n; i++)
+        if (strcmp(an->kinds[i].name, what) == 0)
+            break;
+    if (i < ANALYSIS_KINDS && !an->kinds[i].n)
+        snprintf(an->kinds[i].name, sizeof an->kinds[i].name, "%s", what);
+    an->kinds[i].n++; /* i == ANALYSIS_KINDS: "other" */
+    an->nunlisted++;
+}
+
+/* A file no plugin recognized: recorded on the input always; named on
+ * stderr when it was named on the command line (or -v), else counted
+ * for the one summary line of analysis_freeze. */
+static void skip_file(analysis *an, input_rec *in, int in_folder,
+                      op_stream *s, const unsigned char *head, size_t len)
+{
+    char what[96];
+    int lv = in_folder && !an->verbose ? -1 : (int)DIAG_WARNING;
+
+    filetype_describe(what, sizeof what, op_stream_codec(s), head, len);
+    in->skipped = 1;
+    an->nskipped++;
+    if (lv < 0)
+        tally_skip(an, what);
+    rec_warn(an, in, lv, in->path, "not recognized by any plugin (%s); skipped",
+                what);
+}
+
+/* Reads one input: a file, "-", or a rolling event-log folder; in_folder:
+ * found by walking a folder (not named on the command line). */
+static int parse_file(analysis *an, input_rec *in, int rolling, int in_folder,
                       const char *mem, size_t mem_len)
 {
-    op_stream *s = NULL;
+    op_stream *s = NULL, *ps;
     op_builder *b = NULL;
     const op_plugin *p = NULL;
     progress pg;
@@ -210,6 +244,7 @@ static int parse_file(analysis *an, input_rec *in, int rolling,
     int rc;
 
     op_error_clear(&err);
+    an->nstarted++;
     rc = mem ? input_open_mem(in->path, mem, mem_len, &an->limits, &s, &err)
          : rolling ? input_open_rolling(in->path, &an->limits, &s, &err)
                    : input_open(in->path, &an->limits, &s, &err);
@@ -227,9 +262,7 @@ static int parse_file(analysis *an, input_rec *in, int rolling,
     probe.is_dir = rolling;
     rc = plugins_detect(an->reg, &probe, &p, &err);
     if (rc == OP_ENOTFOUND) {
-        rec_warn(an, in, DIAG_WARNING, in->path,
-                 "not recognized by any plugin (%s); skipped",
-                 op_stream_codec(s));
+        skip_file(an, in, in_folder, s, head, head_len);
         goto out;
     }
     if (rc) {
@@ -245,7 +278,11 @@ static int parse_file(analysis *an, input_rec *in, int rolling,
         rec_warn(an, in, DIAG_ERROR, in->path, "out of memory");
         goto out;
     }
-    rc = p->parse(progress_wrap(&pg, s, in->path, an->diag, an->quiet), b, &err);
+    ps = progress_wrap(&pg, s, in->path, an->diag, an->quiet);
+    if (!an->t0)
+        an->t0 = progress_now();
+    progress_count(&pg, an->nstarted, an->nplanned, an->t0);
+    rc = p->parse(ps, b, &err);
     progress_end(&pg);
     if (warn_refusals(an, in, b) && rc == OP_ENOMEM && !an->m->failed) {
         /* the plugin took a refused run for a failed allocation */
@@ -275,6 +312,7 @@ out:
 
 typedef struct walk_state {
     analysis *an;
+    const char *root; /* the path given: files under it are "in a folder" */
     char **rolling; /* rolling folders met during the walk */
     size_t nrolling, cap;
 } walk_state;
@@ -327,7 +365,7 @@ static int visit(const char *file, void *ud)
         rec_warn(an, NULL, DIAG_ERROR, file, "out of memory");
         return 0;
     }
-    parse_file(an, in, 0, NULL, 0);
+    parse_file(an, in, 0, strcmp(file, ws->root) != 0, NULL, 0);
     return 0;
 }
 
@@ -366,7 +404,7 @@ static void add_url(analysis *an, const char *url)
     if (rc == FETCH_OK || rc == FETCH_INCOMPLETE) {
         if (rc == FETCH_INCOMPLETE)
             rec_warn(an, in, DIAG_WARNING, url, "%s", err.msg);
-        parse_file(an, in, 0, buf, len);
+        parse_file(an, in, 0, 0, buf, len);
     } else {
         rec_warn(an, in, DIAG_ERROR, url, "%s", err.msg);
     }
@@ -376,7 +414,7 @@ static void add_url(analysis *an, const char *url)
 size_t analysis_add(analysis *an, const char *path)
 {
     size_t before = an->nok, before_in = an->ninputs, i;
-    walk_state ws = {an, NULL, 0, 0};
+    walk_state ws = {an, path, NULL, 0, 0};
     op_error err;
 
     if (fetch_is_url(path)) {
@@ -396,7 +434,7 @@ size_t analysis_add(analysis *an, const char *path)
     for (i = 0; i < ws.nrolling; i++) {
         input_rec *in = rec_new(an, ws.rolling[i]);
         if (in)
-            parse_file(an, in, 1, NULL, 0);
+            parse_file(an, in, 1, 1, NULL, 0);
         free(ws.rolling[i]);
     }
     free(ws.rolling);
@@ -422,6 +460,42 @@ static void finish_plugins(analysis *an)
     }
 }
 
+/* Most frequent kind first, then by name. */
+static int kind_cmp(const void *a, const void *b)
+{
+    const skip_kind *x = a, *y = b;
+
+    if (x->n != y->n)
+        return x->n < y->n ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+/* One line for the skipped files not named yet, by kind:
+ * "37 files skipped, not recognized by any plugin (30 PNG image, ...)". */
+static void print_skipped(analysis *an)
+{
+    char kinds[512] = "";
+    size_t i, used = 0;
+
+    if (!an->diag || !an->nunlisted)
+        return;
+    for (i = 0; i < ANALYSIS_KINDS && an->kinds[i].n; i++)
+        ;
+    qsort(an->kinds, i, sizeof an->kinds[0], kind_cmp); /* "other" stays last */
+    for (i = 0; i <= ANALYSIS_KINDS && an->kinds[i].n; i++) {
+        int w = snprintf(kinds + used, sizeof kinds - used, "%s%zu %s",
+                         used ? ", " : "", an->kinds[i].n,
+                         i < ANALYSIS_KINDS ? an->kinds[i].name : "other");
+        if (w < 0 || (size_t)w >= sizeof kinds - used)
+            break;
+        used += (size_t)w;
+    }
+    diag_msg(DIAG_WARNING, "%zu file%s skipped, not recognized by any plugin "
+             "(%s); -v lists them", an->nunlisted, an->nunlisted == 1 ? "" : "s",
+             kinds);
+    an->nunlisted = 0;
+}
+
 void analysis_freeze(analysis *an)
 {
     if (an->m->frozen)
@@ -429,6 +503,38 @@ void analysis_freeze(analysis *an)
     finish_plugins(an);
     model_freeze(an->m);
     print_run_warnings(an, NULL);
+    print_skipped(an);
+}
+
+size_t analysis_ninputs(const analysis *an)
+{
+    return an->ninputs - an->nskipped;
+}
+
+static int count_file(const char *file, void *ud)
+{
+    walk_state *ws = ud;
+
+    if (!defer_rolling(ws, file))
+        ws->an->nplanned++;
+    return 0;
+}
+
+void analysis_plan(analysis *an, const char *const *paths, size_t n)
+{
+    size_t i, j;
+    op_error err;
+
+    for (i = 0; i < n; i++) {
+        walk_state ws = {an, paths[i], NULL, 0, 0};
+        if (fetch_is_url(paths[i]) ||
+            input_walk(paths[i], count_file, NULL, &ws, &err))
+            an->nplanned++; /* read (or refused) as one input */
+        an->nplanned += ws.nrolling;
+        for (j = 0; j < ws.nrolling; j++)
+            free(ws.rolling[j]);
+        free(ws.rolling);
+    }
 }
 
 int analysis_run_from(const struct op_run *r, const input_rec *in)

@@ -18,7 +18,16 @@ typedef struct input_rec {
     char **warnings;    /* problems met while reading this input */
     size_t nwarnings, cap;
     int ok; /* parsed (possibly with warnings) */
+    int skipped; /* no plugin recognized it (not an input; not counted) */
 } input_rec;
+
+#define ANALYSIS_KINDS 6 /* kinds of skipped file told apart in the summary */
+
+/* Skipped files of one kind ("PNG image"), for the one summary line. */
+typedef struct skip_kind {
+    char name[96];
+    size_t n;
+} skip_kind;
 
 typedef struct analysis {
     model *m;
@@ -32,6 +41,12 @@ typedef struct analysis {
                            * memory has run out, or plugin state leaks */
     const struct fetch_opts *fetch; /* for http(s):// inputs; NULL: defaults */
     int quiet;
+    int verbose;  /* -v: name every skipped file instead of a summary */
+    size_t nskipped; /* inputs no plugin recognized */
+    size_t nunlisted; /* ...of them found in folders and not yet named */
+    skip_kind kinds[ANALYSIS_KINDS + 1]; /* the last: every other kind */
+    size_t nplanned, nstarted; /* files to read, files begun ([n/N]) */
+    double t0; /* when the first file was begun (progress_now) */
     size_t *shown; /* per run (model order): its warnings already printed */
     size_t shown_cap;
 } analysis;
@@ -51,9 +66,19 @@ void analysis_free(analysis *an);
  * successfully. */
 size_t analysis_add(analysis *an, const char *path);
 
+/* Counts the files analysis_add will read for paths (folders walked,
+ * URLs and "-" one each) into an->nplanned, for the progress bar's [n/N].
+ * Costs a directory walk: call it only when a bar may be drawn. */
+void analysis_plan(analysis *an, const char *const *paths, size_t n);
+
+/* Inputs that are inputs: every record but the skipped files. */
+size_t analysis_ninputs(const analysis *an);
+
 /* Freezes the model: no input may be added afterwards. Run warnings added
  * by plugins' finish() or by the freeze are printed as warnings about the
- * run's first input. */
+ * run's first input; so is one summary line of the files found in folders
+ * that no plugin recognized ("37 files skipped ...; -v lists them"),
+ * unless -v named each. */
 void analysis_freeze(analysis *an);
 
 /* Whether run r came (at least in part) from input in. */

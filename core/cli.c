@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 
 const char *cli_home(void)
 {
@@ -39,7 +40,10 @@ const char *cli_home(void)
         snprintf(home, sizeof home, "%s/share/optipipe", exe);
         return home;
     }
-    snprintf(home, sizeof home, "%s/../share/optipipe", exe);
+    snprintf(try, sizeof try, "%s/../share/optipipe", exe);
+    /* an installed prefix/bin/optipipe: name prefix/share/optipipe plainly */
+    if (!realpath(try, home))
+        snprintf(home, sizeof home, "%s", try);
     return home;
 }
 
@@ -198,7 +202,7 @@ enum {
 };
 
 typedef enum opt_id {
-    O_QUIET, O_DETERMINISTIC, O_NO_BUNDLED, O_NO_CONFIG, O_SHOW_SUPPRESSED, O_VERBOSE,
+    O_QUIET, O_VERBOSE, O_NO_BASELINE, O_DETERMINISTIC, O_NO_BUNDLED, O_NO_CONFIG, O_SHOW_SUPPRESSED,
     O_ALL, O_PRUNE, O_FORCE, O_FORMAT, O_OUTPUT, O_RULES, O_PACK,
     O_PLUGIN_PATH, O_FAIL_ON, O_MAX_LINE, O_MAX_BYTES, O_TIMEOUT, O_MEMORY,
     O_INSTRUCTIONS, O_PACK_TIMEOUT, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
@@ -215,11 +219,12 @@ typedef struct opt_def {
 /* Which options exist and which commands take them. */
 static const opt_def opt_table[] = {
     {"--quiet", "-q", O_QUIET, 0, ALL},
+    {"--verbose", "-v", O_VERBOSE, 0, READS},
+    {"--no-baseline", NULL, O_NO_BASELINE, 0, CMD_ANALYZE},
     {"--deterministic", NULL, O_DETERMINISTIC, 0, CMD_ANALYZE},
     {"--no-bundled", NULL, O_NO_BUNDLED, 0, LOADS},
     {"--no-config", NULL, O_NO_CONFIG, 0, LOADS},
     {"--show-suppressed", NULL, O_SHOW_SUPPRESSED, 0, CMD_ANALYZE},
-    {"--verbose", "-v", O_VERBOSE, 0, CMD_ANALYZE},
     {"--all", NULL, O_ALL, 0, CMD_ANALYZE},
     {"--prune", NULL, O_PRUNE, 0, CMD_BASELINE},
     {"--force", NULL, O_FORCE, 0, CMD_RULES_NEW},
@@ -243,7 +248,7 @@ static const opt_def opt_table[] = {
     {"--status", NULL, O_STATUS, 1, CMD_BASELINE},
     {"--reason", NULL, O_REASON, 1, CMD_BASELINE},
     {"--select", NULL, O_SELECT, 1, CMD_BASELINE},
-    {"--fingerprint", NULL, O_FINGERPRINT, 1, CMD_BASELINE},
+    {"--fingerprint", NULL, O_FINGERPRINT, 1, CMD_BASELINE | CMD_REVIEW},
     {"--allow-rule-errors", NULL, O_ALLOW_RULE_ERRORS, 0, CMD_ANALYZE},
 };
 
@@ -280,11 +285,12 @@ static int set_flag(cli_opts *o, opt_id id)
 {
     switch (id) {
     case O_QUIET: o->quiet = 1; diag_set_quiet(1); break;
+    case O_VERBOSE: o->verbose = 1; break;
+    case O_NO_BASELINE: o->no_baseline = 1; break;
     case O_DETERMINISTIC: o->deterministic = 1; break;
     case O_NO_BUNDLED: o->no_bundled = 1; break;
     case O_NO_CONFIG: o->no_config = 1; break;
     case O_SHOW_SUPPRESSED: o->show_suppressed = 1; break;
-    case O_VERBOSE: o->verbose = 1; break;
     case O_ALL: o->emit_all = 1; break;
     case O_PRUNE: o->prune = 1; break;
     case O_FORCE: o->force = 1; break;
@@ -460,6 +466,38 @@ unsigned long cli_now_ms(void)
 
 /* ---- the analysis session ------------------------------------------------ */
 
+/* Where a new decisions file goes: next to the config found, else here. */
+static const char *new_baseline_path(cli_session *s)
+{
+    const config *c = &s->cfg;
+
+    if (!c->path || !c->dir || strcmp(c->dir, ".") == 0)
+        return s->o->baseline_default;
+    snprintf(s->new_baseline, sizeof s->new_baseline, "%s/%s", c->dir,
+             s->o->baseline_default);
+    return s->new_baseline;
+}
+
+/* The decisions file: --baseline, the config's `baseline`, the nearest
+ * .optipipe-baseline.json, else (review, baseline) where a new one goes. */
+static int pick_baseline(cli_session *s)
+{
+    const cli_opts *o = s->o;
+
+    if (o->no_baseline && o->baseline)
+        return cli_usage_error("%s", "--baseline and --no-baseline contradict each other");
+    if (o->no_baseline)
+        s->baseline_path = NULL;
+    else if (o->baseline || s->cfg.baseline)
+        s->baseline_path = o->baseline ? o->baseline : s->cfg.baseline;
+    else if (config_locate(BASELINE_DEFAULT_FILE, s->found_baseline,
+                           sizeof s->found_baseline) == 0)
+        s->baseline_path = s->found_baseline;
+    else
+        s->baseline_path = o->baseline_default ? new_baseline_path(s) : NULL;
+    return 0;
+}
+
 /* Folds the config's settings into the options: command-line values win,
  * config folders and plugin paths come after the command line's. */
 static int fold_config(cli_session *s)
@@ -486,10 +524,8 @@ static int fold_config(cli_session *s)
     o->allow_rule_errors |= c->allow_rule_errors;
     if (!o->pack_timeout_set && c->rule_pack_timeout_ms >= 0)
         o->rlimits.pack_timeout_ms = (unsigned)c->rule_pack_timeout_ms;
-    s->baseline_path = o->baseline ? o->baseline
-                       : c->baseline ? c->baseline : o->baseline_default;
     o->cfg = c;
-    return 0;
+    return pick_baseline(s);
 }
 
 static int read_inputs(cli_session *s)
@@ -504,6 +540,9 @@ static int read_inputs(cli_session *s)
         return EXIT_NOINPUT;
     }
     s->an.quiet = o->quiet;
+    s->an.verbose = o->verbose;
+    if (progress_wanted(stderr, o->quiet))
+        analysis_plan(&s->an, o->inputs, o->ninputs);
     o->fetch.progress = !o->quiet && isatty(STDERR_FILENO);
     s->an.fetch = &o->fetch;
     for (i = 0; i < o->ninputs; i++)
@@ -524,15 +563,25 @@ static int load_baseline(cli_session *s)
     if (!s->baseline_path)
         return 0;
     op_error_clear(&err);
-    if (stat(s->baseline_path, &st) != 0 && !s->o->quiet)
+    s->baseline_read = stat(s->baseline_path, &st) == 0;
+    if (!s->baseline_read && !s->o->quiet)
         diag_msg(DIAG_NOTE, "%s: no decisions yet (the file does not "
                         "exist)", s->baseline_path);
     if (baseline_load(s->baseline_path, &s->bl, 1, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_USAGE;
     }
-    baseline_apply(&s->bl, &s->res);
+    s->nbaselined = baseline_apply(&s->bl, &s->res);
     return 0;
+}
+
+void cli_session_applied(const cli_session *s, report_applied *a)
+{
+    memset(a, 0, sizeof *a);
+    a->config = s->cfg.path;
+    a->ignored = s->nignored;
+    a->baseline = s->baseline_path && s->baseline_read ? s->baseline_path : NULL;
+    a->suppressed = s->nbaselined;
 }
 
 int cli_session_run(cli_session *s, cli_opts *o)
@@ -570,7 +619,7 @@ int cli_session_run(cli_session *s, cli_opts *o)
     }
     results_finish(&s->res, s->an.m);
     s->t_rules += cli_now_ms() - t;
-    config_ignore_findings(&s->cfg, s->an.m, &s->res);
+    s->nignored = config_ignore_findings(&s->cfg, s->an.m, &s->res);
     return load_baseline(s);
 }
 

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "diag.h"
 #include "findings.h"
+#include "report.h"
 #include "rules.h"
 
 #define CLI_MAX_LIST 64
@@ -50,6 +51,7 @@ typedef struct cli_opts {
     const char *plugin_path;
     const char *fail_on;
     int quiet;
+    int verbose; /* -v: name every skipped file; the text report shows evidence */
     int deterministic;
     int no_bundled; /* --no-bundled: only --rules folders */
     int allow_rule_errors; /* --allow-rule-errors or the config: no exit 5 */
@@ -64,9 +66,10 @@ typedef struct cli_opts {
     int no_config;           /* --no-config */
     const config *cfg;       /* applied by cli_load_rules when set */
     const char *baseline;    /* --baseline FILE */
-    const char *baseline_default; /* used when neither option nor config names one */
+    int no_baseline;         /* --no-baseline */
+    const char *baseline_default; /* review, baseline: where a new decisions
+                                   * file goes when none is found */
     int show_suppressed;     /* --show-suppressed */
-    int verbose;             /* -v: the text report shows evidence */
     const char *emit_dir;    /* --emit-changes DIR */
     int emit_all;            /* --all */
     const char *junit;       /* rules test --junit FILE */
@@ -115,8 +118,9 @@ int cli_close_output(const cli_opts *o, FILE *f);
  * (unless --no-config), fold its rules_dirs / plugin_paths / baseline /
  * fail_on into the options, load and configure the rules, read the
  * inputs, run the rules, finish the results, mark ignored findings and,
- * when a baseline is named, load it (a missing file is empty) and mark
- * decided findings suppressed.
+ * when a baseline is named or found (--baseline, the config's, else the
+ * nearest .optipipe-baseline.json: config_locate; not with --no-baseline),
+ * load it (a missing file is empty) and mark decided findings suppressed.
  */
 typedef struct cli_session {
     cli_opts *o;
@@ -125,7 +129,12 @@ typedef struct cli_session {
     results res;
     ruleset *rs;
     baseline bl;
-    const char *baseline_path; /* --baseline, else the config's; may be NULL */
+    const char *baseline_path; /* --baseline, else the config's, else the
+                                * one found; may be NULL */
+    int baseline_read;         /* baseline_path existed and was read */
+    size_t nignored, nbaselined; /* findings hidden by config and baseline */
+    char found_baseline[4096];
+    char new_baseline[4096];
     char plugin_path[8192];
     unsigned long t_read, t_rules; /* milliseconds */
 } cli_session;
@@ -134,6 +143,9 @@ typedef struct cli_session {
  * cli_session_free() whatever the result). Returns an EXIT_* code. */
 int cli_session_run(cli_session *s, cli_opts *o);
 void cli_session_free(cli_session *s);
+
+/* What the session applied, for a report's header (borrowed from s). */
+void cli_session_applied(const cli_session *s, report_applied *a);
 
 /* Milliseconds from a monotonic clock. */
 unsigned long cli_now_ms(void);

@@ -46,6 +46,32 @@ static const char usage_rules[] =
 
 /* ---- list / show -------------------------------------------------------- */
 
+typedef struct tok tok;
+static size_t tokenize(const char *src, tok *out, size_t max);
+static void emitted_severities(const rule_meta *r, int emits[3]);
+static char *read_text(const char *path);
+
+/* "warning" or "info|warning": the effective severity and those the
+ * check may give a finding itself (ctx.report{severity = ...}). */
+static const char *severities(const rule_meta *r, char *buf, size_t n)
+{
+    int emits[3] = {0, 0, 0}, s;
+    size_t used = 0;
+
+    if (!r->enabled)
+        return "off";
+    emitted_severities(r, emits);
+    emits[r->sev] = 1;
+    buf[0] = '\0';
+    for (s = SEV_INFO; s <= SEV_ERROR; s++)
+        if (emits[s] && used < n) {
+            int w = snprintf(buf + used, n - used, "%s%s", used ? "|" : "",
+                             severity_name((severity)s));
+            used += w > 0 ? (size_t)w : 0;
+        }
+    return buf;
+}
+
 static void print_list(const char *label, char **v, size_t n)
 {
     size_t i;
@@ -88,9 +114,25 @@ static void print_options(const rule_meta *r, const cJSON *eff)
     }
 }
 
+/* The rule's docs page: <pack>/docs/<id>.md, else the bundled one under
+ * <home>/docs/rules/. 1 when one exists. */
+static int rule_docs(const rule_meta *r, char *buf, size_t n)
+{
+    const char *slash = strrchr(r->file, '/');
+    struct stat st;
+
+    snprintf(buf, n, "%.*s/docs/%s.md", slash ? (int)(slash - r->file) : 1,
+             slash ? r->file : ".", r->id);
+    if (stat(buf, &st) == 0)
+        return 1;
+    snprintf(buf, n, "%s/docs/rules/%s.md", cli_home(), r->id);
+    return stat(buf, &st) == 0;
+}
+
 static int rules_show(ruleset *rs, const char *id, const config *cfg)
 {
     rule_meta *r = ruleset_find(rs, id);
+    char sevs[32], docs[PATH_MAX + 300];
     cJSON *eff;
 
     if (!r) {
@@ -104,11 +146,14 @@ static int rules_show(ruleset *rs, const char *id, const config *cfg)
     if (r->sev != r->default_sev)
         printf(" (config; the rule says %s)", severity_name(r->default_sev));
     putchar('\n');
+    printf("can emit:    %s\n", severities(r, sevs, sizeof sevs));
     printf("enabled:     %s\n", r->enabled ? "yes" : "no (config)");
     print_list("sources:     ", r->sources, r->nsources);
     print_list("tags:        ", r->tags, r->ntags);
     printf("pack:        %s\n", r->pack);
     printf("file:        %s\n", r->file);
+    if (rule_docs(r, docs, sizeof docs))
+        printf("docs:        %s\n", docs);
     if (cfg && cfg->path)
         printf("config:      %s\n", cfg->path);
     print_options(r, eff);
@@ -156,9 +201,9 @@ static int rules_list_show(int argc, char **argv, int show)
     } else {
         for (i = 0; i < ruleset_count(rs); i++) {
             rule_meta *r = ruleset_rule(rs, i);
-            printf("%-32s %-8s %-8s %s\n", r->id,
-                   r->enabled ? severity_name(r->sev) : "off", r->pack,
-                   r->title ? r->title : "");
+            char sevs[32];
+            printf("%-32s %-18s %-8s %s\n", r->id, severities(r, sevs, sizeof sevs),
+                   r->pack, r->title ? r->title : "");
         }
         code = EXIT_DONE;
     }
@@ -174,7 +219,9 @@ out:
 static const char tpl_rule[] =
     "-- @ID@: TODO one line saying what this rule detects.\n"
     "-- Docs: docs/@ID@.md. Tests: @NAME@_test.lua (optipipe rules test).\n"
-    "-- The rule API: docs/writing-rules.md; the model: docs/model.md.\n"
+    "-- The rule API: @DOCS@/writing-rules.md\n"
+    "-- The model: @DOCS@/model.md\n"
+    "-- The SDK helpers (require \"optipipe.stats\"): @LUA@/optipipe/\n"
     "return {\n"
     "  id = \"@ID@\",\n"
     "  title = \"TODO: what is wrong, in a few words\",\n"
@@ -377,6 +424,19 @@ static int check_source(const char *source)
     return EXIT_USAGE;
 }
 
+/* <home>/sub, where the bundled packs' docs and SDK helpers are (the
+ * build tree's share/optipipe, or the installed one); "docs" or "lua"
+ * relative to the source tree when it does not exist. */
+static const char *home_dir(char *buf, size_t n, const char *sub)
+{
+    struct stat st;
+
+    snprintf(buf, n, "%s/%s", cli_home(), sub);
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+        snprintf(buf, n, "%s", strcmp(sub, "lua") == 0 ? "sdk/lua" : sub);
+    return buf;
+}
+
 static int rules_new(int argc, char **argv)
 {
     const char *source = "spark", *arg = NULL;
@@ -435,8 +495,11 @@ static int rules_new(int argc, char **argv)
         return EXIT_NOINPUT;
     }
     {
+        char docs[PATH_MAX], lua[PATH_MAX];
         const char *const kv[][2] = {
             {"ID", id}, {"NAME", name}, {"PACKDIR", packdir}, {"SOURCE", source},
+            {"DOCS", home_dir(docs, sizeof docs, "docs")},
+            {"LUA", home_dir(lua, sizeof lua, "lua")},
             {"RUNSOURCE", strcmp(source, "*") == 0 ? "spark" : source},
             {"CHECK", strcmp(source, "*") == 0 ? tpl_check_bundle : tpl_check_run},
             {NULL, NULL}};
@@ -492,11 +555,11 @@ static void names_free(names *s)
 
 /* Lua source tokens: identifiers, strings (kind 's', text without the
  * quotes) and single punctuation characters. Comments are dropped. */
-typedef struct tok {
+struct tok {
     char kind; /* 'n' name, 's' string, or the punctuation character */
     const char *p;
     size_t len;
-} tok;
+};
 
 /* Length of a long bracket opener "[==[" at p, or 0; *level = its '='s. */
 static size_t long_open(const char *p, int *level)
@@ -607,6 +670,51 @@ static void block_depths(const tok *t, size_t n, int *depth)
                  is_name(&t[i], "elseif"))
             d--;
     }
+}
+
+/* The severities named in `severity = <expression>` inside a function
+ * (the metadata's own `severity` is outside any): "info", "warning",
+ * "error" string literals up to the end of the expression (a ',' or '}'
+ * outside brackets). A severity computed elsewhere (a variable) is not
+ * seen. */
+static void emitted_severities(const rule_meta *r, int emits[3])
+{
+    char *src = read_text(r->file);
+    size_t cap, n = 0, i, j;
+    tok *t = NULL;
+    int *depth = NULL;
+
+    if (!src)
+        return;
+    cap = strlen(src) + 1;
+    t = malloc(cap * sizeof *t);
+    depth = malloc(cap * sizeof *depth);
+    if (t && depth) {
+        n = tokenize(src, t, cap);
+        block_depths(t, n, depth);
+    }
+    for (i = 0; i + 2 < n; i++) {
+        int nest = 0;
+        if (!depth[i] || !is_name(&t[i], "severity") || t[i + 1].kind != '=' ||
+            t[i + 2].kind == '=')
+            continue;
+        for (j = i + 2; j < n && !(nest == 0 && (t[j].kind == ',' || t[j].kind == '}'));
+             j++) {
+            int s;
+            nest += t[j].kind == '(' || t[j].kind == '{';
+            nest -= t[j].kind == ')' || t[j].kind == '}';
+            if (t[j].kind == 's' && t[j].len < 16) {
+                char word[16];
+                memcpy(word, t[j].p, t[j].len);
+                word[t[j].len] = '\0';
+                if ((s = severity_parse(word)) >= 0)
+                    emits[s] = 1;
+            }
+        }
+    }
+    free(depth);
+    free(t);
+    free(src);
 }
 
 typedef struct alias {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "luadata.h"
 
@@ -423,8 +424,78 @@ int config_load(const char *path, config *c, op_error *err)
     return rc;
 }
 
+/* Whether dir (a path relative to the working directory, "" for it)
+ * holds name. */
+static int holds(const char *dir, const char *name, int want_file)
+{
+    char p[PATH_MAX];
+    struct stat st;
+
+    if (snprintf(p, sizeof p, "%s%s", dir, name) >= (int)sizeof p)
+        return 0;
+    if (want_file)
+        return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    return lstat(p, &st) == 0; /* .git: a folder, or a worktree's file */
+}
+
+/* Whether dir is the same folder as the real path home. */
+static int is_home(const char *dir, const char *home)
+{
+    char real[PATH_MAX];
+
+    return home && realpath(*dir ? dir : ".", real) && strcmp(real, home) == 0;
+}
+
+int config_locate(const char *name, char *out, size_t n)
+{
+    char dir[CONFIG_SEARCH_DEPTH * 3 + 1] = "", home_real[PATH_MAX];
+    const char *home = getenv("HOME");
+    int depth, bounded = 0;
+
+    home = home && *home && realpath(home, home_real) ? home_real : NULL;
+    /* Parents are searched only inside a repository or the home folder:
+     * elsewhere (a shared /tmp) a file left by someone else must not
+     * configure the run. */
+    for (depth = 0; depth < CONFIG_SEARCH_DEPTH; depth++) {
+        char real[PATH_MAX];
+        if (holds(dir, name, 1))
+            return snprintf(out, n, "%s%s", dir, name) < (int)n ? 0 : -1;
+        if (holds(dir, ".git", 0) || is_home(dir, home))
+            return -1; /* the top of the project */
+        if (!realpath(*dir ? dir : ".", real) || strcmp(real, "/") == 0)
+            return -1;
+        if (depth == 0) {
+            char cwd[PATH_MAX];
+            size_t hl = home ? strlen(home) : 0;
+            bounded = getcwd(cwd, sizeof cwd) &&
+                      ((home && strncmp(cwd, home, hl) == 0 && cwd[hl] == '/') ||
+                       config_in_repository());
+            if (!bounded)
+                return -1;
+        }
+        strcat(dir, "../");
+    }
+    return -1;
+}
+
+int config_in_repository(void)
+{
+    char dir[CONFIG_SEARCH_DEPTH * 3 + 1] = "", real[PATH_MAX];
+    int depth;
+
+    for (depth = 0; depth < CONFIG_SEARCH_DEPTH; depth++) {
+        if (holds(dir, ".git", 0))
+            return 1;
+        if (!realpath(*dir ? dir : ".", real) || strcmp(real, "/") == 0)
+            return 0;
+        strcat(dir, "../");
+    }
+    return 0;
+}
+
 int config_find(const char *explicit_path, config *c, op_error *err)
 {
+    char found[PATH_MAX];
     struct stat st;
 
     config_init(c);
@@ -434,8 +505,8 @@ int config_find(const char *explicit_path, config *c, op_error *err)
                                 strerror(errno));
         return config_load(explicit_path, c, err);
     }
-    if (stat(CONFIG_FILE_NAME, &st) == 0 && S_ISREG(st.st_mode))
-        return config_load(CONFIG_FILE_NAME, c, err);
+    if (config_locate(CONFIG_FILE_NAME, found, sizeof found) == 0)
+        return config_load(found, c, err);
     return 0;
 }
 

@@ -68,10 +68,29 @@ void config_free(config *c);
  */
 int config_load(const char *path, config *c, op_error *err);
 
+/* Folders config_locate climbs at most. */
+#define CONFIG_SEARCH_DEPTH 64
+
+/*
+ * Finds the nearest file `name` (optipipe.lua, .optipipe-baseline.json)
+ * as ESLint or SQLFluff do: the working directory, then its parents up to
+ * and including the top of the project, which is the first folder holding
+ * `.git` (a repository's root) or the home folder, whichever comes first.
+ * Outside both (no repository, not under $HOME) only the working
+ * directory is searched. Writes the path, relative to the working
+ * directory ("optipipe.lua", "../../optipipe.lua"), into out; returns 0,
+ * or -1 when there is none.
+ */
+int config_locate(const char *name, char *out, size_t n);
+
+/* Whether the working directory is inside a repository (a parent holds
+ * `.git`). */
+int config_in_repository(void);
+
 /*
  * Finds and loads the config: `explicit_path` when given (it must exist),
- * else ./optipipe.lua when it exists, else an empty config. Returns 0 or an
- * op_status with err.
+ * else the nearest optipipe.lua (config_locate), else an empty config.
+ * Returns 0 or an op_status with err.
  */
 int config_find(const char *explicit_path, config *c, op_error *err);
 

@@ -466,6 +466,15 @@ static int st_truncated(const op_stream *st)
     return s->trunc_line || (s->eof_seen && s->cut);
 }
 
+uint64_t input_source_offset(const op_stream *st)
+{
+    const stream *s = (const stream *)st;
+
+    if (!st || input_rolling_owns(st))
+        return 0;
+    return s->codec->step ? s->rbase + s->rpos : st_offset(st);
+}
+
 static const char *st_codec(const op_stream *st)
 {
     return ((const stream *)st)->codec->name;

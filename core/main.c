@@ -41,8 +41,10 @@ static const char usage_main[] =
     "\n"
     "  optipipe --version | --help | COMMAND --help\n"
     "\n"
-    "A config file optipipe.lua in the working directory (or --config FILE)\n"
-    "enables, disables and tunes rules (docs/config.md).\n"
+    "A config file optipipe.lua in the working directory or a parent up to\n"
+    "the repository root (or --config FILE) enables, disables and tunes\n"
+    "rules (docs/config.md); .optipipe-baseline.json, found the same way,\n"
+    "holds the approved and dismissed findings (docs/baselines.md).\n"
     "\n"
     "Exit codes: 0 done, 1 findings at/above --fail-on, 2 usage error,\n"
     "3 no input could be read, 4 fetch incomplete, 5 a rule failed\n"
@@ -60,17 +62,20 @@ static const char usage_analyze[] =
     "  --rules DIR          add a folder of user rules (repeatable)\n"
     "  --pack NAME          only this bundled pack (repeatable)\n"
     "  --no-bundled         no bundled pack: only the --rules folders\n"
-    "  --config FILE        the config file (default: ./optipipe.lua if present)\n"
-    "  --no-config          ignore ./optipipe.lua\n"
+    "  --config FILE        the config file (default: the nearest optipipe.lua,\n"
+    "                       here or in a parent up to the repository root)\n"
+    "  --no-config          no config file\n"
     "  --fail-on LEVEL      exit 1 when a finding at or above LEVEL exists\n"
     "                       (info, warning, error)\n"
     "  --allow-rule-errors  a rule that failed does not fail the run\n"
     "                       (otherwise exit 5)\n"
     "  --baseline FILE      hide findings approved or dismissed in FILE\n"
+    "                       (default: the config's, else the nearest\n"
+    "                       .optipipe-baseline.json, found like the config)\n"
+    "  --no-baseline        read no decisions file\n"
     "  --show-suppressed    show them anyway, marked\n"
-    "  -v, --verbose        text: show each finding's evidence\n"
     "  --emit-changes DIR   write the approved findings' changes as config\n"
-    "                       patches into DIR (needs --baseline, or --all)\n"
+    "                       patches into DIR (needs a decisions file, or --all)\n"
     "  --all                with --emit-changes: every finding's changes\n"
     "  --plugin-path DIRS   ':'-separated folders of .so plugins\n"
     "                       (also OPTIPIPE_PLUGIN_PATH)\n"
@@ -82,7 +87,9 @@ static const char usage_analyze[] =
     "  --isolate MODE       auto (user packs in a worker), always, never\n"
     "  --deterministic      zero volatile fields (elapsed time) in reports\n"
     "  -q, --quiet          no progress, notices or warnings on stderr\n"
-    "                       (errors are always printed)\n";
+    "                       (errors are always printed)\n"
+    "  -v, --verbose        name every file skipped (not just how many);\n"
+    "                       text: show each finding's evidence\n";
 
 static const char usage_normalize[] =
     "Usage: optipipe normalize [--format json] [-o FILE] INPUT...\n"
@@ -105,8 +112,10 @@ static int emit(const cli_session *s)
     if (!o->emit_dir)
         return 0;
     if (!o->emit_all && !s->baseline_path)
-        return cli_usage_error("%s", "--emit-changes writes approved changes: "
-                               "give --baseline FILE (or --all)");
+        return cli_usage_error("%s", "--emit-changes writes approved changes, and "
+                               "no decisions file was found (.optipipe-baseline.json "
+                               "here or in a parent folder): give --baseline FILE, "
+                               "or --all");
     op_error_clear(&err);
     if (emit_changes(o->emit_dir, s->an.m, &s->res, &s->bl, o->emit_all,
                      stderr, &st, &err)) {
@@ -173,6 +182,7 @@ static int cmd_analyze(int argc, char **argv)
     rc.rules_ms = s.t_rules;
     rc.deterministic = o.deterministic;
     rc.fail_on = o.fail_on;
+    cli_session_applied(&s, &rc.applied);
     report(&rc);
     if (cli_close_output(&o, out))
         code = EXIT_NOINPUT;
@@ -213,6 +223,7 @@ static int cmd_normalize(int argc, char **argv)
         goto out;
     }
     an.quiet = o.quiet;
+    an.verbose = o.verbose;
     for (i = 0; i < o.ninputs; i++)
         analysis_add(&an, o.inputs[i]);
     analysis_freeze(&an);

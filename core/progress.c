@@ -3,6 +3,7 @@
  * forwarding op_stream that redraws one line on stderr as bytes go by.
  */
 #include "progress.h"
+#include "input.h"
 #include "report_util.h"
 
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #define PROGRESS_EVERY 0.1  /* seconds between draws */
 #define PROGRESS_BAR 24     /* characters of the bar itself */
 
-static double now_s(void)
+double progress_now(void)
 {
     struct timespec ts;
 
@@ -26,14 +27,23 @@ static double now_s(void)
 const char *progress_format(char *buf, size_t n, const char *name,
                             uint64_t done, uint64_t total, double secs)
 {
-    char d[32], t[32], r[32], bar[PROGRESS_BAR + 1];
+    return progress_format_of(buf, n, 0, 0, name, done, total, 0, secs);
+}
+
+const char *progress_format_of(char *buf, size_t n, size_t index,
+                               size_t count, const char *name, uint64_t done,
+                               uint64_t total, int compressed, double secs)
+{
+    char d[32], t[32], r[32], bar[PROGRESS_BAR + 1], of[48] = "";
     double rate = secs > 0 ? (double)done / secs : 0;
     size_t i, fill;
 
+    if (count && index && index <= count)
+        snprintf(of, sizeof of, "[%zu/%zu] ", index, count);
     fmt_bytes(d, sizeof d, (double)done);
     fmt_bytes(r, sizeof r, rate);
     if (!total) {
-        snprintf(buf, n, "%s  %s read  %s/s", name, d, r);
+        snprintf(buf, n, "%s%s  %s read  %s/s", of, name, d, r);
         return buf;
     }
     if (done > total)
@@ -43,23 +53,27 @@ const char *progress_format(char *buf, size_t n, const char *name,
         bar[i] = i < fill ? '#' : '.';
     bar[PROGRESS_BAR] = '\0';
     fmt_bytes(t, sizeof t, (double)total);
-    snprintf(buf, n, "%s  [%s] %3.0f%%  %s of %s  %s/s", name, bar,
-             100.0 * (double)done / (double)total, d, t, r);
+    snprintf(buf, n, "%s%s  [%s] %3.0f%%  %s of %s%s  %s/s", of, name, bar,
+             100.0 * (double)done / (double)total, d, t,
+             compressed ? " compressed" : "", r);
     return buf;
 }
 
 static void draw(progress *p)
 {
     char line[256];
-    double t = now_s();
+    double t = progress_now();
+    double begun = p->since > 0 && p->since < p->started ? p->since : p->started;
 
-    if (!p->out || (!p->force && t - p->started < PROGRESS_DELAY) ||
+    if (!p->out || (!p->force && t - begun < PROGRESS_DELAY) ||
         (p->drawn && t - p->last_draw < PROGRESS_EVERY))
         return;
     p->last_draw = t;
     p->drawn = 1;
-    progress_format(line, sizeof line, p->name, op_stream_offset(p->inner),
-                    p->total, t - p->started);
+    progress_format_of(line, sizeof line, p->index, p->count, p->name,
+                       p->compressed ? input_source_offset(p->inner)
+                                     : op_stream_offset(p->inner),
+                       p->total, p->compressed, t - p->started);
     fprintf(p->out, "\r%s\033[K", line);
     fflush(p->out);
 }
@@ -90,9 +104,16 @@ static int fw_read_line(op_stream *s, const char **line, size_t *len, op_error *
     return rc;
 }
 
+/* A whole document: the bar names the file while it is read, then 100%. */
 static int fw_read_all(op_stream *s, const char **buf, size_t *len, op_error *err)
 {
-    return op_stream_read_all(of(s)->inner, buf, len, err);
+    int rc;
+
+    draw(of(s));
+    rc = op_stream_read_all(of(s)->inner, buf, len, err);
+    of(s)->last_draw = 0; /* redraw now: the document is read */
+    draw(of(s));
+    return rc;
 }
 
 static const char *fw_name(const op_stream *s)
@@ -134,6 +155,20 @@ static int wanted(FILE *out, int quiet, int *force)
     return isatty(fileno(out)) && !(term && strcmp(term, "dumb") == 0);
 }
 
+int progress_wanted(FILE *out, int quiet)
+{
+    int force;
+
+    return wanted(out, quiet, &force);
+}
+
+void progress_count(progress *p, size_t index, size_t count, double since)
+{
+    p->index = index;
+    p->count = count;
+    p->since = since;
+}
+
 op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
                          FILE *out, int quiet)
 {
@@ -146,9 +181,10 @@ op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
         return inner;
     p->out = out;
     report_term_copy(p->name, sizeof p->name, base && base[1] ? base + 1 : path);
-    if (strcmp(op_stream_codec(inner), "plain") == 0 && stat(path, &st) == 0 &&
-        S_ISREG(st.st_mode))
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
         p->total = (uint64_t)st.st_size;
+        p->compressed = strcmp(op_stream_codec(inner), "plain") != 0;
+    }
     p->api.size = sizeof p->api; /* every field below: the host's own table */
     p->api.read = fw_read;
     p->api.read_line = fw_read_line;
@@ -159,7 +195,7 @@ op_stream *progress_wrap(progress *p, op_stream *inner, const char *path,
     p->api.truncated = fw_truncated;
     p->api.codec = fw_codec;
     p->base.api = &p->api;
-    p->started = now_s();
+    p->started = progress_now();
     return &p->base;
 }
 

@@ -11,6 +11,15 @@
 #include "findings.h"
 #include "rules.h"
 
+/* What decided which findings are shown: the config file and decisions
+ * file applied (NULL: none) and how many findings each hid. */
+typedef struct report_applied {
+    const char *config;
+    const char *baseline;
+    size_t ignored;    /* by the config's `ignore` */
+    size_t suppressed; /* by a decision in the baseline */
+} report_applied;
+
 typedef struct report_ctx {
     const analysis *an;
     const results *res;
@@ -25,6 +34,7 @@ typedef struct report_ctx {
     int deterministic;    /* write 0 for elapsed time (golden tests) */
     const char *fail_on;  /* --fail-on level name, NULL when not given:
                            * junit fails the findings at or above it */
+    report_applied applied;
 } report_ctx;
 
 typedef int (*report_fn)(const report_ctx *ctx);

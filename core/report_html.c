@@ -200,12 +200,18 @@ static void put_summary(hout *h, const size_t *order, size_t nord)
 {
     const report_ctx *ctx = h->ctx;
     size_t count[3], total = report_counts(ctx, count);
-    char in[48], runs[48];
+    char in[48], runs[48], applied[8600];
 
     fputs("<header>\n<h1>opti-pipe report</h1>\n", h->f);
-    fprintf(h->f, "<p class=\"meta\">%s, %s, opti-pipe %s</p>\n</header>\n",
-            fmt_count(in, sizeof in, (double)ctx->an->ninputs, "input", NULL),
+    fprintf(h->f, "<p class=\"meta\">%s, %s, opti-pipe %s</p>\n",
+            fmt_count(in, sizeof in, (double)analysis_ninputs(ctx->an), "input", NULL),
             fmt_count(runs, sizeof runs, (double)ctx->an->m->nruns, "run", NULL), OP_VERSION);
+    if (report_applied_text(applied, sizeof applied, &ctx->applied)) {
+        fputs("<p class=\"meta applied\">", h->f);
+        html_put(h->f, applied);
+        fputs("</p>\n", h->f);
+    }
+    fputs("</header>\n", h->f);
     fputs("<section aria-label=\"Summary\">\n<div class=\"tiles\">\n", h->f);
     tile(h, "findings", total, NULL);
     tile(h, "error", count[SEV_ERROR], "error");

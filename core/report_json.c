@@ -29,6 +29,10 @@ static void inputs(jw *w, const analysis *an)
         for (j = 0; j < in->nwarnings; j++)
             jw_str(w, in->warnings[j]);
         jw_arr_end(w);
+        if (in->skipped) { /* no plugin recognized it: not an input */
+            jw_key(w, "skipped");
+            jw_bool(w, 1);
+        }
         jw_obj_end(w);
     }
     jw_arr_end(w);
@@ -111,6 +115,23 @@ static void finding_obj(jw *w, const finding *f)
     jw_obj_end(w);
 }
 
+/* Which config and decisions file applied (null: none), how many findings
+ * each hid (added within schema 1). */
+static void applied(jw *w, const report_applied *a)
+{
+    jw_key(w, "applied");
+    jw_obj(w);
+    jw_key(w, "config");
+    jw_str(w, a->config);
+    jw_key(w, "baseline");
+    jw_str(w, a->baseline);
+    jw_key(w, "ignored_by_config");
+    jw_int(w, (int64_t)a->ignored);
+    jw_key(w, "suppressed_by_baseline");
+    jw_int(w, (int64_t)a->suppressed);
+    jw_obj_end(w);
+}
+
 int report_json(const report_ctx *ctx)
 {
     const results *res = ctx->res;
@@ -153,6 +174,7 @@ int report_json(const report_ctx *ctx)
     jw_key(&w, "rules_ms");
     jw_int(&w, ctx->deterministic ? 0 : (int64_t)ctx->rules_ms);
     jw_obj_end(&w);
+    applied(&w, &ctx->applied);
     jw_obj_end(&w);
     fputc('\n', ctx->out);
     return ferror(ctx->out) ? OP_EIO : 0;

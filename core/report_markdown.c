@@ -206,6 +206,7 @@ static void put_summary(const mctx *m)
 {
     const report_ctx *ctx = m->ctx;
     size_t count[3], total = report_counts(ctx, count);
+    char applied[8600];
     int s;
     char w[3][48];
 
@@ -213,7 +214,11 @@ static void put_summary(const mctx *m)
     fprintf(m->f, "**%s** in %s from %s (opti-pipe %s)\n\n",
             fmt_count(w[0], 48, (double)total, "finding", NULL),
             fmt_count(w[1], 48, (double)ctx->an->m->nruns, "run", NULL),
-            fmt_count(w[2], 48, (double)ctx->an->ninputs, "input", NULL), OP_VERSION);
+            fmt_count(w[2], 48, (double)analysis_ninputs(ctx->an), "input", NULL), OP_VERSION);
+    if (report_applied_text(applied, sizeof applied, &ctx->applied)) {
+        md_text(m, applied, 1);
+        fputs("\n\n", m->f);
+    }
     fputs("| severity | findings |\n|---|---:|\n", m->f);
     for (s = SEV_ERROR; s >= SEV_INFO; s--)
         fprintf(m->f, "| %s %s | %zu |\n", sev_icon((severity)s),

@@ -289,6 +289,10 @@ static void put_finding(const report_ctx *ctx, tctx *t, const finding *f)
         t->space = 2;
         term_put(t, f->node_name);
     }
+    /* the short fingerprint: what `baseline --fingerprint` takes */
+    style(t, C_DIM);
+    fprintf(t->f, "  [%.8s]", f->fingerprint);
+    style(t, C_RESET);
     if (f->suppressed)
         lit(t, f->suppressed == 2 ? " (ignored by config)" : " (suppressed by baseline)");
     pen_para(t, 4, 4);
@@ -408,14 +412,14 @@ int report_text(const report_ctx *ctx)
     tctx t = {ctx->out, ctx->color, text_width(ctx->out), 0, 0, 0, 1};
     size_t i, k, nord, count[3], total = report_counts(ctx, count);
     size_t *order = report_run_order(ctx, &nord);
-    char head[512], w[5][48];
+    char head[512], w[5][48], applied[8600];
 
     style(&t, C_BOLD);
     snprintf(head, sizeof head, "opti-pipe %s", OP_VERSION);
     lit(&t, head);
     style(&t, C_RESET);
     snprintf(head, sizeof head, ": %s, %s, %s (%s, %s, %zu info)",
-             fmt_count(w[0], 48, (double)ctx->an->ninputs, "input", NULL),
+             fmt_count(w[0], 48, (double)analysis_ninputs(ctx->an), "input", NULL),
              fmt_count(w[1], 48, (double)m->nruns, "run", NULL),
              fmt_count(w[2], 48, (double)total, "finding", NULL),
              fmt_count(w[3], 48, (double)count[2], "error", NULL),
@@ -431,6 +435,10 @@ int report_text(const report_ctx *ctx)
         style(&t, C_RESET);
     }
     pen_newline(&t);
+    if (report_applied_text(applied, sizeof applied, &ctx->applied)) {
+        term_put(&t, applied);
+        pen_newline(&t);
+    }
     put_start_here(ctx, &t);
     /* Runs superseded by a newer run of their history are only context:
      * rules checked the newest, which names how many came before. Runs

@@ -273,3 +273,20 @@ char *report_rule_doc(const char *id)
     snprintf(path, sizeof path, "%s/docs/rules/%s.md", cli_home(), id);
     return input_read_file(path, DOC_MAX, &n, &e);
 }
+
+int report_applied_text(char *buf, size_t n, const report_applied *a)
+{
+    char c[4200] = "none", b[4200] = "none";
+
+    buf[0] = '\0';
+    if (!a->config && !a->baseline)
+        return 0;
+    if (a->config)
+        snprintf(c, sizeof c, "%s (%zu finding%s ignored)", a->config,
+                 a->ignored, a->ignored == 1 ? "" : "s");
+    if (a->baseline)
+        snprintf(b, sizeof b, "%s (%zu finding%s suppressed)", a->baseline,
+                 a->suppressed, a->suppressed == 1 ? "" : "s");
+    snprintf(buf, n, "config: %s; baseline: %s", c, b);
+    return 1;
+}

@@ -52,6 +52,11 @@ const struct op_run *report_finding_run(const report_ctx *ctx, const finding *f)
  * after the first newline is left to the JSON and HTML reports. */
 size_t report_first_line(const char *s);
 
+/* "config: optipipe.lua (2 findings ignored); baseline: ... (3 findings
+ * suppressed)" into buf; "" (and 0) when neither a config nor a baseline
+ * was applied, else 1. Plain text: each reporter escapes it. */
+int report_applied_text(char *buf, size_t n, const report_applied *a);
+
 /* The severity from ctx->fail_on, or -1 when none was given. */
 int report_fail_level(const report_ctx *ctx);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -26,7 +27,7 @@ static const char usage_review[] =
     "Analyzes INPUT like `analyze`, then shows each finding that has no\n"
     "decision yet and asks: (a)pprove, (d)ismiss with a reason, (s)kip or\n"
     "(q)uit. Decisions are saved by fingerprint after each answer to the\n"
-    "decisions file; `analyze --baseline FILE` then hides them.\n"
+    "decisions file; `analyze` then hides them.\n"
     "\n"
     "On a terminal, answers are single keys (read from /dev/tty). Otherwise\n"
     "standard input gives one answer per line: 'a', 'd REASON', 's' or 'q'\n"
@@ -34,7 +35,11 @@ static const char usage_review[] =
     "\n"
     "Options:\n"
     "  --baseline FILE      the decisions file (default: the config's\n"
-    "                       baseline, else .optipipe-baseline.json)\n"
+    "                       baseline, else the nearest .optipipe-baseline.json\n"
+    "                       here or in a parent up to the repository root,\n"
+    "                       else a new one next to optipipe.lua or here)\n"
+    "  --fingerprint FP     only this finding (repeatable); FP may be the\n"
+    "                       first digits the text report shows, e.g. 9f1c0d3e\n"
     "  --config FILE, --no-config, --rules DIR, --pack NAME, --no-bundled,\n"
     "  --plugin-path DIRS, -q  as for analyze\n";
 
@@ -47,13 +52,17 @@ static const char usage_baseline[] =
     "\n"
     "Options:\n"
     "  -o, --output FILE    the decisions file (default: the config's\n"
-    "                       baseline, else .optipipe-baseline.json)\n"
+    "                       baseline, else the nearest .optipipe-baseline.json\n"
+    "                       here or in a parent up to the repository root,\n"
+    "                       else a new one next to optipipe.lua or here)\n"
     "  --status S           approved or dismissed (default dismissed)\n"
     "  --reason TEXT        the reason recorded (default: 'accepted as is\n"
     "                       when the baseline was created')\n"
     "  --select GLOB        only findings of rules matching GLOB (repeatable)\n"
     "  --fingerprint FP     only this finding (repeatable); replaces an\n"
-    "                       existing decision for it\n"
+    "                       existing decision for it. FP may be a unique\n"
+    "                       prefix (4+ hex digits), e.g. the 8 the text\n"
+    "                       report shows\n"
     "  --prune              update: drop decisions whose finding is gone\n"
     "  --config FILE, --no-config, --rules DIR, --pack NAME, --no-bundled,\n"
     "  --plugin-path DIRS, -q  as for analyze\n";
@@ -345,6 +354,55 @@ static void close_asker(asker *a)
     }
 }
 
+/* ---- choosing findings by fingerprint -------------------------------------------- */
+
+static int chosen(const cli_opts *o, const finding *f);
+
+#define FP_MIN_PREFIX 4 /* hex digits a --fingerprint prefix needs */
+
+static int hex_prefix(const char *p)
+{
+    size_t i;
+
+    for (i = 0; p[i]; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f') ||
+              (p[i] >= 'A' && p[i] <= 'F')))
+            return 0;
+    return i >= FP_MIN_PREFIX && i <= 16;
+}
+
+/* Replaces each --fingerprint (a prefix, as the text report's [9f1c0d3e])
+ * by the one fingerprint of the session's findings it starts; full holds
+ * them. A prefix matching none or several is a usage error. */
+static int resolve_fingerprints(cli_session *s, char full[][17])
+{
+    cli_opts *o = s->o;
+    size_t i, j;
+
+    for (i = 0; i < o->nfingerprints; i++) {
+        const char *p = o->fingerprints[i], *hit = NULL;
+        size_t n = strlen(p);
+        if (!hex_prefix(p))
+            return cli_usage_error("--fingerprint '%s': 4 to 16 hex digits (the "
+                                   "text report shows the first 8)", p);
+        for (j = 0; j < s->res.n; j++) {
+            const char *fp = s->res.f[j].fingerprint;
+            if (strncasecmp(fp, p, n) != 0 || (hit && strcmp(hit, fp) == 0))
+                continue;
+            if (hit)
+                return cli_usage_error("--fingerprint %s is ambiguous: more than "
+                                       "one finding starts so; give more digits", p);
+            hit = fp;
+        }
+        if (!hit)
+            return cli_usage_error("--fingerprint %s: no finding of these inputs "
+                                   "has it", p);
+        memcpy(full[i], hit, 17);
+        o->fingerprints[i] = full[i];
+    }
+    return 0;
+}
+
 /* ---- review -------------------------------------------------------------------- */
 
 static int save(baseline *b, const char *path)
@@ -366,14 +424,14 @@ static int walk(cli_session *s, asker *a, const char *path)
     int ans = A_SKIP;
 
     for (i = 0; i < s->res.n; i++)
-        todo += !s->res.f[i].suppressed;
+        todo += !s->res.f[i].suppressed && chosen(s->o, &s->res.f[i]);
     if (!todo) {
         printf("Nothing to review: every finding has a decision in %s.\n", path);
         return EXIT_DONE;
     }
     for (i = 0; i < s->res.n && ans != A_QUIT; i++) {
         finding *f = &s->res.f[i];
-        if (f->suppressed)
+        if (f->suppressed || !chosen(s->o, f))
             continue;
         show(s, f, ++k, todo);
         ans = ask(a, reason, sizeof reason);
@@ -396,6 +454,7 @@ int review_main(int argc, char **argv)
     cli_opts o;
     cli_session s;
     asker a = {-1, NULL};
+    char full[CLI_MAX_LIST][17];
     const char *path;
     int code;
 
@@ -406,7 +465,7 @@ int review_main(int argc, char **argv)
         return cli_usage_error("%s", "review needs at least one INPUT");
     o.quiet = 1; /* "no decisions yet" is expected on a first review */
     o.baseline_default = BASELINE_DEFAULT_FILE;
-    if ((code = cli_session_run(&s, &o)))
+    if ((code = cli_session_run(&s, &o)) || (code = resolve_fingerprints(&s, full)))
         goto out;
     path = s.baseline_path ? s.baseline_path : BASELINE_DEFAULT_FILE;
     if (open_asker(&a, &o)) {
@@ -472,6 +531,7 @@ int baseline_main(int argc, char **argv)
     cli_opts o;
     cli_session s;
     size_t added = 0, pruned = 0, replaced = 0, kept;
+    char full[CLI_MAX_LIST][17];
     const char *path;
     int create, code;
 
@@ -494,7 +554,7 @@ int baseline_main(int argc, char **argv)
     o.output = NULL;
     o.quiet = 1;
     o.baseline_default = BASELINE_DEFAULT_FILE;
-    if ((code = cli_session_run(&s, &o)))
+    if ((code = cli_session_run(&s, &o)) || (code = resolve_fingerprints(&s, full)))
         goto out;
     path = s.baseline_path ? s.baseline_path : BASELINE_DEFAULT_FILE;
     if (create)

@@ -28,7 +28,8 @@ run_case() {
             ulimit -v $((2 * 1024 * 1024))
         fi
         # shellcheck disable=SC2086
-        exec timeout 180 "$bin" analyze --allow-rule-errors $args "$corpus/$name"
+        # -v: a skipped file inside a folder is named too (not only counted)
+        exec timeout 180 "$bin" analyze -v --allow-rule-errors $args "$corpus/$name"
     ) >"$tmp/out" 2>"$tmp/err"
     rc=$?
 }

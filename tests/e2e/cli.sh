@@ -82,7 +82,11 @@ if [ -n "$flink_fixture" ]; then
     run analyze --format json "$tmp/mixed"
     check "mixed dir exits 0" test $rc = 0
     check "truncated file is named" has "$tmp/err" "truncated.json"
-    check "garbage file is named" has "$tmp/err" "garbage.bin"
+    check "garbage file is counted, not listed" has "$tmp/err" \
+        "1 file skipped, not recognized by any plugin (.*); -v lists them"
+    check "... and recorded on its input" has "$tmp/out" "garbage.bin"
+    run analyze -v --format json "$tmp/mixed"
+    check "-v names the garbage file" has "$tmp/err" "garbage.bin: warning: not recognized"
     check "hidden dir is skipped" test "$(grep -c secret "$tmp/err")" = 0
     check "good file still analyzed" has "$tmp/out" '"plugin": "flink"'
 
