@@ -273,7 +273,7 @@ static void put_evidence(tctx *t, const finding *f)
 
 static void put_finding(const report_ctx *ctx, tctx *t, const finding *f)
 {
-    char sev[16];
+    char sev[16], fp[16];
 
     pen_para(t, 2, 10);
     style(t, sev_color(f->sev));
@@ -290,8 +290,10 @@ static void put_finding(const report_ctx *ctx, tctx *t, const finding *f)
         term_put(t, f->node_name);
     }
     /* the short fingerprint: what `baseline --fingerprint` takes */
+    snprintf(fp, sizeof fp, "[%.8s]", f->fingerprint);
     style(t, C_DIM);
-    fprintf(t->f, "  [%.8s]", f->fingerprint);
+    t->space = 2;
+    lit(t, fp);
     style(t, C_RESET);
     if (f->suppressed)
         lit(t, f->suppressed == 2 ? " (ignored by config)" : " (suppressed by baseline)");

@@ -58,7 +58,7 @@ static void test_progress_count(void **state)
     (void)state;
     progress_format_of(buf, sizeof buf, 3, 40, "a.zst", 512, 1024, 1, 1.0);
     assert_non_null(strstr(buf, "[3/40] a.zst  ["));
-    assert_non_null(strstr(buf, " 50%  512 B of 1.0 KiB compressed  512 B/s"));
+    assert_non_null(strstr(buf, " 50%  512 B of 1 KiB compressed  512 B/s"));
     progress_format_of(buf, sizeof buf, 2, 0, "b.json", 10, 0, 0, 1.0);
     assert_string_equal(buf, "b.json  10 B read  10 B/s"); /* count unknown */
     progress_format_of(buf, sizeof buf, 5, 4, "c", 1, 2, 0, 1.0);
