@@ -156,6 +156,19 @@ int cli_load_rules(const cli_opts *o, ruleset **out, results *errs,
 
 /* ---- option parsing ------------------------------------------------------ */
 
+int cli_open_plugins(const cli_opts *o, analysis *an)
+{
+    op_error err;
+
+    op_error_clear(&err);
+    if (analysis_init(an, o->plugin_path, NULL, stderr, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        analysis_free(an);
+        return EXIT_NOINPUT;
+    }
+    return 0;
+}
+
 int cli_usage_error(const char *fmt, const char *arg)
 {
     char msg[1024];

@@ -83,6 +83,12 @@ typedef struct cli_opts {
     int force; /* rules new --force */
 } cli_opts;
 
+/* Opens the plugin registry alone (built-in and o->plugin_path) into an,
+ * for commands that only list or check plugins. Returns 0, or EXIT_NOINPUT
+ * after printing why (an is then freed). The caller frees an with
+ * analysis_free on success. */
+int cli_open_plugins(const cli_opts *o, analysis *an);
+
 /* Prints "optipipe: <fmt with arg>" and a hint to stderr; returns
  * EXIT_USAGE. */
 int cli_usage_error(const char *fmt, const char *arg);

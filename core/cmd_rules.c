@@ -394,18 +394,13 @@ static int check_source(const char *source)
 {
     cli_opts o;
     analysis an;
-    op_error err;
     char known[512] = "";
     size_t i, len = 0;
-    int found = 0;
+    int found = 0, code;
 
     cli_opts_default(&o);
-    op_error_clear(&err);
-    if (analysis_init(&an, o.plugin_path, NULL, stderr, &err)) {
-        diag_msg(DIAG_ERROR, "%s", err.msg);
-        analysis_free(&an);
-        return EXIT_NOINPUT;
-    }
+    if ((code = cli_open_plugins(&o, &an)))
+        return code;
     for (i = 0; i < plugins_count(an.reg); i++) {
         const op_plugin *p = plugins_get(an.reg, i, NULL);
         if (strcmp(p->name, "model") == 0)

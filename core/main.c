@@ -259,7 +259,6 @@ static int cmd_plugins(int argc, char **argv)
 {
     cli_opts o;
     analysis an;
-    op_error err;
     size_t i;
     int code;
 
@@ -274,12 +273,8 @@ static int cmd_plugins(int argc, char **argv)
     if ((code = cli_parse_opts(&o, argc - 1, argv + 1, usage_plugins,
                                CMD_PLUGINS)))
         return code;
-    op_error_clear(&err);
-    if (analysis_init(&an, o.plugin_path, NULL, stderr, &err)) {
-        diag_msg(DIAG_ERROR, "%s", err.msg);
-        analysis_free(&an);
-        return EXIT_NOINPUT;
-    }
+    if ((code = cli_open_plugins(&o, &an)))
+        return code;
     for (i = 0; i < plugins_count(an.reg); i++) {
         const char *path = NULL;
         const op_plugin *p = plugins_get(an.reg, i, &path);
