@@ -189,7 +189,7 @@ static void refuse(out *o, const finding *f, const char *indent,
 typedef int (*problem_fn)(const char *s, char *why, size_t len);
 
 /* Refuses (and returns 1) when problem() finds one in s, which is what
- * of f (e.g. "key", "Spark key"); s is quoted with escapes. */
+ * of f (e.g. "key", "key"); s is quoted with escapes. */
 static int refused_if(out *o, const finding *f, const char *indent,
                       problem_fn problem, const char *what, const char *s)
 {
@@ -429,7 +429,7 @@ static void flink_override_note(out *o, override *ov)
     put_line_text(o->f, to, sizeof to);
     fputc('\n', o->f);
     if (!flink_vertex_id(id)) {
-        refuse(o, ov->f, "", "vertex id %s is not a Flink vertex id (32 hex digits)",
+        refuse(o, ov->f, "", "vertex id %s is not 32 hex digits",
                utf8_quote(shown, sizeof shown, id, SHOWN_MAX));
         return;
     }
@@ -498,7 +498,7 @@ static void flink_file(out *o, const finding *const *fs, size_t n)
                 code_change(o, c, val, "");
                 continue;
             }
-            if (refused_if(o, f, "", key_problem, "Flink key", key))
+            if (refused_if(o, f, "", key_problem, "key", key))
                 continue;
             was(o, c, "");
             if (repeated(o, "job", key, val, ""))
@@ -543,7 +543,7 @@ static void spark_file(out *o, const finding *const *fs, size_t n)
                 code_change(o, c, val, "");
                 continue;
             }
-            if (refused_if(o, fs[i], "", key_problem, "Spark key", key))
+            if (refused_if(o, fs[i], "", key_problem, "key", key))
                 continue;
             was(o, c, "");
             if (repeated(o, "app", key, val, ""))
@@ -610,7 +610,7 @@ static void dbt_models(out *o, const finding *const *fs, size_t n)
                 fputs("\nmodels:\n", o->f);
             cite(o, fs[i], "  ");
             if (refused_change(o, fs[i], c, "  ", val, sizeof val) ||
-                refused_if(o, fs[i], "  ", key_problem, "dbt key", key) ||
+                refused_if(o, fs[i], "  ", key_problem, "key", key) ||
                 refused_if(o, fs[i], "  ", text_problem, "model name", mname))
                 continue;
             was(o, c, "  ");

@@ -303,16 +303,16 @@ static void test_emit_refusals(void **state)
     assert_null(strstr(spark, "\nspark.y"));
     assert_non_null(strstr(flink, "\npipeline.jobvertex-parallelism-overrides: " HEX_ID ":4\n"));
     assert_non_null(strstr(flink, "#   refused: vertex id \"x:1\\nenv.java.opts.all: "
-                                  "-javaagent:/tmp/evil.jar\\n#\" is not a Flink vertex id"));
+                                  "-javaagent:/tmp/evil.jar\\n#\" is not 32 hex digits"));
     assert_non_null(strstr(flink, "#   refused: vertex id \"v1\" is not"));
     assert_non_null(strstr(flink, "#   refused: value \"x\\ty\" has a control character (U+0009 at byte 1)"));
     assert_non_null(strstr(flink, "#   refused: value \"x\\u0085y\" has a control character"));
     assert_non_null(strstr(flink, "# e.rule env.java.opts.all: x [")); /* flattened */
     assert_non_null(strstr(flink, "\na.d: 1\n"));
     assert_non_null(strstr(flink, "\n# 4 changes refused: see \"refused:\" above\n"));
-    assert_non_null(strstr(spark, "#   refused: Spark key \"spark.a=b\" has '=' at byte 7"));
-    assert_non_null(strstr(spark, "#   refused: Spark key \"spark.a b\" has a space at byte 7"));
-    assert_non_null(strstr(spark, "#   refused: Spark key \"spark.\xc3\xa9\" has U+00E9 at byte 6"));
+    assert_non_null(strstr(spark, "#   refused: key \"spark.a=b\" has '=' at byte 7"));
+    assert_non_null(strstr(spark, "#   refused: key \"spark.a b\" has a space at byte 7"));
+    assert_non_null(strstr(spark, "#   refused: key \"spark.\xc3\xa9\" has U+00E9 at byte 6"));
     assert_non_null(strstr(spark, "#   refused: key \"spark.x\\nspark.y\" has a control"));
     assert_non_null(strstr(spark, "\nspark.ok 1\n"));
     assert_non_null(strstr(diag, "/flink-j.yaml: e.rule ["));
