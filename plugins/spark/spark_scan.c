@@ -482,11 +482,14 @@ static const char *read_metrics(const char *p, const char *end,
 static const char *read_task_info(const char *p, const char *end,
                                   sp_task *t)
 {
-    static const char *const keys[] = {
-        "Task ID",     "Index",       "Attempt",     "Partition ID",
-        "Launch Time", "Finish Time", "Executor ID", "Host",
-        "Speculative",
+    /* lengths known at compile time: this runs for every task line */
+#define K(lit) {lit, sizeof(lit) - 1}
+    static const struct { const char *s; size_t n; } keys[] = {
+        K("Task ID"),     K("Index"),       K("Attempt"),     K("Partition ID"),
+        K("Launch Time"), K("Finish Time"), K("Executor ID"), K("Host"),
+        K("Speculative"),
     };
+#undef K
     const size_t nk = sizeof keys / sizeof keys[0];
     obj_it it;
     sp_span k;
@@ -500,7 +503,7 @@ static const char *read_task_info(const char *p, const char *end,
         const char *e;
         size_t i;
         for (i = 0; i < nk; i++)
-            if (k.n == strlen(keys[i]) && memcmp(k.s, keys[i], k.n) == 0)
+            if (k.n == keys[i].n && memcmp(k.s, keys[i].s, k.n) == 0)
                 break;
         if (i < nk && seen_twice(&seen, i))
             return NULL;
