@@ -1,12 +1,13 @@
 /*
  * cli.h - what the command-line front end shares between its files: the
- * options of every command (one table-driven parser), the bundled rule
- * packs next to the binary, and one "session" (config, rules, inputs,
- * findings, baseline) that analyze, review and baseline all run.
+ * options of every command (one table-driven parser), output files, and
+ * the command line's way into the one pipeline (core/session.h). cli/
+ * depends on core/, never the reverse.
  *
  * Commands live in main.c (analyze, normalize, plugins), cmd_rules.c
- * (rules list|show|new|lint), rules_test.c (rules test) and review.c
- * (review, baseline). A new command exports `int x_main(int, char **)`
+ * (rules list|show|new|lint), cmd_rules_test.c (rules test),
+ * cmd_review.c (review), cmd_baseline.c (baseline) and cmd_fetch.c
+ * (fetch). A new command exports `int x_main(int, char **)`
  * and gets one line in main.c's command table.
  */
 #ifndef OP_CORE_CLI_H
@@ -18,8 +19,10 @@
 #include "config.h"
 #include "diag.h"
 #include "findings.h"
+#include "home.h"
 #include "report.h"
 #include "rules.h"
+#include "session.h"
 
 #define CLI_MAX_LIST 64
 
@@ -64,7 +67,6 @@ typedef struct cli_opts {
     /* config and approvals */
     const char *config_path; /* --config FILE */
     int no_config;           /* --no-config */
-    const config *cfg;       /* applied by cli_load_rules when set */
     const char *baseline;    /* --baseline FILE */
     int no_baseline;         /* --no-baseline */
     const char *baseline_default; /* review, baseline: where a new decisions
@@ -102,17 +104,6 @@ void cli_opts_default(cli_opts *o);
 int cli_parse_opts(cli_opts *o, int argc, char **argv, const char *help,
                    unsigned cmd);
 
-/* The directory holding rules/ and lua/ (OPTIPIPE_HOME, or next to the
- * binary). Returns a static buffer. */
-const char *cli_home(void);
-
-/* Loads the bundled packs (only opts->packs when given) and every
- * opts->rules_dirs folder into a new ruleset, then applies opts->cfg when
- * set. Load errors go into errs and to stderr. Returns 0 or an op_status
- * with err (OP_EUSAGE for config mistakes). */
-int cli_load_rules(const cli_opts *opts, ruleset **out, results *errs,
-                   op_error *err);
-
 /* Opens o->output (or stdout); NULL after a message. */
 FILE *cli_open_output(const cli_opts *o);
 /* Closes what cli_open_output returned; nonzero (after a message) when
@@ -120,50 +111,62 @@ FILE *cli_open_output(const cli_opts *o);
 int cli_close_output(const cli_opts *o, FILE *f);
 
 /*
- * One analysis as analyze, review and baseline run it: find the config
- * (unless --no-config), fold its rules_dirs / plugin_paths / baseline /
- * fail_on into the options, load and configure the rules, read the
- * inputs, run the rules, finish the results, mark ignored findings and,
- * when a baseline is named or found (--baseline, the config's, else the
- * nearest .optipipe-baseline.json: config_locate; not with --no-baseline),
- * load it (a missing file is empty) and mark decided findings suppressed.
+ * The analysis as every command runs it: op_session_run (core/session.h)
+ * with o's options, the progress bar on stderr for the inputs and
+ * o->fetch for URL inputs. s is the caller's to op_session_free()
+ * whatever the result; the folded options (fail_on, allow_rule_errors)
+ * are s->o's. Returns an EXIT_* code after printing what failed.
  */
-typedef struct cli_session {
-    cli_opts *o;
-    config cfg;
-    analysis an;
-    results res;
-    ruleset *rs;
-    baseline bl;
-    const char *baseline_path; /* --baseline, else the config's, else the
-                                * one found; may be NULL */
-    int baseline_read;         /* baseline_path existed and was read */
-    size_t nignored, nbaselined; /* findings hidden by config and baseline */
-    char found_baseline[4096];
-    char new_baseline[4096];
-    char plugin_path[8192];
-    unsigned long t_read, t_rules; /* milliseconds */
-} cli_session;
+int cli_session_run(op_session *s, cli_opts *o, op_session_mode mode);
 
-/* Runs the session (s is initialised here; free it with
- * cli_session_free() whatever the result). Returns an EXIT_* code. */
-int cli_session_run(cli_session *s, cli_opts *o);
-void cli_session_free(cli_session *s);
+/* The request of cli_session_run alone (o must outlive the session). */
+void cli_session_opts(cli_opts *o, op_session_opts *so);
 
-/* What the session applied, for a report's header (borrowed from s). */
-void cli_session_applied(const cli_session *s, report_applied *a);
+/* Prints the error of a failed session; returns its EXIT_* code. */
+int cli_session_error(const op_session *s, int status, const op_error *err);
 
 /* Milliseconds from a monotonic clock. */
 unsigned long cli_now_ms(void);
 
+/* ---- cmd_fetch.c ---- */
+
+/* Parses one connection or Flink option at argv[*i] (--job, --all-running,
+ * --samples, --interval, --backpressure-wait, --max-metric-names,
+ * --timeout, --connect-timeout, --retries, --max-size, --max-time,
+ * --min-rate, --min-rate-time, --max-requests, --header, --token-env,
+ * --cacert, --insecure). Values are borrowed from argv. Returns 1 and
+ * advances *i past a consumed value, 0 when argv[*i] is not one of them,
+ * -1 with err set when its value is missing or invalid. `analyze` calls
+ * it to accept the same options for URL inputs. */
+int fetch_opt_parse(fetch_opts *o, int argc, char **argv, int *i,
+                    op_error *err);
+
+/* The option lines of fetch_opt_parse, for --help texts. */
+extern const char fetch_opts_help[];
+
+/* `optipipe fetch flink|spark-history ...`; argv[0] is the subcommand.
+ * Returns the process exit code (a fetch_result). */
+int fetch_main(int argc, char **argv);
+
 /* `optipipe rules ...` (cmd_rules.c). Returns the process exit code. */
 int rules_main(int argc, char **argv);
 
-/* `optipipe rules test [DIR|FILE...]` (rules_test.c). */
+/* `optipipe rules test [DIR|FILE...]` (cmd_rules_test.c). */
 int rules_test_main(const cli_opts *opts, int argc, char **argv);
 
-/* `optipipe review` and `optipipe baseline` (review.c). */
+/* `optipipe review` (cmd_review.c). */
 int review_main(int argc, char **argv);
+
+/* `optipipe baseline create|update` (cmd_baseline.c), and what review
+ * shares with it: whether o's --fingerprint / --select choose f; each
+ * --fingerprint prefix replaced by the one full fingerprint of s's
+ * findings it starts (full holds them; EXIT_USAGE after a message when
+ * none or several match); writing the decisions file (-1 after a
+ * message). */
 int baseline_main(int argc, char **argv);
+int cli_chosen(const cli_opts *o, const finding *f);
+int cli_resolve_fingerprints(cli_opts *o, const op_session *s,
+                             char full[][17]);
+int cli_save_baseline(baseline *b, const char *path);
 
 #endif

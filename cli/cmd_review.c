@@ -1,16 +1,14 @@
 /*
- * review.c - the approval workflow's commands (docs/baselines.md):
- *   optipipe review INPUT...            one finding at a time: approve,
- *                                       dismiss with a reason, skip, quit
- *   optipipe baseline create|update ... the same decisions without asking
- * Both write the decisions file (baseline.h) that `analyze --baseline`
- * reads. On a terminal, review reads single keys from /dev/tty; otherwise
+ * cmd_review.c - `optipipe review INPUT...` (docs/baselines.md): one
+ * finding at a time, approve, dismiss with a reason, skip or quit; each
+ * answer is saved at once to the decisions file (baseline.h) that
+ * `analyze --baseline` reads (`baseline create|update`, the same without
+ * asking, is cmd_baseline.c). On a terminal, review reads single keys from /dev/tty; otherwise
  * it reads one decision per line from standard input, so scripts and tests
  * can drive it.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,30 +38,6 @@ static const char usage_review[] =
     "                       else a new one next to optipipe.lua or here)\n"
     "  --fingerprint FP     only this finding (repeatable); FP may be the\n"
     "                       first digits the text report shows, e.g. 9f1c0d3e\n"
-    "  --config FILE, --no-config, --rules DIR, --pack NAME, --no-bundled,\n"
-    "  --plugin-path DIRS, -q  as for analyze\n";
-
-static const char usage_baseline[] =
-    "Usage: optipipe baseline create|update [options] INPUT...\n"
-    "\n"
-    "Records decisions for the current findings without asking.\n"
-    "  create   a new decisions file with every finding of INPUT\n"
-    "  update   keeps the file's decisions and adds the new findings\n"
-    "\n"
-    "Options:\n"
-    "  -o, --output FILE    the decisions file (default: the config's\n"
-    "                       baseline, else the nearest .optipipe-baseline.json\n"
-    "                       here or in a parent up to the repository root,\n"
-    "                       else a new one next to optipipe.lua or here)\n"
-    "  --status S           approved or dismissed (default dismissed)\n"
-    "  --reason TEXT        the reason recorded (default: 'accepted as is\n"
-    "                       when the baseline was created')\n"
-    "  --select GLOB        only findings of rules matching GLOB (repeatable)\n"
-    "  --fingerprint FP     only this finding (repeatable); replaces an\n"
-    "                       existing decision for it. FP may be a unique\n"
-    "                       prefix (4+ hex digits), e.g. the 8 the text\n"
-    "                       report shows\n"
-    "  --prune              update: drop decisions whose finding is gone\n"
     "  --config FILE, --no-config, --rules DIR, --pack NAME, --no-bundled,\n"
     "  --plugin-path DIRS, -q  as for analyze\n";
 
@@ -172,7 +146,7 @@ static void put_value(const cJSON *v)
     cJSON_free(s);
 }
 
-static void show(const cli_session *s, const finding *f, size_t k, size_t n)
+static void show(const op_session *s, const finding *f, size_t k, size_t n)
 {
     const struct op_run *r =
         f->run_index < s->an.m->nruns ? s->an.m->runs[f->run_index] : NULL;
@@ -354,84 +328,23 @@ static void close_asker(asker *a)
     }
 }
 
-/* ---- choosing findings by fingerprint -------------------------------------------- */
-
-static int chosen(const cli_opts *o, const finding *f);
-
-#define FP_MIN_PREFIX 4 /* hex digits a --fingerprint prefix needs */
-
-static int hex_prefix(const char *p)
-{
-    size_t i;
-
-    for (i = 0; p[i]; i++)
-        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f') ||
-              (p[i] >= 'A' && p[i] <= 'F')))
-            return 0;
-    return i >= FP_MIN_PREFIX && i <= 16;
-}
-
-/* Replaces each --fingerprint (a prefix, as the text report's [9f1c0d3e])
- * by the one fingerprint of the session's findings it starts; full holds
- * them. A prefix matching none or several is a usage error. */
-static int resolve_fingerprints(cli_session *s, char full[][17])
-{
-    cli_opts *o = s->o;
-    size_t i, j;
-
-    for (i = 0; i < o->nfingerprints; i++) {
-        const char *p = o->fingerprints[i], *hit = NULL;
-        size_t n = strlen(p);
-        if (!hex_prefix(p))
-            return cli_usage_error("--fingerprint '%s': 4 to 16 hex digits (the "
-                                   "text report shows the first 8)", p);
-        for (j = 0; j < s->res.n; j++) {
-            const char *fp = s->res.f[j].fingerprint;
-            if (strncasecmp(fp, p, n) != 0 || (hit && strcmp(hit, fp) == 0))
-                continue;
-            if (hit)
-                return cli_usage_error("--fingerprint %s is ambiguous: more than "
-                                       "one finding starts so; give more digits", p);
-            hit = fp;
-        }
-        if (!hit)
-            return cli_usage_error("--fingerprint %s: no finding of these inputs "
-                                   "has it", p);
-        memcpy(full[i], hit, 17);
-        o->fingerprints[i] = full[i];
-    }
-    return 0;
-}
-
 /* ---- review -------------------------------------------------------------------- */
 
-static int save(baseline *b, const char *path)
-{
-    op_error err;
-
-    op_error_clear(&err);
-    if (baseline_save(b, path, &err)) {
-        diag_msg(DIAG_ERROR, "%s", err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int walk(cli_session *s, asker *a, const char *path)
+static int walk(const cli_opts *o, op_session *s, asker *a, const char *path)
 {
     size_t i, k = 0, todo = 0, counts[4] = {0, 0, 0, 0};
     char reason[1024];
     int ans = A_SKIP;
 
     for (i = 0; i < s->res.n; i++)
-        todo += !s->res.f[i].suppressed && chosen(s->o, &s->res.f[i]);
+        todo += !s->res.f[i].suppressed && cli_chosen(o, &s->res.f[i]);
     if (!todo) {
         printf("Nothing to review: every finding has a decision in %s.\n", path);
         return EXIT_DONE;
     }
     for (i = 0; i < s->res.n && ans != A_QUIT; i++) {
         finding *f = &s->res.f[i];
-        if (f->suppressed || !chosen(s->o, f))
+        if (f->suppressed || !cli_chosen(o, f))
             continue;
         show(s, f, ++k, todo);
         ans = ask(a, reason, sizeof reason);
@@ -439,7 +352,7 @@ static int walk(cli_session *s, asker *a, const char *path)
         if (ans == A_APPROVE || ans == A_DISMISS) {
             if (baseline_set(&s->bl, f,
                              ans == A_APPROVE ? DECISION_APPROVED : DECISION_DISMISSED,
-                             reason, NULL) || save(&s->bl, path))
+                             reason, NULL) || cli_save_baseline(&s->bl, path))
                 return EXIT_NOINPUT;
         }
     }
@@ -452,7 +365,7 @@ static int walk(cli_session *s, asker *a, const char *path)
 int review_main(int argc, char **argv)
 {
     cli_opts o;
-    cli_session s;
+    op_session s;
     asker a = {-1, NULL};
     char full[CLI_MAX_LIST][17];
     const char *path;
@@ -465,110 +378,17 @@ int review_main(int argc, char **argv)
         return cli_usage_error("%s", "review needs at least one INPUT");
     o.quiet = 1; /* "no decisions yet" is expected on a first review */
     o.baseline_default = BASELINE_DEFAULT_FILE;
-    if ((code = cli_session_run(&s, &o)) || (code = resolve_fingerprints(&s, full)))
+    if ((code = cli_session_run(&s, &o, OP_SESSION_ALL)) ||
+        (code = cli_resolve_fingerprints(&o, &s, full)))
         goto out;
     path = s.baseline_path ? s.baseline_path : BASELINE_DEFAULT_FILE;
     if (open_asker(&a, &o)) {
         code = EXIT_USAGE;
         goto out;
     }
-    code = walk(&s, &a, path);
+    code = walk(&o, &s, &a, path);
     close_asker(&a);
 out:
-    cli_session_free(&s);
-    return code;
-}
-
-/* ---- baseline create | update ---------------------------------------------------- */
-
-static int chosen(const cli_opts *o, const finding *f)
-{
-    size_t i;
-    int ok = !o->nfingerprints;
-
-    for (i = 0; i < o->nfingerprints && !ok; i++)
-        ok = strcmp(o->fingerprints[i], f->fingerprint) == 0;
-    if (!ok)
-        return 0;
-    if (!o->nselect)
-        return 1;
-    for (i = 0; i < o->nselect; i++)
-        if (fnmatch(o->select[i], f->rule, 0) == 0)
-            return 1;
-    return 0;
-}
-
-static int record_all(cli_session *s, int create, size_t *added,
-                      size_t *replaced)
-{
-    const cli_opts *o = s->o;
-    decision_status st = o->status && decision_status_parse(o->status) == DECISION_APPROVED
-                             ? DECISION_APPROVED : DECISION_DISMISSED;
-    const char *reason = o->reason;
-    size_t i;
-
-    if (!reason && st == DECISION_DISMISSED)
-        reason = create ? "accepted as is when the baseline was created"
-                        : "accepted as is when the baseline was updated";
-    *added = *replaced = 0;
-    for (i = 0; i < s->res.n; i++) {
-        const finding *f = &s->res.f[i];
-        int decided = baseline_find(&s->bl, f->fingerprint) != NULL;
-        if (f->suppressed == FINDING_IGNORED || !chosen(o, f))
-            continue;
-        if (decided && !o->nfingerprints)
-            continue; /* update keeps decisions unless a finding is named */
-        if (baseline_set(&s->bl, f, st, reason, NULL))
-            return -1;
-        (*added)++;
-        *replaced += decided;
-    }
-    return 0;
-}
-
-int baseline_main(int argc, char **argv)
-{
-    cli_opts o;
-    cli_session s;
-    size_t added = 0, pruned = 0, replaced = 0, kept;
-    char full[CLI_MAX_LIST][17];
-    const char *path;
-    int create, code;
-
-    if (argc < 1 || (strcmp(argv[0], "create") != 0 && strcmp(argv[0], "update") != 0)) {
-        if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-            fputs(usage_baseline, stdout);
-            return EXIT_DONE;
-        }
-        return cli_usage_error("%s", "usage: optipipe baseline create|update INPUT... [-o FILE]");
-    }
-    create = strcmp(argv[0], "create") == 0;
-    cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc - 1, argv + 1, usage_baseline, CMD_BASELINE)))
-        return code;
-    if (!o.ninputs)
-        return cli_usage_error("baseline %s needs at least one INPUT", argv[0]);
-    if (o.prune && create)
-        return cli_usage_error("%s", "--prune goes with baseline update");
-    o.baseline = o.output;
-    o.output = NULL;
-    o.quiet = 1;
-    o.baseline_default = BASELINE_DEFAULT_FILE;
-    if ((code = cli_session_run(&s, &o)) || (code = resolve_fingerprints(&s, full)))
-        goto out;
-    path = s.baseline_path ? s.baseline_path : BASELINE_DEFAULT_FILE;
-    if (create)
-        baseline_free(&s.bl);
-    kept = s.bl.n;
-    if (o.prune)
-        pruned = baseline_prune(&s.bl, &s.res);
-    if (record_all(&s, create, &added, &replaced) || save(&s.bl, path)) {
-        code = EXIT_NOINPUT;
-        goto out;
-    }
-    diag_msg(DIAG_NOTE, "%s: %zu decision(s) recorded, %zu kept, %zu pruned",
-            path, added, kept - pruned - replaced, pruned);
-out:
-    cli_session_free(&s);
+    op_session_free(&s);
     return code;
 }

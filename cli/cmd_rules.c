@@ -125,7 +125,7 @@ static int rule_docs(const rule_meta *r, char *buf, size_t n)
              slash ? r->file : ".", r->id);
     if (stat(buf, &st) == 0)
         return 1;
-    snprintf(buf, n, "%s/docs/rules/%s.md", cli_home(), r->id);
+    snprintf(buf, n, "%s/docs/rules/%s.md", op_home(), r->id);
     return stat(buf, &st) == 0;
 }
 
@@ -166,10 +166,7 @@ static int rules_show(ruleset *rs, const char *id, const config *cfg)
 static int rules_list_show(int argc, char **argv, int show)
 {
     cli_opts o;
-    config cfg;
-    ruleset *rs = NULL;
-    results errs;
-    op_error err;
+    op_session s;
     size_t i;
     int code;
 
@@ -180,27 +177,13 @@ static int rules_list_show(int argc, char **argv, int show)
         return cli_usage_error("%s", "rules show needs exactly one rule ID");
     if (!show && o.ninputs)
         return cli_usage_error("rules list takes no arguments ('%s')", o.inputs[0]);
-    op_error_clear(&err);
-    config_init(&cfg);
-    results_init(&errs);
-    if (!o.no_config && config_find(o.config_path, &cfg, &err)) {
-        diag_msg(DIAG_ERROR, "%s", err.msg);
-        code = EXIT_USAGE;
+    if ((code = cli_session_run(&s, &o, OP_SESSION_RULES)))
         goto out;
-    }
-    for (i = 0; i < cfg.nrules_dirs && o.nrules_dirs < CLI_MAX_LIST; i++)
-        o.rules_dirs[o.nrules_dirs++] = cfg.rules_dirs[i];
-    o.cfg = &cfg;
-    if (cli_load_rules(&o, &rs, &errs, &err)) {
-        diag_msg(DIAG_ERROR, "%s", err.msg);
-        code = err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
-        goto out;
-    }
     if (show) {
-        code = rules_show(rs, o.inputs[0], &cfg);
+        code = rules_show(s.rs, o.inputs[0], &s.cfg);
     } else {
-        for (i = 0; i < ruleset_count(rs); i++) {
-            rule_meta *r = ruleset_rule(rs, i);
+        for (i = 0; i < ruleset_count(s.rs); i++) {
+            rule_meta *r = ruleset_rule(s.rs, i);
             char sevs[32];
             printf("%-32s %-18s %-8s %s\n", r->id, severities(r, sevs, sizeof sevs),
                    r->pack, r->title ? r->title : "");
@@ -208,9 +191,7 @@ static int rules_list_show(int argc, char **argv, int show)
         code = EXIT_DONE;
     }
 out:
-    ruleset_free(rs);
-    results_free(&errs);
-    config_free(&cfg);
+    op_session_free(&s);
     return code;
 }
 
@@ -426,7 +407,7 @@ static const char *home_dir(char *buf, size_t n, const char *sub)
 {
     struct stat st;
 
-    snprintf(buf, n, "%s/%s", cli_home(), sub);
+    snprintf(buf, n, "%s/%s", op_home(), sub);
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
         snprintf(buf, n, "%s", strcmp(sub, "lua") == 0 ? "sdk/lua" : sub);
     return buf;
@@ -916,7 +897,7 @@ static void check_docs(lint *l, const char *dir, const rule_meta *r)
 
     snprintf(a, sizeof a, "%s/docs/%s.md", dir, r->id);
     snprintf(b, sizeof b, "%s/../../docs/rules/%s.md", dir, r->id);
-    snprintf(c, sizeof c, "%s/docs/rules/%s.md", cli_home(), r->id);
+    snprintf(c, sizeof c, "%s/docs/rules/%s.md", op_home(), r->id);
     if (!exists(a) && !exists(b) && !exists(c))
         problem(l, r->file, r->id, "no docs page (write %s)", a);
     else
@@ -969,7 +950,7 @@ static void lint_dir(lint *l, const rule_limits *lim, const char *dir)
     names lib_fields = {{0}, 0};
     size_t i;
 
-    snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
+    snprintf(lua_dir, sizeof lua_dir, "%s/lua", op_home());
     results_init(&errs);
     op_error_clear(&err);
     rs = ruleset_new(lim);
@@ -1009,7 +990,7 @@ static int rules_lint(int argc, char **argv)
         char root[PATH_MAX], dir[PATH_MAX * 2];
         struct dirent *de;
         DIR *d;
-        snprintf(root, sizeof root, "%s/rules", cli_home());
+        snprintf(root, sizeof root, "%s/rules", op_home());
         if ((d = opendir(root))) {
             while ((de = readdir(d))) {
                 struct stat st;

@@ -1,5 +1,5 @@
 /*
- * rules_test.c - `optipipe rules test [DIR|FILE...]`: the rule test
+ * cmd_rules_test.c - `optipipe rules test [DIR|FILE...]`: the rule test
  * harness that the bundled packs and users' own packs share.
  *
  * A test file <rule>_test.lua returns {rule = ID, cases = {...}}; each case
@@ -460,27 +460,33 @@ static int case_inputs(const cJSON *inputs, const char *test_dir,
     return 0;
 }
 
-/* Reads the inputs into an; the first problem of an input fails the case. */
-static int read_case(analysis *an, const cli_opts *o, char paths[][PATH_MAX],
-                     size_t n, char *why, size_t whylen)
+/* Reads the case's inputs and runs the selected rule through the pipeline
+ * every command runs: no config, no decisions file, nothing printed; the
+ * first problem of an input fails the case. */
+static int run_inputs(op_session *s, const cli_opts *o, ruleset *rs,
+                      char paths[][PATH_MAX], size_t n, char *why,
+                      size_t whylen)
 {
+    const char *inputs[MAX_CASE_INPUTS];
+    op_session_opts so;
     op_error err;
     size_t i;
 
-    op_error_clear(&err);
-    if (analysis_init(an, o->plugin_path, &o->limits, NULL, &err)) {
+    for (i = 0; i < n; i++)
+        inputs[i] = paths[i];
+    op_session_opts_default(&so);
+    so.inputs = inputs;
+    so.ninputs = n;
+    so.plugin_path = o->plugin_path;
+    so.limits = o->limits;
+    so.strict_inputs = 1;
+    so.rules = rs;
+    so.no_config = 1;
+    so.no_baseline = 1;
+    if (op_session_run(s, &so, &err)) {
         snprintf(why, whylen, "%s", err.msg);
         return -1;
     }
-    for (i = 0; i < n; i++)
-        if (!analysis_add(an, paths[i])) {
-            snprintf(why, whylen, "%s",
-                     an->ninputs && an->inputs[an->ninputs - 1].nwarnings
-                         ? an->inputs[an->ninputs - 1].warnings[0]
-                         : "input could not be read");
-            return -1;
-        }
-    analysis_freeze(an);
     return 0;
 }
 
@@ -493,7 +499,7 @@ static void pack_open(const cli_opts *o, const char *dir, pack_load *pl)
     pl->dir = dir;
     results_init(&pl->errs);
     op_error_clear(&err);
-    snprintf(lua_dir, sizeof lua_dir, "%s/lua", cli_home());
+    snprintf(lua_dir, sizeof lua_dir, "%s/lua", op_home());
     pl->rs = ruleset_new(&o->rlimits);
     if (!pl->rs) {
         snprintf(pl->why, sizeof pl->why, "out of memory");
@@ -520,15 +526,11 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
     char paths[MAX_CASE_INPUTS][PATH_MAX];
     char inline_path[PATH_MAX] = "";
     size_t npaths = 0;
-    analysis an;
-    results res;
+    op_session s;
     ruleset *rs = pl->rs;
-    op_error err;
     int ok = 0;
 
-    memset(&an, 0, sizeof an);
-    results_init(&res);
-    op_error_clear(&err);
+    memset(&s, 0, sizeof s);
     /* an empty Lua table converts to an empty object: {} means none */
     if (!(cJSON_IsArray(inputs) || cJSON_IsObject(inputs)) ||
         !(cJSON_IsArray(expect) || (cJSON_IsObject(expect) && !expect->child))) {
@@ -552,23 +554,17 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
         load_error(&pl->errs, rule, why, whylen);
         goto out;
     }
-    if (read_case(&an, o, paths, npaths, why, whylen))
+    if (run_inputs(&s, o, rs, paths, npaths, why, whylen))
         goto out;
-    if (ruleset_run(rs, an.m, &res, &err)) {
-        snprintf(why, whylen, "%s", err.msg);
-        goto out;
-    }
-    results_finish(&res, an.m);
-    ok = res.ne == 0 && match_all(expect, &res, rule, why, whylen);
-    if (res.ne && !why[0])
+    ok = s.res.ne == 0 && match_all(expect, &s.res, rule, why, whylen);
+    if (s.res.ne && !why[0])
         snprintf(why, whylen, "rule error");
     if (!ok)
-        print_findings(details, &res, rule);
+        print_findings(details, &s.res, rule);
 out:
     if (inline_path[0])
         unlink(inline_path);
-    results_free(&res);
-    analysis_free(&an);
+    op_session_free(&s);
     return ok;
 }
 
@@ -847,7 +843,7 @@ int rules_test_main(const cli_opts *base, int argc, char **argv)
         size_t n = 0;
         struct dirent *de;
         DIR *d;
-        snprintf(root, sizeof root, "%s/rules", cli_home());
+        snprintf(root, sizeof root, "%s/rules", op_home());
         d = opendir(root);
         while (d && (de = readdir(d)) && n < 256)
             if (de->d_name[0] != '.' && (names[n] = strdup(de->d_name)))

@@ -4,7 +4,8 @@
  *   0 done, 1 findings at/above --fail-on, 2 usage error,
  *   3 no input could be read, 5 a rule failed (beats 1).
  * Results go to stdout (or -o FILE), diagnostics to stderr. Option parsing
- * and the analysis session shared with review and baseline are in cli.c.
+ * is in cli.c; every command runs the one pipeline, op_session_run
+ * (core/session.h), through cli_session_run.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,9 +104,8 @@ static const char usage_plugins[] =
 
 /* ---- analyze -------------------------------------------------------------- */
 
-static int emit(const cli_session *s)
+static int emit(const cli_opts *o, const op_session *s)
 {
-    const cli_opts *o = s->o;
     op_error err;
     emit_stats st;
 
@@ -144,7 +144,7 @@ static int rule_error_exit(size_t ne)
 static int cmd_analyze(int argc, char **argv)
 {
     cli_opts o;
-    cli_session s;
+    op_session s;
     report_fn report;
     report_ctx rc;
     FILE *out = NULL;
@@ -162,7 +162,7 @@ static int cmd_analyze(int argc, char **argv)
         return cli_usage_error("%s", "analyze needs at least one INPUT");
     if (o.emit_all && !o.emit_dir)
         return cli_usage_error("%s", "--all goes with --emit-changes DIR");
-    if ((code = cli_session_run(&s, &o)) || (code = emit(&s)))
+    if ((code = cli_session_run(&s, &o, OP_SESSION_ALL)) || (code = emit(&o, &s)))
         goto out;
     out = cli_open_output(&o);
     if (!out) {
@@ -181,18 +181,18 @@ static int cmd_analyze(int argc, char **argv)
     rc.read_ms = s.t_read;
     rc.rules_ms = s.t_rules;
     rc.deterministic = o.deterministic;
-    rc.fail_on = o.fail_on;
-    cli_session_applied(&s, &rc.applied);
+    rc.fail_on = s.o.fail_on;
+    op_session_applied(&s, &rc.applied);
     report(&rc);
     if (cli_close_output(&o, out))
         code = EXIT_NOINPUT;
-    else if (s.res.ne && !o.allow_rule_errors)
+    else if (s.res.ne && !s.o.allow_rule_errors)
         code = rule_error_exit(s.res.ne);
-    else if (o.fail_on &&
-             results_count_at_least(&s.res, (severity)severity_parse(o.fail_on)))
+    else if (s.o.fail_on &&
+             results_count_at_least(&s.res, (severity)severity_parse(s.o.fail_on)))
         code = EXIT_FINDINGS;
 out:
-    cli_session_free(&s);
+    op_session_free(&s);
     return code;
 }
 
@@ -201,8 +201,7 @@ out:
 static int cmd_normalize(int argc, char **argv)
 {
     cli_opts o;
-    analysis an;
-    op_error err;
+    op_session s;
     FILE *out;
     jw w;
     size_t i;
@@ -216,22 +215,8 @@ static int cmd_normalize(int argc, char **argv)
         return cli_usage_error("normalize writes json only, not '%s'", o.format);
     if (!o.ninputs)
         return cli_usage_error("%s", "normalize needs at least one INPUT");
-    op_error_clear(&err);
-    if (analysis_init(&an, o.plugin_path, &o.limits, stderr, &err)) {
-        diag_msg(DIAG_ERROR, "%s", err.msg);
-        code = EXIT_NOINPUT;
+    if ((code = cli_session_run(&s, &o, OP_SESSION_READ)))
         goto out;
-    }
-    an.quiet = o.quiet;
-    an.verbose = o.verbose;
-    for (i = 0; i < o.ninputs; i++)
-        analysis_add(&an, o.inputs[i]);
-    analysis_freeze(&an);
-    if (an.nok == 0) {
-        diag_msg(DIAG_ERROR, "no input could be read");
-        code = EXIT_NOINPUT;
-        goto out;
-    }
     out = cli_open_output(&o);
     if (!out) {
         code = EXIT_USAGE;
@@ -243,15 +228,15 @@ static int cmd_normalize(int argc, char **argv)
     jw_int(&w, 1);
     jw_key(&w, "runs");
     jw_arr(&w);
-    for (i = 0; i < an.m->nruns; i++)
-        model_json_run(&w, an.m->runs[i]);
+    for (i = 0; i < s.an.m->nruns; i++)
+        model_json_run(&w, s.an.m->runs[i]);
     jw_arr_end(&w);
     jw_obj_end(&w);
     fputc('\n', out);
     if (cli_close_output(&o, out))
         code = EXIT_NOINPUT;
 out:
-    analysis_free(&an);
+    op_session_free(&s);
     return code;
 }
 

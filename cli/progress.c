@@ -207,3 +207,30 @@ void progress_end(progress *p)
     }
     p->drawn = 0;
 }
+
+static op_stream *watch_begin(void *ud, op_stream *s, const char *path,
+                              size_t index, size_t count)
+{
+    progress_watcher *w = ud;
+    op_stream *ps = progress_wrap(&w->pg, s, path, w->out, w->quiet);
+
+    if (!w->t0)
+        w->t0 = progress_now();
+    progress_count(&w->pg, index, count, w->t0);
+    return ps;
+}
+
+static void watch_end(void *ud)
+{
+    progress_end(&((progress_watcher *)ud)->pg);
+}
+
+void progress_watcher_init(progress_watcher *w, FILE *out, int quiet)
+{
+    memset(w, 0, sizeof *w);
+    w->watch.begin = watch_begin;
+    w->watch.end = watch_end;
+    w->watch.ud = w;
+    w->out = out;
+    w->quiet = quiet;
+}

@@ -16,6 +16,8 @@
 
 #include <optipipe/stream.h>
 
+#include "analyze.h"
+
 typedef struct progress {
     struct op_stream base; /* what the plugin reads: forwards to inner */
     struct op_stream_api api;
@@ -69,5 +71,18 @@ const char *progress_format(char *buf, size_t n, const char *name,
 const char *progress_format_of(char *buf, size_t n, size_t index,
                                size_t count, const char *name, uint64_t done,
                                uint64_t total, int compressed, double secs);
+
+/* The bar as an analysis_watch: set an->watch = &w->watch after
+ * progress_watcher_init(w, out, quiet); w must outlive the analysis. The
+ * [n/N] set begins with the first file w sees. */
+typedef struct progress_watcher {
+    analysis_watch watch;
+    progress pg;
+    FILE *out;
+    int quiet;
+    double t0; /* when the first file was begun */
+} progress_watcher;
+
+void progress_watcher_init(progress_watcher *w, FILE *out, int quiet);
 
 #endif

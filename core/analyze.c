@@ -11,7 +11,6 @@
 #include "diag.h"
 #include "fetch.h"
 #include "filetype.h"
-#include "progress.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -236,7 +235,6 @@ static int parse_file(analysis *an, input_rec *in, int rolling, int in_folder,
     op_stream *s = NULL, *ps;
     op_builder *b = NULL;
     const op_plugin *p = NULL;
-    progress pg;
     const unsigned char *head;
     size_t head_len;
     op_probe probe;
@@ -278,12 +276,12 @@ static int parse_file(analysis *an, input_rec *in, int rolling, int in_folder,
         rec_warn(an, in, DIAG_ERROR, in->path, "out of memory");
         goto out;
     }
-    ps = progress_wrap(&pg, s, in->path, an->diag, an->quiet);
-    if (!an->t0)
-        an->t0 = progress_now();
-    progress_count(&pg, an->nstarted, an->nplanned, an->t0);
+    ps = an->watch ? an->watch->begin(an->watch->ud, s, in->path, an->nstarted,
+                                      an->nplanned)
+                   : s;
     rc = p->parse(ps, b, &err);
-    progress_end(&pg);
+    if (an->watch)
+        an->watch->end(an->watch->ud);
     if (warn_refusals(an, in, b) && rc == OP_ENOMEM && !an->m->failed) {
         /* the plugin took a refused run for a failed allocation */
         rec_warn(an, in, DIAG_ERROR, in->path, "not read: stopped at a refused id (above)");

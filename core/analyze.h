@@ -29,6 +29,18 @@ typedef struct skip_kind {
     size_t n;
 } skip_kind;
 
+/* Watches every parse, e.g. the CLI's progress bar (cli/progress.c):
+ * begin returns the stream the plugin reads (s itself, or one forwarding
+ * to it), about input path, the index-th file (1-based) of count planned
+ * (analysis_plan; 0: unknown); end follows every begin, after the parse.
+ * The watcher's state is its own (ud). */
+typedef struct analysis_watch {
+    op_stream *(*begin)(void *ud, op_stream *s, const char *path,
+                        size_t index, size_t count);
+    void (*end)(void *ud);
+    void *ud;
+} analysis_watch;
+
 typedef struct analysis {
     model *m;
     plugin_reg *reg;
@@ -46,7 +58,7 @@ typedef struct analysis {
     size_t nunlisted; /* ...of them found in folders and not yet named */
     skip_kind kinds[ANALYSIS_KINDS + 1]; /* the last: every other kind */
     size_t nplanned, nstarted; /* files to read, files begun ([n/N]) */
-    double t0; /* when the first file was begun (progress_now) */
+    const analysis_watch *watch; /* borrowed; NULL: none */
     size_t *shown; /* per run (model order): its warnings already printed */
     size_t shown_cap;
 } analysis;
@@ -67,8 +79,8 @@ void analysis_free(analysis *an);
 size_t analysis_add(analysis *an, const char *path);
 
 /* Counts the files analysis_add will read for paths (folders walked,
- * URLs and "-" one each) into an->nplanned, for the progress bar's [n/N].
- * Costs a directory walk: call it only when a bar may be drawn. */
+ * URLs and "-" one each) into an->nplanned, for a watcher's [n/N].
+ * Costs a directory walk: call it only when a watcher shows the count. */
 void analysis_plan(analysis *an, const char *const *paths, size_t n);
 
 /* Inputs that are inputs: every record but the skipped files. */

@@ -1,9 +1,11 @@
 /*
  * fetch.h - collecting live data over HTTP: a Flink JobManager's REST API
  * into a `flink_rest_export` (DESIGN §9) and a Spark History Server's event
- * logs into a folder. `optipipe fetch` (cmd_fetch.c) and `optipipe analyze
- * http(s)://...` share these entry points; every request goes through the
- * one libcurl wrapper in fetch_http.c. See docs/fetch.md.
+ * logs into a folder. `optipipe fetch` (cli/cmd_fetch.c) and `optipipe
+ * analyze http(s)://...` share these entry points; every request goes
+ * through the one libcurl wrapper in fetch_http.c. The options struct, its
+ * defaults and the temporary-file registry are in fetch.c; parsing them
+ * from a command line is the CLI's. See docs/fetch.md.
  */
 #ifndef OP_CORE_FETCH_H
 #define OP_CORE_FETCH_H
@@ -71,20 +73,6 @@ void fetch_opts_init(fetch_opts *o);
 double fetch_deadline_s(const fetch_opts *o);
 uint64_t fetch_request_budget(const fetch_opts *o);
 
-/* Parses one connection or Flink option at argv[*i] (--job, --all-running,
- * --samples, --interval, --backpressure-wait, --max-metric-names,
- * --timeout, --connect-timeout, --retries, --max-size, --max-time,
- * --min-rate, --min-rate-time, --max-requests, --header, --token-env,
- * --cacert, --insecure). Values are borrowed from argv. Returns 1 and
- * advances *i past a consumed value, 0 when argv[*i] is not one of them,
- * -1 with err set when its value is missing or invalid. `analyze` may call
- * it to accept the same options for URL inputs. */
-int fetch_opt_parse(fetch_opts *o, int argc, char **argv, int *i,
-                    op_error *err);
-
-/* The option lines of fetch_opt_parse, for --help texts. */
-extern const char fetch_opts_help[];
-
 /* Whether s is an http:// or https:// URL (case-insensitive scheme). */
 int fetch_is_url(const char *s);
 
@@ -117,16 +105,14 @@ int fetch_spark_history(const char *url, const fetch_opts *o,
  * unregisters the slot, unlinking the file when unlink_it. *fd receives
  * the open file (O_CLOEXEC), owned by the caller. */
 #define FETCH_TEMP_SLOTS 4
+#define FETCH_TEMP_PATH_MAX 4096 /* longest registered path, NUL included */
 int fetch_temp_open(const char *tmpl, int *fd);
 int fetch_temp_add(const char *path);
 const char *fetch_temp_path(int slot);
 void fetch_temp_drop(int slot, int unlink_it);
 
-/* Installs the SIGINT / SIGTERM handler of fetch_temp_* (idempotent). */
+/* Installs the SIGINT / SIGTERM handler of fetch_temp_* (idempotent;
+ * process-wide: a program that keeps its own handlers does not call it). */
 void fetch_signals_install(void);
-
-/* `optipipe fetch flink|spark-history ...`; argv[0] is the subcommand.
- * Returns the process exit code (a fetch_result). */
-int fetch_main(int argc, char **argv);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "home.h"
 #include "fmt.h"
 #include "input.h"
 
@@ -270,7 +270,7 @@ char *report_rule_doc(const char *id)
 
     if (!plain_id(id))
         return NULL;
-    snprintf(path, sizeof path, "%s/docs/rules/%s.md", cli_home(), id);
+    snprintf(path, sizeof path, "%s/docs/rules/%s.md", op_home(), id);
     return input_read_file(path, DOC_MAX, &n, &e);
 }
 

@@ -93,7 +93,7 @@ void report_term_put(FILE *f, const char *s);
 const char *report_term_copy(char *buf, size_t n, const char *s);
 
 /* Reads the documentation of a bundled rule (docs/rules/<id>.md next to
- * the binary, see cli_home()) into a new string, at most 64 KiB; NULL when
+ * the binary, see op_home()) into a new string, at most 64 KiB; NULL when
  * there is none or id is not a plain rule id. Free with free(). */
 char *report_rule_doc(const char *id);
 

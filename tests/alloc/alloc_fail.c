@@ -27,7 +27,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli.h"
+#include "session.h"
+
+/* optipipe's exit codes (cli/cli.h; this driver reaches core alone). */
+enum { EXIT_USAGE = 2, EXIT_NOINPUT = 3 };
 #include "report.h"
 
 void *__real_malloc(size_t n);
@@ -105,7 +108,7 @@ static void *hook_malloc(size_t n)
 }
 
 /* What the session produced, on one line (see the top of the file). */
-static void print_outcome(FILE *f, const cli_session *s)
+static void print_outcome(FILE *f, const op_session *s)
 {
     size_t i, nwarn = 0;
 
@@ -120,7 +123,7 @@ static void print_outcome(FILE *f, const cli_session *s)
 /* Writes the reports named in the list (space- or comma-separated, or
  * "all") to /dev/null. Returns code, EXIT_NOINPUT when a report failed,
  * EXIT_USAGE for an unknown format. */
-static int write_reports(const cli_session *s, const char *list, int code)
+static int write_reports(const op_session *s, const char *list, int code)
 {
     char names[256], *save = NULL, *name;
     report_ctx rc;
@@ -150,11 +153,23 @@ static int write_reports(const cli_session *s, const char *list, int code)
     return code;
 }
 
+/* optipipe's exit code for the session's outcome (cli_session_error). */
+static int session_exit(const op_session *s, int rc, const op_error *err)
+{
+    if (!rc)
+        return 0;
+    fprintf(stderr, "optipipe: %s%s\n", s->failed == OP_STAGE_RUN ? "rule engine: " : "",
+            err->msg);
+    return rc == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
+}
+
 int main(int argc, char **argv)
 {
     cJSON_Hooks hooks = { hook_malloc, free };
-    cli_opts o;
-    cli_session s;
+    static const char *const inputs[] = {OP_SOURCE_DIR "/fixtures/demo"};
+    op_session_opts o;
+    op_session s;
+    op_error err;
     int code;
 
     if (argc != 2) {
@@ -166,13 +181,14 @@ int main(int argc, char **argv)
     if (getenv("ALLOC_FAIL_RUN"))
         fail_run = strtoul(getenv("ALLOC_FAIL_RUN"), NULL, 10);
     cJSON_InitHooks(&hooks);
-    cli_opts_default(&o);
+    op_session_opts_default(&o);
     o.no_config = 1;
     o.quiet = 1;
-    o.plugin_path = NULL;
+    o.diag = stderr;
     o.rlimits.isolate = 0; /* a forked worker's failures would not count */
-    o.inputs[o.ninputs++] = OP_SOURCE_DIR "/fixtures/demo";
-    code = cli_session_run(&s, &o);
+    o.inputs = inputs;
+    o.ninputs = 1;
+    code = session_exit(&s, op_session_run(&s, &o, &err), &err);
     if (!code && getenv("ALLOC_FAIL_REPORT"))
         code = write_reports(&s, getenv("ALLOC_FAIL_REPORT"), code);
     if (!fail_at)
@@ -181,6 +197,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "alloc_fail: allocation %lu of %lu failed; exit %d\n",
                 fail_at, alloc_count, code);
     print_outcome(stderr, &s);
-    cli_session_free(&s);
+    op_session_free(&s);
     return code;
 }

@@ -5,7 +5,7 @@
  * turn whatever shape the model has (NaN, huge numbers, missing fields,
  * cycles) into findings or rule errors, never into a crash of the host.
  *
- * The packs load once (from the source tree, not cli_home()) and stay
+ * The packs load once (from the source tree, not op_home()) and stay
  * loaded across inputs, with small limits and no isolation (a fork per
  * input would hide crashes from the fuzzer).
  */

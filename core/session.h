@@ -1,0 +1,135 @@
+/*
+ * session.h - the one analysis pipeline: every caller that turns inputs
+ * into a model and findings (analyze, normalize, review, baseline, rules
+ * list/show, rules test, the allocation-failure driver; later a server
+ * and the run history) goes through op_session_run, so an option such as
+ * a fetch header cannot reach one command and not another.
+ *
+ * The stages, in order (session.c, one small function each; a stage that
+ * does not apply to the request returns at once):
+ *   config    find the config (unless no_config) and fold its rules_dirs,
+ *             plugin_paths, fail_on, allow_rule_errors, pack timeout and
+ *             baseline into the session's options (the caller's win)
+ *   rules     load the bundled packs (<home>/rules) and rules_dirs, then
+ *             apply the config (skipped when the caller lends a ruleset)
+ *   inputs    read every input (files, folders, "-", http(s):// URLs with
+ *             the fetch options) into one frozen model
+ *   run       run the rules over the model
+ *   finish    fingerprint and sort the findings
+ *   ignore    mark the findings the config's `ignore` hides
+ *   baseline  load the decisions file (--baseline, the config's, else the
+ *             nearest .optipipe-baseline.json) and mark decided findings
+ * Steps after the findings (recording the run in a history store) are
+ * added as stages after `baseline` in session.c's table.
+ *
+ * Process-global state it still touches: diag.h's stream and quiet flag
+ * (notes on rule folders and decisions files go through it), op_home()'s
+ * buffer (pass opts.home to avoid it), and the Lua sandbox's fork workers
+ * (rules.h). Nothing else: two sessions may run one after the other in
+ * one process, and each owns all its memory.
+ */
+#ifndef OP_CORE_SESSION_H
+#define OP_CORE_SESSION_H
+
+#include <stdio.h>
+
+#include "analyze.h"
+#include "baseline.h"
+#include "config.h"
+#include "fetch.h"
+#include "findings.h"
+#include "report.h"
+#include "rules.h"
+
+/* How much of the pipeline runs. */
+typedef enum op_session_mode {
+    OP_SESSION_ALL = 0,   /* every stage */
+    OP_SESSION_READ,      /* inputs alone: no config, rules or findings */
+    OP_SESSION_RULES      /* config and rules alone: no input */
+} op_session_mode;
+
+/* The request. Every pointer is borrowed and must outlive the session. */
+typedef struct op_session_opts {
+    op_session_mode mode;
+    /* inputs */
+    const char *const *inputs;
+    size_t ninputs;
+    const char *plugin_path;     /* ':'-separated; may be NULL */
+    input_limits limits;
+    const fetch_opts *fetch;     /* http(s):// inputs; NULL: defaults */
+    const analysis_watch *watch; /* sees every parse; NULL: none */
+    int plan;                    /* count the files first (watch's [n/N]) */
+    FILE *diag;                  /* input diagnostics; NULL: silent */
+    int quiet, verbose;
+    int strict_inputs;           /* the first input not read fails the
+                                  * session, its first problem the error */
+    /* rules */
+    const char *home;            /* holds rules/ and lua/; NULL: op_home() */
+    const char *const *rules_dirs; /* user rule folders, after the bundled */
+    size_t nrules_dirs;
+    const char *const *packs;    /* only these bundled packs; none: all */
+    size_t npacks;
+    int no_bundled;
+    rule_limits rlimits;
+    int pack_timeout_set;        /* rlimits.pack_timeout_ms beats the config */
+    ruleset *rules;              /* loaded already (rules test): no config
+                                  * and no loading; NULL: load */
+    /* config and decisions */
+    const char *config_path;     /* NULL: the nearest optipipe.lua */
+    int no_config;
+    const char *baseline;        /* NULL: the config's, else the nearest */
+    int no_baseline;
+    const char *baseline_default; /* where a new decisions file goes when
+                                   * none is found (review, baseline);
+                                   * NULL: none is read */
+    const char *fail_on;         /* NULL: the config's */
+    int allow_rule_errors;       /* or the config's */
+} op_session_opts;
+
+/* Which stage stopped the session (op_session.failed). */
+typedef enum op_session_stage {
+    OP_STAGE_NONE = 0, OP_STAGE_CONFIG, OP_STAGE_RULES, OP_STAGE_INPUTS,
+    OP_STAGE_RUN, OP_STAGE_FINISH, OP_STAGE_IGNORE, OP_STAGE_BASELINE
+} op_session_stage;
+
+/* The result. The caller owns it (op_session_free); every field is
+ * readable after a failure too, filled as far as the session got. */
+typedef struct op_session {
+    op_session_opts o;   /* the request with the config folded in */
+    config cfg;          /* the config read (cfg.path NULL: none) */
+    analysis an;         /* the inputs and the frozen model (an.m) */
+    results res;         /* findings and rule errors (load errors too) */
+    ruleset *rs;         /* the rules run; owned unless o.rules */
+    baseline bl;         /* the decisions read (empty: none) */
+    const char *baseline_path; /* the decisions file; NULL: none */
+    int baseline_read;   /* baseline_path existed and was read */
+    size_t nignored, nbaselined; /* findings hidden by config, baseline */
+    op_session_stage failed; /* OP_STAGE_NONE when it ran through */
+    unsigned long t_read, t_rules; /* milliseconds */
+    /* owned storage behind o's folded lists and paths */
+    const char **dirs_buf;
+    char *plugin_path_buf;
+    char found_baseline[4096];
+    char new_baseline[4096];
+} op_session;
+
+/*
+ * Runs the stages of o->mode over s (initialised here; call
+ * op_session_free(s) whatever the result). Returns 0; OP_EUSAGE when the
+ * request is wrong (contradicting options, an unknown pack, a bad config
+ * or decisions file); another op_status when nothing could be analyzed
+ * (out of memory, no input read, the rule engine failed). err says why;
+ * s->failed names the stage. Warnings about inputs go to o->diag and
+ * into s->an; rule load errors are in s->res.e.
+ */
+int op_session_run(op_session *s, const op_session_opts *o, op_error *err);
+void op_session_free(op_session *s);
+
+/* Defaults: limits, rule limits, everything else empty (mode ALL, diag
+ * NULL). */
+void op_session_opts_default(op_session_opts *o);
+
+/* What the session applied, for a report's header (borrowed from s). */
+void op_session_applied(const op_session *s, report_applied *a);
+
+#endif
