@@ -189,7 +189,7 @@ static int cmd_analyze(int argc, char **argv)
     else if (s.res.ne && !s.o.allow_rule_errors)
         code = rule_error_exit(s.res.ne);
     else if (s.o.fail_on &&
-             results_count_at_least(&s.res, (severity)severity_parse(s.o.fail_on)))
+             results_count_shown_at_least(&s.res, (severity)severity_parse(s.o.fail_on)))
         code = EXIT_FINDINGS;
 out:
     op_session_free(&s);

@@ -45,20 +45,6 @@ void baseline_free(baseline *b)
     baseline_init(b);
 }
 
-int decision_status_parse(const char *s)
-{
-    if (s && strcmp(s, "approved") == 0)
-        return DECISION_APPROVED;
-    if (s && strcmp(s, "dismissed") == 0)
-        return DECISION_DISMISSED;
-    return -1;
-}
-
-const char *decision_status_name(decision_status s)
-{
-    return s == DECISION_APPROVED ? "approved" : "dismissed";
-}
-
 static int fp_cmp(const void *a, const void *b)
 {
     return strcmp(((const decision *)a)->fingerprint,

@@ -14,11 +14,6 @@
 #define BASELINE_DEFAULT_FILE ".optipipe-baseline.json"
 #define BASELINE_FORMAT 1
 
-typedef enum decision_status {
-    DECISION_APPROVED = 1,
-    DECISION_DISMISSED = 2
-} decision_status;
-
 typedef struct decision {
     char fingerprint[17];
     char *rule, *run, *node; /* node may be NULL */
@@ -34,10 +29,6 @@ typedef struct baseline {
 
 void baseline_init(baseline *b);
 void baseline_free(baseline *b);
-
-/* "approved" / "dismissed"; -1 for anything else. */
-int decision_status_parse(const char *s);
-const char *decision_status_name(decision_status s);
 
 /*
  * Reads the decisions file at path into b (initialised here). A file that

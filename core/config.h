@@ -108,9 +108,6 @@ int config_apply(const config *c, ruleset *rs, int partial, op_error *err);
  * (FINDING_IGNORED); returns how many. Call after results_finish(). */
 size_t config_ignore_findings(const config *c, const model *m, results *res);
 
-/* finding.suppressed values (0 = shown). */
-enum { FINDING_BASELINE = 1, FINDING_IGNORED = 2 };
-
 /* Whether every option in `got` exists in `want` (a rule's defaults) with
  * the same JSON type, recursively for objects. On a mismatch returns -1
  * and writes "<where>.<key>: ..." into msg. */

@@ -31,6 +31,20 @@ const char *severity_name(severity s)
     return (unsigned)s < 3 ? sev_names[s] : "unknown";
 }
 
+int decision_status_parse(const char *s)
+{
+    if (s && strcmp(s, "approved") == 0)
+        return DECISION_APPROVED;
+    if (s && strcmp(s, "dismissed") == 0)
+        return DECISION_DISMISSED;
+    return -1;
+}
+
+const char *decision_status_name(decision_status s)
+{
+    return s == DECISION_APPROVED ? "approved" : "dismissed";
+}
+
 void results_init(results *r)
 {
     memset(r, 0, sizeof *r);
@@ -115,7 +129,7 @@ static int check_changes(const cJSON *changes, op_error *err)
     return 0;
 }
 
-int results_check_finding(const model *m, const cJSON *obj, op_error *err)
+int finding_check(const model *m, const cJSON *obj, op_error *err)
 {
     const struct op_run *run;
     const char *node, *msg;
@@ -214,7 +228,7 @@ int results_add_finding(results *r, const model *m, const cJSON *obj,
                         op_error *err)
 {
     finding *f;
-    int rc = results_check_finding(m, obj, err);
+    int rc = finding_check(m, obj, err);
 
     if (rc)
         return rc;
@@ -371,7 +385,7 @@ void results_finish(results *r, const model *m)
     free(ids);
 }
 
-size_t results_count_at_least(const results *r, severity sev)
+size_t results_count_shown_at_least(const results *r, severity sev)
 {
     size_t i, n = 0;
 

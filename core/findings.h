@@ -20,6 +20,24 @@ typedef enum severity { SEV_INFO = 0, SEV_WARNING = 1, SEV_ERROR = 2 } severity;
 int severity_parse(const char *s);
 const char *severity_name(severity s);
 
+/* Why a finding is hidden (finding.suppressed): a decision in the
+ * decisions file (baseline.h), or the config's `ignore` (config.h). */
+typedef enum finding_hidden {
+    FINDING_SHOWN = 0,
+    FINDING_BASELINE = 1,
+    FINDING_IGNORED = 2
+} finding_hidden;
+
+/* A person's decision on a finding, as the decisions file records it. */
+typedef enum decision_status {
+    DECISION_APPROVED = 1,
+    DECISION_DISMISSED = 2
+} decision_status;
+
+/* "approved" / "dismissed"; -1 for anything else. */
+int decision_status_parse(const char *s);
+const char *decision_status_name(decision_status s);
+
 typedef struct finding {
     char *rule, *title, *source, *run_id, *node_id, *node_name;
     char *message, *recommendation;
@@ -29,7 +47,7 @@ typedef struct finding {
     double impact_ms; /* estimated time saved; < 0 when the rule gave none */
     size_t run_index; /* into model.runs; SIZE_MAX for bundle-wide findings */
     char fingerprint[17]; /* 16 hex digits */
-    int suppressed;       /* hidden: 1 by a baseline, 2 by config ignore */
+    finding_hidden suppressed; /* FINDING_SHOWN unless hidden */
 } finding;
 
 typedef struct rule_error {
@@ -61,8 +79,9 @@ void results_free(results *r);
 int results_add_finding(results *r, const model *m, const cJSON *obj,
                         op_error *err);
 
-/* Validates obj as above without adding it. */
-int results_check_finding(const model *m, const cJSON *obj, op_error *err);
+/* Validates obj as above without adding it (results_add_finding checks
+ * with it; the rule sandbox checks a worker's findings before sending). */
+int finding_check(const model *m, const cJSON *obj, op_error *err);
 
 /* Records that rule failed for reason (both copied). 0 or OP_ENOMEM. */
 int results_add_error(results *r, const char *rule, const char *reason);
@@ -71,7 +90,7 @@ int results_add_error(results *r, const char *rule, const char *reason);
  * rule id, run, node, message) and rule errors (rule id). */
 void results_finish(results *r, const model *m);
 
-/* Count of unsuppressed findings at or above sev. */
-size_t results_count_at_least(const results *r, severity sev);
+/* Count of the findings shown (not suppressed) at or above sev. */
+size_t results_count_shown_at_least(const results *r, severity sev);
 
 #endif

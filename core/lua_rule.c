@@ -767,7 +767,7 @@ static int l_report(lua_State *L)
     obj = build_finding(L, c, base, ri, sev, err, sizeof err);
     if (!obj)
         return luaL_error(L, "ctx.report: %s", err);
-    if (results_check_finding(c->m, obj, &oe)) {
+    if (finding_check(c->m, obj, &oe)) {
         cJSON_Delete(obj);
         return luaL_error(L, "ctx.report: %s", oe.msg);
     }

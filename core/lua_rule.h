@@ -63,7 +63,7 @@ typedef struct lrule_call {
 
 /*
  * Runs c->meta's check(run or bundle, ctx) under lim's budget. Findings
- * reported through ctx.report are validated (results_check_finding) and
+ * reported through ctx.report are validated (finding_check) and
  * collected in c->findings; a report that does not validate is a Lua error
  * in the rule. started(ud) (may be NULL) is called once the arguments are
  * built, right before the rule runs. Returns SBX_OK or an sbx_fail with

@@ -296,7 +296,7 @@ static void put_finding(const report_ctx *ctx, tctx *t, const finding *f)
     lit(t, fp);
     style(t, C_RESET);
     if (f->suppressed)
-        lit(t, f->suppressed == 2 ? " (ignored by config)" : " (suppressed by baseline)");
+        lit(t, f->suppressed == FINDING_IGNORED ? " (ignored by config)" : " (suppressed by baseline)");
     pen_para(t, 4, 4);
     term_put_line(t, f->message);
     if (f->recommendation) {

@@ -134,8 +134,8 @@ static void test_fingerprints_and_order(void **state)
     }
     assert_string_not_equal(a.f[1].fingerprint, a.f[2].fingerprint);
     assert_string_equal(a.e[0].rule, "c.rule");
-    assert_int_equal(results_count_at_least(&a, SEV_ERROR), 1);
-    assert_int_equal(results_count_at_least(&a, SEV_INFO), 3);
+    assert_int_equal(results_count_shown_at_least(&a, SEV_ERROR), 1);
+    assert_int_equal(results_count_shown_at_least(&a, SEV_INFO), 3);
     results_free(&a);
     results_free(&b);
     model_free(m1);
