@@ -3,13 +3,10 @@
  * and the options of the command line turned into one op_session request
  * (core/session.h), the pipeline every command runs.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 

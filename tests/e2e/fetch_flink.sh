@@ -143,7 +143,7 @@ check "...the last answer is kept" \
     test "$(json_get "$tmp/bp.json" 'sum(1 for k, v in d["responses"].items() if k.endswith("/backpressure") and v.get("status") == "deprecated")')" -gt 0
 stop_server
 
-# --- analyze http://... (when core/main.c wires it) -----------------------
+# --- analyze http://... (cli/main.c) -----------------------
 start_server flink "$bottleneck"
 run analyze --format json --deterministic "$url" --job "$bjid"
 if [ "$rc" = 2 ] && grep -q -- "--job" "$tmp/err"; then

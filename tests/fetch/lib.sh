@@ -33,7 +33,7 @@ need_tools() { # need_tools TOOL... : skip (77) with a notice when missing
         fi
     done
     if ! "$bin" fetch --help >/dev/null 2>&1; then
-        echo "SKIP: this optipipe has no 'fetch' command (core/main.c dispatch)"
+        echo "SKIP: this optipipe has no 'fetch' command (cli/main.c dispatch)"
         exit 77
     fi
 }
