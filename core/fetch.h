@@ -88,24 +88,8 @@ extern const char fetch_opts_help[];
 /* Whether s is an http:// or https:// URL (case-insensitive scheme). */
 int fetch_is_url(const char *s);
 
-/* Fetches from the JobManager at url what the Flink rules use (o->job, or
- * the one running job, or o->all_running) and returns a
- * `flink_rest_export` document in *buf (malloc'd, NUL-terminated, owned by
- * the caller; *len bytes without the NUL).
- * Returns FETCH_OK; FETCH_INCOMPLETE with *buf set and err saying how many
- * requests failed (the document lists them under "errors"); or
- * FETCH_ENOTHING / FETCH_EUSAGE with *buf NULL and err saying why. Failed
- * requests are also reported on o->diag as they happen. */
-int fetch_flink_to_memory(const char *url, const fetch_opts *o, char **buf,
-                          size_t *len, op_error *err);
-
-/* Downloads the event logs of application o->app (attempt o->attempt, or
- * all) from the Spark History Server at url and unpacks them into dir
- * (created when missing). Returns a fetch_result; on FETCH_INCOMPLETE some
- * archive entries were refused or unreadable (named on o->diag and in
- * err), on FETCH_ENOTHING / FETCH_EUSAGE err says why. */
-int fetch_spark_history(const char *url, const fetch_opts *o,
-                        const char *dir, op_error *err);
+/* The fetches themselves are the engines' (op_engine_fetch, engine.h:
+ * a document into memory, or files into a folder), in <engine>/host/. */
 
 /* Temporary files that a SIGINT or SIGTERM must not leave behind. The
  * handler (installed by fetch_main; a signal ignored at start stays

@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "fetch_http.h"
+#include "flink_host.h"
 #include "report_util.h"
 
 #define FX_ID_MAX 64
