@@ -1,9 +1,10 @@
 /*
- * fetch.h - collecting live data over HTTP: a Flink JobManager's REST API
- * into a `flink_rest_export` (DESIGN §9) and a Spark History Server's event
- * logs into a folder. `optipipe fetch` (cmd_fetch.c) and `optipipe analyze
- * http(s)://...` share these entry points; every request goes through the
- * one libcurl wrapper in fetch_http.c. See docs/fetch.md.
+ * fetch.h - collecting live data over HTTP: what every fetch shares (the
+ * options and limits, the outcomes, the temporary files a signal removes).
+ * The fetches themselves belong to the engines (op_engine_fetch, engine.h,
+ * in <engine>/host/): `optipipe fetch NAME` (cmd_fetch.c) and `optipipe
+ * analyze http(s)://...` find them in the engine table; every request goes
+ * through the one libcurl wrapper in fetch_http.c. See docs/fetch.md.
  */
 #ifndef OP_CORE_FETCH_H
 #define OP_CORE_FETCH_H

@@ -1,5 +1,5 @@
 /*
- * plugins.c - the input plugin registry (core/plugins.h, DESIGN §6).
+ * plugins.c - the input plugin registry (core/plugins.h, docs/writing-plugins.md).
  *
  * Built-in descriptors and the ones external .so files return go through
  * one validator. The registry keeps its own zero-padded copy of each

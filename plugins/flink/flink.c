@@ -1,6 +1,6 @@
 /*
  * flink.c - the Flink input plugin: detection, the three container shapes
- * it reads (the `flink_rest_export` of DESIGN §9, a HistoryServer archive
+ * it reads (the `flink_rest_export` of docs/flink.md, a HistoryServer archive
  * `{"archive":[{"path","json"}]}`, one raw REST response) and the REST path
  * classification. The per-job model is built in flink_job.c and
  * flink_checkpoints.c. See docs/flink.md and docs/model-flink.md.
@@ -1539,7 +1539,7 @@ out:
     return rc;
 }
 
-/* The built-in Flink plugin (DESIGN §6, §9). */
+/* The built-in Flink plugin (docs/writing-plugins.md, docs/flink.md). */
 const op_plugin op_plugin_flink = {
     OP_PLUGIN_HEADER,
     .name = "flink",

@@ -21,7 +21,7 @@
 #define FL_TEXT_MAX 4096       /* longest description / message kept */
 #define FL_MSG_MAX 300         /* longest failure message kept in a record */
 
-/* The endpoints the plugin understands (research/flink.md §1.1). */
+/* The endpoints the plugin understands (docs/flink.md). */
 enum fl_ep {
     EP_UNKNOWN = 0,
     EP_DASH_CONFIG,       /* /config */
@@ -203,7 +203,7 @@ int fl_getnum_in(const cJSON *obj, const char *key, double lo, double hi,
 
 void fl_config_init(fl_config *c);
 void fl_config_free(fl_config *c);
-/* Sets key (mapped to its canonical name, flink.md §1.5) to value. */
+/* Sets key (mapped to its canonical name, docs/flink.md) to value. */
 void fl_config_set(fl_config *c, const char *key, const char *value);
 /* Removes key (canonical). */
 void fl_config_unset(fl_config *c, const char *key);
@@ -287,7 +287,7 @@ int fl_job(fl_ctx *c, const char *jid, op_error *err);
 int fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg);
 void fl_exceptions(fl_ctx *c, op_run *r, const char *jid);
 
-/* Flink job state -> model status (DESIGN §4). */
+/* Flink job state -> model status (docs/model.md). */
 const char *fl_status(const char *state);
 
 #endif

@@ -4,7 +4,7 @@
  *
  * Flink's Jackson writes NaN as the string "NaN", metric values and
  * watermarks as strings, and uses Long.MIN/MAX_VALUE as sentinels; these
- * helpers hide all of that (research/flink.md §1.2).
+ * helpers hide all of that (docs/flink.md).
  */
 #include <errno.h>
 #include <math.h>
@@ -325,7 +325,7 @@ void fl_byid_free(fl_byid *ix)
 
 /* --- config ----------------------------------------------------------- */
 
-/* Old (<= 1.19) key -> 1.20/2.x key (research/flink.md §1.5). */
+/* Old (<= 1.19) key -> 1.20/2.x key (docs/flink.md). */
 static const struct {
     const char *old_key, *new_key;
 } key_aliases[] = {

@@ -1,5 +1,5 @@
 /*
- * input_rolling.c - Spark rolling event-log folders (spark.md §2.3) as one
+ * input_rolling.c - Spark rolling event-log folders (docs/spark.md) as one
  * stream.
  *
  * A folder eventlog_v2_<app>/ holds events_<N>_<app>[.codec][.compact]
