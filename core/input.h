@@ -49,7 +49,8 @@ const char *input_warning(const op_stream *s);
 
 /* Compressed bytes consumed so far by a compressed stream (the progress
  * bar of a .zst or .gz file: its size is known, its decoded size is not);
- * 0 for a rolling folder. Equals op_stream_offset() for a plain stream. */
+ * 0 for a folder layout's stream (input_ops without source_offset).
+ * Equals op_stream_offset() for a plain stream. */
 uint64_t input_source_offset(const op_stream *s);
 
 /* Closes the stream and frees it. Accepts NULL. */
