@@ -1,7 +1,7 @@
 /* A fixture of tests/layering/check.py selftest, never compiled: what a
  * core file must not do. A comment may say Spark, flink or dbt. */
 #include "cli.h" /* line 3: a CLI header */
-
+#include "spark_host.h" /* line 4: an engine's header */
 // spark in a line comment is fine too
 static const char ok[] = "spark_listener flink_rest_export dbtx"; /* not words */
 static const char bad1[] = "fetch flink";               /* line 7 */
