@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "cli.h"
+#include "engine.h"
 #include "fetch.h"
 
 #define FETCH_MAX_RETRIES 10
@@ -387,7 +388,8 @@ static int parse_args(fetch_args *fa, int argc, char **argv, int spark)
     return 0;
 }
 
-static int cmd_flink(int argc, char **argv)
+/* A fetch that gives one document, written to -o FILE or stdout. */
+static int cmd_document(const op_engine_fetch *f, int argc, char **argv)
 {
     fetch_args fa;
     op_error err;
@@ -399,7 +401,7 @@ static int cmd_flink(int argc, char **argv)
     if ((rc = parse_args(&fa, argc, argv, 0)))
         return rc;
     op_error_clear(&err);
-    rc = fetch_flink_to_memory(fa.url, &fa.o, &buf, &len, &err);
+    rc = f->to_memory(fa.url, &fa.o, &buf, &len, &err);
     if (rc == FETCH_EUSAGE) {
         free(buf);
         return usage("%s", err.msg);
@@ -423,7 +425,8 @@ static int cmd_flink(int argc, char **argv)
     return rc;
 }
 
-static int cmd_spark(int argc, char **argv)
+/* A fetch that writes files into the folder -o DIR (default ./APP_ID). */
+static int cmd_folder(const op_engine_fetch *f, int argc, char **argv)
 {
     fetch_args fa;
     op_error err;
@@ -433,10 +436,9 @@ static int cmd_spark(int argc, char **argv)
     if ((rc = parse_args(&fa, argc, argv, 1)))
         return rc;
     if (!fa.o.app)
-        return usage("%s", "spark-history needs --app APP_ID");
+        return usage("%s needs --app APP_ID", f->name);
     op_error_clear(&err);
-    rc = fetch_spark_history(fa.url, &fa.o, fa.output ? fa.output : fa.o.app,
-                             &err);
+    rc = f->to_dir(fa.url, &fa.o, fa.output ? fa.output : fa.o.app, &err);
     if (rc == FETCH_EUSAGE)
         return usage("%s", err.msg);
     if (rc != FETCH_OK)
@@ -446,10 +448,14 @@ static int cmd_spark(int argc, char **argv)
 
 int fetch_main(int argc, char **argv)
 {
+    const op_engine *e;
+    char names[256];
+
     fetch_signals_install();
+    engine_fetch_names(names, sizeof names);
     if (argc < 1) {
-        diag_msg(DIAG_ERROR, "fetch: say what to fetch: flink or "
-                "spark-history. Try 'optipipe fetch --help'.");
+        diag_msg(DIAG_ERROR, "fetch: say what to fetch: %s. Try 'optipipe "
+                 "fetch --help'.", names);
         return FETCH_EUSAGE;
     }
     if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") ||
@@ -457,9 +463,10 @@ int fetch_main(int argc, char **argv)
         help();
         return FETCH_OK;
     }
-    if (!strcmp(argv[0], "flink"))
-        return cmd_flink(argc - 1, argv + 1);
-    if (!strcmp(argv[0], "spark-history"))
-        return cmd_spark(argc - 1, argv + 1);
-    return usage("unknown source '%s' (flink, spark-history)", argv[0]);
+    if ((e = engine_find_fetch(argv[0])) != NULL)
+        return e->fetch->to_memory ? cmd_document(e->fetch, argc - 1, argv + 1)
+                                   : cmd_folder(e->fetch, argc - 1, argv + 1);
+    diag_msg(DIAG_ERROR, "fetch: unknown source '%s' (%s)", argv[0], names);
+    diag_line(DIAG_ERROR, "Try 'optipipe fetch --help'.");
+    return FETCH_EUSAGE;
 }

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "input.h"
+#include "engine.h"
 #include "lua_rule.h"
 
 static const char usage_rules[] =
@@ -415,7 +416,7 @@ static const char *home_dir(char *buf, size_t n, const char *sub)
 
 static int rules_new(int argc, char **argv)
 {
-    const char *source = "spark", *arg = NULL;
+    const char *source = engine_default_source(), *arg = NULL;
     char packdir[PATH_MAX], pack[PATH_MAX], name[128], id[128];
     char rule_path[PATH_MAX + 200], test_path[PATH_MAX + 200];
     char doc_dir[PATH_MAX + 10], doc_path[PATH_MAX + 600];
@@ -476,7 +477,7 @@ static int rules_new(int argc, char **argv)
             {"ID", id}, {"NAME", name}, {"PACKDIR", packdir}, {"SOURCE", source},
             {"DOCS", home_dir(docs, sizeof docs, "docs")},
             {"LUA", home_dir(lua, sizeof lua, "lua")},
-            {"RUNSOURCE", strcmp(source, "*") == 0 ? "spark" : source},
+            {"RUNSOURCE", strcmp(source, "*") == 0 ? engine_default_source() : source},
             {"CHECK", strcmp(source, "*") == 0 ? tpl_check_bundle : tpl_check_run},
             {NULL, NULL}};
         if (write_file(rule_path, tpl_rule, kv) || write_file(test_path, tpl_test, kv) ||

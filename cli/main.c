@@ -1,5 +1,5 @@
 /*
- * main.c - the optipipe command line (DESIGN §7): the command table, the
+ * main.c - the optipipe command line (docs/cli.md): the command table, the
  * analyze / normalize / plugins commands, and the exit codes:
  *   0 done, 1 findings at/above --fail-on, 2 usage error,
  *   3 no input could be read, 5 a rule failed (beats 1).

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "engine.h"
 #include "fetch.h"
 #include "filetype.h"
 
@@ -227,9 +228,11 @@ static void skip_file(analysis *an, input_rec *in, int in_folder,
                 what);
 }
 
-/* Reads one input: a file, "-", or a rolling event-log folder; in_folder:
- * found by walking a folder (not named on the command line). */
-static int parse_file(analysis *an, input_rec *in, int rolling, int in_folder,
+/* Reads one input: a file, "-", or a folder of an engine's layout (layout
+ * not NULL); in_folder: found by walking a folder (not named on the
+ * command line). */
+static int parse_file(analysis *an, input_rec *in,
+                      const op_engine_layout *layout, int in_folder,
                       const char *mem, size_t mem_len)
 {
     op_stream *s = NULL, *ps;
@@ -244,7 +247,7 @@ static int parse_file(analysis *an, input_rec *in, int rolling, int in_folder,
     op_error_clear(&err);
     an->nstarted++;
     rc = mem ? input_open_mem(in->path, mem, mem_len, &an->limits, &s, &err)
-         : rolling ? input_open_rolling(in->path, &an->limits, &s, &err)
+         : layout ? layout->open(in->path, &an->limits, &s, &err)
                    : input_open(in->path, &an->limits, &s, &err);
     if (!rc)
         rc = input_peek(s, OP_PROBE_HEAD, &head, &head_len, &err);
@@ -257,7 +260,7 @@ static int parse_file(analysis *an, input_rec *in, int rolling, int in_folder,
     probe.basename = base_name(in->path);
     probe.head = head;
     probe.head_len = head_len;
-    probe.is_dir = rolling;
+    probe.is_dir = layout != NULL;
     rc = plugins_detect(an->reg, &probe, &p, &err);
     if (rc == OP_ENOTFOUND) {
         skip_file(an, in, in_folder, s, head, head_len);
@@ -311,11 +314,12 @@ out:
 typedef struct walk_state {
     analysis *an;
     const char *root; /* the path given: files under it are "in a folder" */
-    char **rolling; /* rolling folders met during the walk */
+    char **rolling; /* folders of an engine's layout met during the walk */
     size_t nrolling, cap;
 } walk_state;
 
-/* Remembers a rolling folder (once) instead of reading its files alone. */
+/* Remembers a folder of an engine's layout (engine.h; once) instead of
+ * reading its files alone. */
 static int defer_rolling(walk_state *ws, const char *file)
 {
     const char *slash = strrchr(file, '/');
@@ -327,7 +331,7 @@ static int defer_rolling(walk_state *ws, const char *file)
     dir = strndup(file, n);
     if (!dir)
         return 0;
-    if (!input_is_rolling_dir(dir)) {
+    if (!engine_layout_of(dir)) {
         free(dir);
         return 0;
     }
@@ -363,7 +367,7 @@ static int visit(const char *file, void *ud)
         rec_warn(an, NULL, DIAG_ERROR, file, "out of memory");
         return 0;
     }
-    parse_file(an, in, 0, strcmp(file, ws->root) != 0, NULL, 0);
+    parse_file(an, in, NULL, strcmp(file, ws->root) != 0, NULL, 0);
     return 0;
 }
 
@@ -375,12 +379,13 @@ static void walk_error(const char *file, const char *msg, void *ud)
     rec_warn(an, in, DIAG_WARNING, file, "%s", msg);
 }
 
-/* A JobManager URL: fetched into memory (fetch.h) and read like a file
- * named by the URL. */
+/* A URL: fetched into memory by the engine that claims it (engine.h) and
+ * read like a file named by the URL. */
 static void add_url(analysis *an, const char *url)
 {
     fetch_opts dflt;
     const fetch_opts *fo = an->fetch;
+    const op_engine *e = engine_for_url(url);
     input_rec *in = rec_new(an, url);
     char *buf = NULL;
     size_t len = 0;
@@ -398,11 +403,15 @@ static void add_url(analysis *an, const char *url)
         fo = &dflt;
     }
     op_error_clear(&err);
-    rc = fetch_flink_to_memory(url, fo, &buf, &len, &err);
+    if (!e) {
+        rec_warn(an, in, DIAG_ERROR, url, "no engine reads this URL");
+        return;
+    }
+    rc = e->fetch->to_memory(url, fo, &buf, &len, &err);
     if (rc == FETCH_OK || rc == FETCH_INCOMPLETE) {
         if (rc == FETCH_INCOMPLETE)
             rec_warn(an, in, DIAG_WARNING, url, "%s", err.msg);
-        parse_file(an, in, 0, 0, buf, len);
+        parse_file(an, in, NULL, 0, buf, len);
     } else {
         rec_warn(an, in, DIAG_ERROR, url, "%s", err.msg);
     }
@@ -432,7 +441,7 @@ size_t analysis_add(analysis *an, const char *path)
     for (i = 0; i < ws.nrolling; i++) {
         input_rec *in = rec_new(an, ws.rolling[i]);
         if (in)
-            parse_file(an, in, 1, 1, NULL, 0);
+            parse_file(an, in, engine_layout_of(ws.rolling[i]), 1, NULL, 0);
         free(ws.rolling[i]);
     }
     free(ws.rolling);

@@ -2,7 +2,7 @@
  * codec_lz4.c - two lz4 containers.
  *
  * "lz4": lz4-java's LZ4BlockOutputStream, which Spark uses for .lz4 event
- * logs (research/spark.md §2.4). Every block has a 21-byte header:
+ * logs (docs/inputs.md, "Per codec"). Every block has a 21-byte header:
  *   "LZ4Block" | token (method 0x10 raw / 0x20 lz4, low nibble level) |
  *   int32 LE compressed length | int32 LE original length |
  *   int32 LE XXH32(original, seed 0x9747B28C) & 0x0FFFFFFF

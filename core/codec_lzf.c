@@ -1,6 +1,6 @@
 /*
  * codec_lzf.c - ning compress LZF chunks, which Spark uses for .lzf event
- * logs (research/spark.md §2.4). No stream header; chunks of at most
+ * logs (docs/inputs.md, "Per codec"). No stream header; chunks of at most
  * 65535 decoded bytes:
  *   'Z' 'V' 0x00 len(BE16)              + len stored bytes
  *   'Z' 'V' 0x01 clen(BE16) ulen(BE16)  + clen LZF-compressed bytes

@@ -1,6 +1,6 @@
 /*
  * codec_snappy.c - snappy-java's SnappyOutputStream, which Spark uses for
- * .snappy event logs (research/spark.md §2.4; NOT the sNaPpY framing
+ * .snappy event logs (docs/inputs.md, "Per codec"; NOT the sNaPpY framing
  * format). A 16-byte header
  *   82 53 4E 41 50 50 59 00 | int32 BE version | int32 BE compatible version
  * is followed by chunks "int32 BE length + one raw snappy block". A length

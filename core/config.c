@@ -211,7 +211,7 @@ static int read_packs(rd *r, const cJSON *v)
         return 0;
     }
     if (!cJSON_IsObject(v))
-        return bad(r, "packs", "expected { \"flink\", ... } or { spark = false, ... }");
+        return bad(r, "packs", "expected { \"PACK\", ... } or { PACK = false, ... }");
     cJSON_ArrayForEach(it, v) {
         char key[512];
         snprintf(key, sizeof key, "packs.%s", it->string);

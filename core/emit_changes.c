@@ -1,11 +1,12 @@
 /*
  * emit_changes.c - writing findings' `changes` as config patches
- * (emit_changes.h). One writer per engine; they share the comment that
- * cites a finding, value formatting, the checks that refuse a change the
- * engine would read differently from what the rule meant (a key or value
- * that could start a line of its own, a key the engine does not allow, a
- * Flink vertex id that is not one), and a small table that notices two
- * findings asking for different values of one key.
+ * (emit_changes.h): one file per run, written by its engine's patch writer
+ * (engine.h; they live in <engine>/host/) or by the generic one here. What
+ * every writer shares is here: the comment that cites a finding, value
+ * formatting, the checks that refuse a change the engine would read
+ * differently from what the rule meant (a key or value that could start a
+ * line of its own, a key the engine does not allow), and a small table
+ * that notices two findings asking for different values of one key.
  */
 #include "emit_changes.h"
 
@@ -19,31 +20,12 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "engine.h"
 #include "utf8.h"
-
-#define EMIT_MAX_KEYS 512
-#define COMMENT_MAX 200
-#define VALUE_MAX 1024     /* bytes of a value written as config */
-#define SHOWN_MAX 80       /* bytes of a refused key or value quoted */
-#define FLINK_MAX_PARALLELISM 32768 /* Flink's upper bound (2^15) */
-
-typedef struct seen {
-    char *scope, *key, *value;
-} seen;
-
-typedef struct out {
-    FILE *f;
-    FILE *diag;       /* where refusals are also told (may be NULL) */
-    const char *path; /* the file being written */
-    const struct op_run *run;
-    seen keys[EMIT_MAX_KEYS];
-    size_t nkeys;
-    size_t nrefused;
-} out;
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static const char *str_item(const cJSON *o, const char *k)
+const char *emit_str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsString(v) ? v->valuestring : NULL;
@@ -51,7 +33,7 @@ static const char *str_item(const cJSON *o, const char *k)
 
 /* A value as text: strings as they are, whole numbers without a point.
  * Returns 0 when it did not fit into buf (then cut). */
-static int value_text(const cJSON *v, char *buf, size_t len)
+int emit_value_text(const cJSON *v, char *buf, size_t len)
 {
     char *s;
     int n;
@@ -85,7 +67,7 @@ static int breaks_line(uint32_t cp)
 /* Writes s on one line: line breaks become spaces, broken UTF-8 U+FFFD,
  * text longer than max bytes is cut with "..." (a comment must never end
  * early or run on). */
-static void put_line_text(FILE *f, const char *s, size_t max)
+void emit_text(FILE *f, const char *s, size_t max)
 {
     const char *p = s ? s : "", *start = p;
     char u[4];
@@ -103,7 +85,7 @@ static void put_line_text(FILE *f, const char *s, size_t max)
 
 /* What makes s unfit for a config line (why[] gets it), or 0: a line
  * break of any reader, a broken UTF-8 sequence. */
-static int text_problem(const char *s, char *why, size_t len)
+int emit_text_problem(const char *s, char *why, size_t len)
 {
     const char *p = s;
     uint32_t cp;
@@ -128,7 +110,7 @@ static int text_problem(const char *s, char *why, size_t len)
 
 /* Why key is not a configuration key as Flink, Spark and dbt spell them
  * ([A-Za-z0-9._-]+), or 0. */
-static int key_problem(const char *key, char *why, size_t len)
+int emit_key_problem(const char *key, char *why, size_t len)
 {
     const char *p;
     uint32_t cp;
@@ -161,10 +143,7 @@ static int key_problem(const char *key, char *why, size_t len)
 
 /* Tells that a change of f is not written, in the patch (a comment at the
  * change) and on diag (naming the file, rule and finding). */
-static void refuse(out *o, const finding *f, const char *indent,
-                   const char *fmt, ...) OP_PRINTF(4, 5);
-
-static void refuse(out *o, const finding *f, const char *indent,
+void emit_refuse(emit_out *o, const finding *f, const char *indent,
                    const char *fmt, ...)
 {
     char why[768];
@@ -175,52 +154,50 @@ static void refuse(out *o, const finding *f, const char *indent,
     va_end(ap);
     o->nrefused++;
     fprintf(o->f, "%s#   refused: ", indent);
-    put_line_text(o->f, why, sizeof why);
+    emit_text(o->f, why, sizeof why);
     fputc('\n', o->f);
     if (!o->diag)
         return;
     fprintf(o->diag, "optipipe: %s: ", o->path);
-    put_line_text(o->diag, f->rule, COMMENT_MAX);
+    emit_text(o->diag, f->rule, EMIT_COMMENT_MAX);
     fprintf(o->diag, " [%s]: change refused: ", f->fingerprint);
-    put_line_text(o->diag, why, sizeof why);
+    emit_text(o->diag, why, sizeof why);
     fputc('\n', o->diag);
 }
 
-typedef int (*problem_fn)(const char *s, char *why, size_t len);
-
 /* Refuses (and returns 1) when problem() finds one in s, which is what
  * of f (e.g. "key", "key"); s is quoted with escapes. */
-static int refused_if(out *o, const finding *f, const char *indent,
-                      problem_fn problem, const char *what, const char *s)
+int emit_refused_if(emit_out *o, const finding *f, const char *indent,
+                      emit_problem_fn problem, const char *what, const char *s)
 {
-    char why[128], shown[SHOWN_MAX * 4 + 8];
+    char why[128], shown[EMIT_SHOWN_MAX * 4 + 8];
 
     if (!problem(s, why, sizeof why))
         return 0;
-    refuse(o, f, indent, "%s %s %s", what,
-           utf8_quote(shown, sizeof shown, s, SHOWN_MAX), why);
+    emit_refuse(o, f, indent, "%s %s %s", what,
+           utf8_quote(shown, sizeof shown, s, EMIT_SHOWN_MAX), why);
     return 1;
 }
 
 /* The checks every change passes: key and value are text a line holds,
  * the value fits. On success val holds the value as text (vlen bytes). */
-static int refused_change(out *o, const finding *f, const cJSON *c,
+int emit_refused_change(emit_out *o, const finding *f, const cJSON *c,
                           const char *indent, char *val, size_t vlen)
 {
-    const char *key = str_item(c, "key");
+    const char *key = emit_str(c, "key");
 
-    if (refused_if(o, f, indent, text_problem, "key", key ? key : ""))
+    if (emit_refused_if(o, f, indent, emit_text_problem, "key", key ? key : ""))
         return 1;
-    if (!value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), val, vlen)) {
-        refuse(o, f, indent, "the value of %s is longer than %zu bytes", key,
+    if (!emit_value_text(cJSON_GetObjectItemCaseSensitive(c, "to"), val, vlen)) {
+        emit_refuse(o, f, indent, "the value of %s is longer than %zu bytes", key,
                vlen - 1);
         return 1;
     }
-    return refused_if(o, f, indent, text_problem, "value", val);
+    return emit_refused_if(o, f, indent, emit_text_problem, "value", val);
 }
 
 /* Plain YAML scalars for the safe cases, double quotes otherwise. */
-static void put_yaml(FILE *f, const char *s)
+void emit_yaml(FILE *f, const char *s)
 {
     static const char lead[] = "-?:,[]{}#&*!|>'\"%@` ";
     size_t n = strlen(s), i;
@@ -247,16 +224,16 @@ static void put_yaml(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void cite(out *o, const finding *f, const char *indent)
+void emit_cite(emit_out *o, const finding *f, const char *indent)
 {
     fprintf(o->f, "%s# ", indent);
-    put_line_text(o->f, f->rule, COMMENT_MAX);
+    emit_text(o->f, f->rule, EMIT_COMMENT_MAX);
     fprintf(o->f, " [%s]: ", f->fingerprint);
-    put_line_text(o->f, f->message, COMMENT_MAX);
+    emit_text(o->f, f->message, EMIT_COMMENT_MAX);
     fputc('\n', o->f);
 }
 
-static void was(out *o, const cJSON *c, const char *indent)
+void emit_was(emit_out *o, const cJSON *c, const char *indent)
 {
     const cJSON *from = cJSON_GetObjectItemCaseSensitive(c, "from");
     char buf[512];
@@ -265,15 +242,15 @@ static void was(out *o, const cJSON *c, const char *indent)
         fprintf(o->f, "%s#   was: not set\n", indent);
         return;
     }
-    value_text(from, buf, sizeof buf); /* cut: the comment shows "..." */
+    emit_value_text(from, buf, sizeof buf); /* cut: the comment shows "..." */
     fprintf(o->f, "%s#   was: ", indent);
-    put_line_text(o->f, buf, COMMENT_MAX);
+    emit_text(o->f, buf, EMIT_COMMENT_MAX);
     fputc('\n', o->f);
 }
 
 /* Remembers scope/key = value. Returns 0 when new, 1 when the same value
  * was set before, -1 when a different one was (conflict). */
-static int remember(out *o, const char *scope, const char *key,
+static int remember(emit_out *o, const char *scope, const char *key,
                     const char *value, const char **before)
 {
     size_t i;
@@ -285,7 +262,7 @@ static int remember(out *o, const char *scope, const char *key,
             return strcmp(o->keys[i].value, value) == 0 ? 1 : -1;
         }
     if (o->nkeys < EMIT_MAX_KEYS) {
-        seen *s = &o->keys[o->nkeys];
+        emit_seen *s = &o->keys[o->nkeys];
         s->scope = strdup(scope);
         s->key = strdup(key);
         s->value = strdup(value);
@@ -300,7 +277,7 @@ static int remember(out *o, const char *scope, const char *key,
     return 0;
 }
 
-static void forget_all(out *o)
+static void forget_all(emit_out *o)
 {
     size_t i;
 
@@ -314,7 +291,7 @@ static void forget_all(out *o)
 
 /* Says so and returns 1 when scope/key was set before (same or other
  * value); the caller then writes nothing more for this change. */
-static int repeated(out *o, const char *scope, const char *key,
+int emit_repeated(emit_out *o, const char *scope, const char *key,
                     const char *value, const char *indent)
 {
     const char *before = NULL;
@@ -324,344 +301,37 @@ static int repeated(out *o, const char *scope, const char *key,
         fprintf(o->f, "%s#   (already set above)\n", indent);
     else if (r == -1) {
         fprintf(o->f, "%s#   not applied: conflicts with ", indent);
-        put_line_text(o->f, key, COMMENT_MAX);
+        emit_text(o->f, key, EMIT_COMMENT_MAX);
         fputs(" = ", o->f);
-        put_line_text(o->f, before, COMMENT_MAX);
+        emit_text(o->f, before, EMIT_COMMENT_MAX);
         fputs(" above; wanted ", o->f);
-        put_line_text(o->f, value, COMMENT_MAX);
+        emit_text(o->f, value, EMIT_COMMENT_MAX);
         fputc('\n', o->f);
     }
     return r != 0;
 }
 
-/* Whether a Flink change's key names configuration, not code: code is
- * named like Java (WatermarkStrategy.withIdleness, a call with "("), or
- * has no dot. Configuration keys must then pass key_problem(). */
-static int flink_config_key(const char *k)
-{
-    return strchr(k, '.') && !strchr(k, '(') && !(k[0] >= 'A' && k[0] <= 'Z');
-}
-
 /* A change written as a comment: code, not configuration. */
-static void code_change(out *o, const cJSON *c, const char *val,
+void emit_code_change(emit_out *o, const cJSON *c, const char *val,
                         const char *indent)
 {
-    const char *target = str_item(c, "target"), *key = str_item(c, "key");
+    const char *target = emit_str(c, "target"), *key = emit_str(c, "key");
 
     fprintf(o->f, "%s#   not a config key; change it where the job is defined: ",
             indent);
     if (target) {
-        put_line_text(o->f, target, COMMENT_MAX);
+        emit_text(o->f, target, EMIT_COMMENT_MAX);
         fputs(": ", o->f);
     }
-    put_line_text(o->f, key, COMMENT_MAX);
+    emit_text(o->f, key, EMIT_COMMENT_MAX);
     fputs(" = ", o->f);
-    put_line_text(o->f, val, COMMENT_MAX);
+    emit_text(o->f, val, EMIT_COMMENT_MAX);
     fputc('\n', o->f);
-}
-
-/* ---- Flink ---------------------------------------------------------------- */
-
-typedef struct override {
-    const finding *f;
-    const cJSON *c;
-    long to;   /* the parallelism */
-    int write; /* passed the checks and is not a repeat */
-} override;
-
-/* Whether id is a JobVertexID as Flink prints it: 32 hex digits. */
-static int flink_vertex_id(const char *id)
-{
-    size_t i;
-
-    for (i = 0; id[i]; i++)
-        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') ||
-              (id[i] >= 'A' && id[i] <= 'F')))
-            return 0;
-    return i == 32;
-}
-
-/* A parallelism: an integer 1..FLINK_MAX_PARALLELISM (a number, or a
- * string of digits). Returns it, or 0. */
-static long parallelism_of(const cJSON *v)
-{
-    long n = 0;
-    size_t i;
-
-    if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        return d == floor(d) && d >= 1 && d <= FLINK_MAX_PARALLELISM ? (long)d : 0;
-    }
-    if (!cJSON_IsString(v) || !*v->valuestring)
-        return 0;
-    for (i = 0; v->valuestring[i]; i++) {
-        char ch = v->valuestring[i];
-        if (ch < '0' || ch > '9' || (n = n * 10 + (ch - '0')) > FLINK_MAX_PARALLELISM)
-            return 0;
-    }
-    return n;
-}
-
-/* The comment for one override, and whether it goes into the line. */
-static void flink_override_note(out *o, override *ov)
-{
-    const char *target = str_item(ov->c, "target");
-    const char *id = ov->f->node_id;
-    char from[64], to[64], shown[SHOWN_MAX * 4 + 8];
-
-    cite(o, ov->f, "");
-    fputs("#   vertex ", o->f);
-    put_line_text(o->f, id, COMMENT_MAX);
-    if (target) {
-        fputs(" (", o->f);
-        put_line_text(o->f, target, 120);
-        fputc(')', o->f);
-    }
-    if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ov->c, "from")) ||
-        !cJSON_GetObjectItemCaseSensitive(ov->c, "from"))
-        snprintf(from, sizeof from, "(not set)");
-    else
-        value_text(cJSON_GetObjectItemCaseSensitive(ov->c, "from"), from, sizeof from);
-    value_text(cJSON_GetObjectItemCaseSensitive(ov->c, "to"), to, sizeof to);
-    fputs(": parallelism ", o->f);
-    put_line_text(o->f, from, sizeof from);
-    fputs(" -> ", o->f);
-    put_line_text(o->f, to, sizeof to);
-    fputc('\n', o->f);
-    if (!flink_vertex_id(id)) {
-        refuse(o, ov->f, "", "vertex id %s is not 32 hex digits",
-               utf8_quote(shown, sizeof shown, id, SHOWN_MAX));
-        return;
-    }
-    ov->to = parallelism_of(cJSON_GetObjectItemCaseSensitive(ov->c, "to"));
-    if (!ov->to) {
-        refuse(o, ov->f, "", "parallelism %s is not an integer from 1 to %d",
-               utf8_quote(shown, sizeof shown, to, SHOWN_MAX), FLINK_MAX_PARALLELISM);
-        return;
-    }
-    snprintf(to, sizeof to, "%ld", ov->to);
-    /* one value per vertex: the first (most severe) wins */
-    ov->write = !repeated(o, "vertex", id, to, "");
-}
-
-static void flink_overrides(out *o, override *ov, size_t n)
-{
-    size_t i, k = 0;
-
-    if (!n)
-        return;
-    fputs("\n# Vertex parallelism (Flink 1.18+ with the adaptive scheduler, or any\n"
-          "# job restarted from a savepoint with this setting):\n", o->f);
-    for (i = 0; i < n; i++)
-        flink_override_note(o, &ov[i]);
-    for (i = 0; i < n; i++) {
-        if (!ov[i].write)
-            continue;
-        fprintf(o->f, "%s%s:%ld", k++ ? "," : "pipeline.jobvertex-parallelism-overrides: ",
-                ov[i].f->node_id, ov[i].to);
-    }
-    if (k)
-        fputc('\n', o->f);
-}
-
-static void flink_file(out *o, const finding *const *fs, size_t n)
-{
-    override ov[EMIT_MAX_KEYS];
-    size_t nov = 0, i;
-    const cJSON *c;
-
-    fputs("# Add to the job's Flink configuration (config.yaml, or flink-conf.yaml\n"
-          "# before Flink 1.19), or pass each line as -D key=value.\n", o->f);
-    for (i = 0; i < n; i++) {
-        const finding *f = fs[i];
-        int cited = 0;
-        cJSON_ArrayForEach(c, f->changes) {
-            const char *key = str_item(c, "key");
-            char val[VALUE_MAX];
-            if (strcmp(key, "parallelism") == 0 && f->node_id &&
-                nov < EMIT_MAX_KEYS) {
-                ov[nov++] = (override){f, c, 0, 0};
-                continue;
-            }
-            if (!cited++) {
-                fputc('\n', o->f);
-                cite(o, f, "");
-            }
-            if (strcmp(key, "parallelism") == 0 && f->node_id) {
-                refuse(o, f, "", "more than %d vertex parallelism changes in one run",
-                       EMIT_MAX_KEYS);
-                continue;
-            }
-            if (refused_change(o, f, c, "", val, sizeof val))
-                continue;
-            if (!flink_config_key(key)) {
-                code_change(o, c, val, "");
-                continue;
-            }
-            if (refused_if(o, f, "", key_problem, "key", key))
-                continue;
-            was(o, c, "");
-            if (repeated(o, "job", key, val, ""))
-                continue;
-            fprintf(o->f, "%s: ", key);
-            put_yaml(o->f, val);
-            fputc('\n', o->f);
-        }
-    }
-    flink_overrides(o, ov, nov);
-}
-
-/* ---- Spark ---------------------------------------------------------------- */
-
-/* A value as java.util.Properties (spark-defaults.conf) reads it back: a
- * backslash is an escape there, so it is doubled. */
-static void put_properties_value(FILE *f, const char *v)
-{
-    for (; *v; v++) {
-        if (*v == '\\')
-            fputc('\\', f);
-        fputc(*v, f);
-    }
-}
-
-static void spark_file(out *o, const finding *const *fs, size_t n)
-{
-    size_t i;
-    const cJSON *c;
-
-    fputs("# Append to spark-defaults.conf, or pass each line to spark-submit\n"
-          "# as --conf key=value.\n", o->f);
-    for (i = 0; i < n; i++) {
-        fputc('\n', o->f);
-        cite(o, fs[i], "");
-        cJSON_ArrayForEach(c, fs[i]->changes) {
-            const char *key = str_item(c, "key");
-            char val[VALUE_MAX];
-            if (refused_change(o, fs[i], c, "", val, sizeof val))
-                continue;
-            if (strncmp(key, "spark.", 6) != 0) {
-                code_change(o, c, val, "");
-                continue;
-            }
-            if (refused_if(o, fs[i], "", key_problem, "key", key))
-                continue;
-            was(o, c, "");
-            if (repeated(o, "app", key, val, ""))
-                continue;
-            fprintf(o->f, "%s ", key);
-            put_properties_value(o->f, val);
-            fputc('\n', o->f);
-        }
-    }
-}
-
-/* ---- dbt ------------------------------------------------------------------- */
-
-/* The model a change configures: the .sql file it targets, else the
- * finding's node. NULL for project-level changes (profiles.yml). */
-static void dbt_model(const finding *f, const cJSON *c, char *buf, size_t len)
-{
-    const char *t = str_item(c, "target");
-    size_t n = t ? strlen(t) : 0;
-
-    buf[0] = '\0';
-    if (n > 4 && strcmp(t + n - 4, ".sql") == 0) {
-        const char *slash = strrchr(t, '/');
-        const char *b = slash ? slash + 1 : t;
-        snprintf(buf, len, "%.*s", (int)(t + n - 4 - b), b);
-    } else if (f->node_id && (!t || !strstr(t, ".yml"))) {
-        snprintf(buf, len, "%s", f->node_name ? f->node_name : f->node_id);
-    }
-}
-
-static void dbt_config_line(out *o, const char *file, const char *key,
-                            const char *val, const cJSON *to)
-{
-    fputs("  #   in ", o->f);
-    put_line_text(o->f, file, COMMENT_MAX);
-    fputs(": {{ config(", o->f);
-    put_line_text(o->f, key, 100);
-    if (cJSON_IsString(to)) {
-        fputs("='", o->f);
-        put_line_text(o->f, val, COMMENT_MAX);
-        fputs("'", o->f);
-    } else {
-        fputc('=', o->f);
-        put_line_text(o->f, val, COMMENT_MAX);
-    }
-    fputs(") }}\n", o->f);
-}
-
-static void dbt_models(out *o, const finding *const *fs, size_t n)
-{
-    size_t i;
-    const cJSON *c;
-    int any = 0;
-
-    for (i = 0; i < n; i++)
-        cJSON_ArrayForEach(c, fs[i]->changes) {
-            const char *key = str_item(c, "key"), *t = str_item(c, "target");
-            const cJSON *to = cJSON_GetObjectItemCaseSensitive(c, "to");
-            char mname[256], val[VALUE_MAX];
-            dbt_model(fs[i], c, mname, sizeof mname);
-            if (!*mname)
-                continue;
-            if (!any++)
-                fputs("\nmodels:\n", o->f);
-            cite(o, fs[i], "  ");
-            if (refused_change(o, fs[i], c, "  ", val, sizeof val) ||
-                refused_if(o, fs[i], "  ", key_problem, "key", key) ||
-                refused_if(o, fs[i], "  ", text_problem, "model name", mname))
-                continue;
-            was(o, c, "  ");
-            if (repeated(o, mname, key, val, "  "))
-                continue;
-            if (t && strstr(t, ".sql"))
-                dbt_config_line(o, t, key, val, to);
-            fputs("  - name: ", o->f);
-            put_yaml(o->f, mname);
-            fputs("\n    config:\n      ", o->f);
-            put_yaml(o->f, key);
-            fputs(": ", o->f);
-            put_yaml(o->f, val);
-            fputc('\n', o->f);
-        }
-}
-
-static void dbt_file(out *o, const finding *const *fs, size_t n)
-{
-    size_t i;
-    const cJSON *c;
-
-    fputs("# Model configs: merge into the models' properties YAML (a\n"
-          "# models/*.yml file), or put the config() line into the model's .sql\n"
-          "# file. Project settings (profiles.yml) are listed as comments.\n", o->f);
-    dbt_models(o, fs, n);
-    for (i = 0; i < n; i++)
-        cJSON_ArrayForEach(c, fs[i]->changes) {
-            const char *t = str_item(c, "target");
-            char mname[256], val[VALUE_MAX];
-            dbt_model(fs[i], c, mname, sizeof mname);
-            if (*mname)
-                continue;
-            fputc('\n', o->f);
-            cite(o, fs[i], "");
-            if (refused_change(o, fs[i], c, "", val, sizeof val))
-                continue;
-            was(o, c, "");
-            fputs("# in ", o->f);
-            put_line_text(o->f, t ? t : "dbt_project.yml", COMMENT_MAX);
-            fputs(":\n#   ", o->f);
-            put_line_text(o->f, str_item(c, "key"), COMMENT_MAX);
-            fputs(": ", o->f);
-            put_line_text(o->f, val, COMMENT_MAX);
-            fputc('\n', o->f);
-        }
 }
 
 /* ---- any other source ----------------------------------------------------- */
 
-static void other_file(out *o, const finding *const *fs, size_t n)
+static void other_file(emit_out *o, const finding *const *fs, size_t n)
 {
     size_t i;
     const cJSON *c;
@@ -669,18 +339,18 @@ static void other_file(out *o, const finding *const *fs, size_t n)
     fputs("# Changes as target: key = value.\n", o->f);
     for (i = 0; i < n; i++) {
         fputc('\n', o->f);
-        cite(o, fs[i], "");
+        emit_cite(o, fs[i], "");
         cJSON_ArrayForEach(c, fs[i]->changes) {
-            const char *t = str_item(c, "target");
-            char val[VALUE_MAX];
-            if (refused_change(o, fs[i], c, "", val, sizeof val))
+            const char *t = emit_str(c, "target");
+            char val[EMIT_VALUE_MAX];
+            if (emit_refused_change(o, fs[i], c, "", val, sizeof val))
                 continue;
-            was(o, c, "");
-            put_line_text(o->f, t ? t : "run", COMMENT_MAX);
+            emit_was(o, c, "");
+            emit_text(o->f, t ? t : "run", EMIT_COMMENT_MAX);
             fputs(": ", o->f);
-            put_line_text(o->f, str_item(c, "key"), COMMENT_MAX);
+            emit_text(o->f, emit_str(c, "key"), EMIT_COMMENT_MAX);
             fputs(" = ", o->f);
-            put_line_text(o->f, val, sizeof val);
+            emit_text(o->f, val, sizeof val);
             fputc('\n', o->f);
         }
     }
@@ -742,15 +412,13 @@ static void slug(const struct op_run *r, int with_id, size_t k, char *buf,
         snprintf(buf + n, len - n, "-%zu", k);
 }
 
-static const char *extension(const char *source)
+/* The run's patch writer: its engine's (engine.h), else the generic one. */
+static const op_engine_patch *patch_of(const char *source)
 {
-    if (strcmp(source, "flink") == 0)
-        return "yaml";
-    if (strcmp(source, "spark") == 0)
-        return "conf";
-    if (strcmp(source, "dbt") == 0)
-        return "yml";
-    return "txt";
+    static const op_engine_patch generic = {"txt", other_file};
+    const op_engine *e = engine_find(source);
+
+    return e && ENGINE_HAS(e, patch) && e->patch ? e->patch : &generic;
 }
 
 /* A file name not taken by an earlier run of this call: <source>-<name>,
@@ -769,14 +437,14 @@ static void file_name(const char *dir, const struct op_run *r, char names[][128]
             break;
     }
     snprintf(names[used], 128, "%s", cand);
-    snprintf(path, len, "%s/%s.%s", dir, cand, extension(r->source));
+    snprintf(path, len, "%s/%s.%s", dir, cand, patch_of(r->source)->ext);
 }
 
 static int write_run(const char *path, const struct op_run *r,
                      const finding *const *fs, size_t n, FILE *diag,
                      size_t *nrefused, op_error *err)
 {
-    out o;
+    emit_out o;
     int bad;
 
     memset(&o, 0, sizeof o);
@@ -788,21 +456,14 @@ static int write_run(const char *path, const struct op_run *r,
         return op_error_set(err, OP_EIO, "%s: cannot write: %s", path,
                             strerror(errno));
     fprintf(o.f, "# opti-pipe %s: changes for %s run ", OP_VERSION, r->source);
-    put_line_text(o.f, r->name ? r->name : r->id, COMMENT_MAX);
+    emit_text(o.f, r->name ? r->name : r->id, EMIT_COMMENT_MAX);
     if (r->name) {
         fputs(" (", o.f);
-        put_line_text(o.f, r->id, COMMENT_MAX);
+        emit_text(o.f, r->id, EMIT_COMMENT_MAX);
         fputc(')', o.f);
     }
     fputc('\n', o.f);
-    if (strcmp(r->source, "flink") == 0)
-        flink_file(&o, fs, n);
-    else if (strcmp(r->source, "spark") == 0)
-        spark_file(&o, fs, n);
-    else if (strcmp(r->source, "dbt") == 0)
-        dbt_file(&o, fs, n);
-    else
-        other_file(&o, fs, n);
+    patch_of(r->source)->write(&o, fs, n);
     if (o.nrefused)
         fprintf(o.f, "\n# %zu change%s refused: see \"refused:\" above\n",
                 o.nrefused, o.nrefused == 1 ? "" : "s");
@@ -869,3 +530,4 @@ out:
     free(names);
     return rc;
 }
+

@@ -1,8 +1,9 @@
 /*
- * fetch.h - collecting live data over HTTP: a Flink JobManager's REST API
- * into a `flink_rest_export` (DESIGN §9) and a Spark History Server's event
- * logs into a folder. `optipipe fetch` (cli/cmd_fetch.c) and `optipipe
- * analyze http(s)://...` share these entry points; every request goes
+ * fetch.h - collecting live data over HTTP: what every fetch shares (the
+ * options and limits, the outcomes, the temporary files a signal removes).
+ * The fetches themselves belong to the engines (op_engine_fetch, engine.h,
+ * in <engine>/host/): `optipipe fetch NAME` (cli/cmd_fetch.c) and `optipipe
+ * analyze http(s)://...` find them in the engine table; every request goes
  * through the one libcurl wrapper in fetch_http.c. The options struct, its
  * defaults and the temporary-file registry are in fetch.c; parsing them
  * from a command line is the CLI's. See docs/fetch.md.
@@ -76,24 +77,8 @@ uint64_t fetch_request_budget(const fetch_opts *o);
 /* Whether s is an http:// or https:// URL (case-insensitive scheme). */
 int fetch_is_url(const char *s);
 
-/* Fetches from the JobManager at url what the Flink rules use (o->job, or
- * the one running job, or o->all_running) and returns a
- * `flink_rest_export` document in *buf (malloc'd, NUL-terminated, owned by
- * the caller; *len bytes without the NUL).
- * Returns FETCH_OK; FETCH_INCOMPLETE with *buf set and err saying how many
- * requests failed (the document lists them under "errors"); or
- * FETCH_ENOTHING / FETCH_EUSAGE with *buf NULL and err saying why. Failed
- * requests are also reported on o->diag as they happen. */
-int fetch_flink_to_memory(const char *url, const fetch_opts *o, char **buf,
-                          size_t *len, op_error *err);
-
-/* Downloads the event logs of application o->app (attempt o->attempt, or
- * all) from the Spark History Server at url and unpacks them into dir
- * (created when missing). Returns a fetch_result; on FETCH_INCOMPLETE some
- * archive entries were refused or unreadable (named on o->diag and in
- * err), on FETCH_ENOTHING / FETCH_EUSAGE err says why. */
-int fetch_spark_history(const char *url, const fetch_opts *o,
-                        const char *dir, op_error *err);
+/* The fetches themselves are the engines' (op_engine_fetch, engine.h:
+ * a document into memory, or files into a folder), in <engine>/host/. */
 
 /* Temporary files that a SIGINT or SIGTERM must not leave behind. The
  * handler (installed by fetch_main; a signal ignored at start stays

@@ -34,7 +34,7 @@
 #define MIB ((uint64_t)1024 * 1024)
 
 typedef struct stream {
-    op_stream base; /* first: op_stream * casts to stream * */
+    input_stream base; /* first: op_stream * casts to stream * */
     char *name;
     input_limits lim;
 
@@ -69,6 +69,7 @@ typedef struct stream {
 } stream;
 
 static const struct op_stream_api stream_api;
+static const input_ops stream_ops;
 
 void input_limits_default(input_limits *l)
 {
@@ -466,12 +467,10 @@ static int st_truncated(const op_stream *st)
     return s->trunc_line || (s->eof_seen && s->cut);
 }
 
-uint64_t input_source_offset(const op_stream *st)
+static uint64_t st_source_offset(const op_stream *st)
 {
     const stream *s = (const stream *)st;
 
-    if (!st || input_rolling_owns(st))
-        return 0;
     return s->codec->step ? s->rbase + s->rpos : st_offset(st);
 }
 
@@ -500,7 +499,8 @@ static stream *stream_new(const char *name, const input_limits *limits)
 
     if (!s)
         return NULL;
-    s->base.api = &stream_api;
+    s->base.base.api = &stream_api;
+    s->base.ops = &stream_ops;
     s->fd = -1;
     input_limits_default(&s->lim);
     if (limits) { /* 0 keeps the default */
@@ -628,10 +628,10 @@ out:
     if (fd >= 0 && fd != STDIN_FILENO)
         close(fd);
     if (rc) {
-        input_close(s ? &s->base : NULL);
+        input_close(s ? &s->base.base : NULL);
         return rc;
     }
-    *out = &s->base;
+    *out = &s->base.base;
     return OP_OK;
 }
 
@@ -654,21 +654,18 @@ int input_open_mem(const char *name, const void *buf, size_t len,
     s->src_eof = 1;
     rc = stream_start(s, err);
     if (rc) {
-        input_close(&s->base);
+        input_close(&s->base.base);
         return rc;
     }
-    *out = &s->base;
+    *out = &s->base.base;
     return OP_OK;
 }
 
-int input_peek(op_stream *st, size_t max, const unsigned char **head,
-               size_t *len, op_error *err)
+static int st_peek(op_stream *st, size_t max, const unsigned char **head,
+                   size_t *len, op_error *err)
 {
     stream *s = (stream *)st;
     size_t limit;
-
-    if (input_rolling_owns(st))
-        return input_rolling_peek(st, max, head, len, err);
 
     *head = s->buf + s->start;
     *len = 0;
@@ -692,14 +689,11 @@ int input_peek(op_stream *st, size_t max, const unsigned char **head,
     return OP_OK;
 }
 
-const char *input_warning(const op_stream *st)
+static const char *st_warning(const op_stream *st)
 {
     const stream *s = (const stream *)st;
 
-    if (input_rolling_owns(st))
-        return input_rolling_warning(st);
-
-    return s && s->warning[0] ? s->warning : NULL;
+    return s->warning[0] ? s->warning : NULL;
 }
 
 char *input_read_file(const char *path, size_t max, size_t *len,
@@ -738,17 +732,10 @@ out:
     return buf;
 }
 
-void input_close(op_stream *st)
+static void st_close(op_stream *st)
 {
     stream *s = (stream *)st;
 
-    if (input_rolling_owns(st)) {
-        input_rolling_close(st);
-        return;
-    }
-
-    if (!s)
-        return;
     if (s->codec && s->codec->free)
         s->codec->free(s->cstate);
     if (s->own_fd && s->fd >= 0)
@@ -757,6 +744,42 @@ void input_close(op_stream *st)
     free(s->buf);
     free(s->name);
     free(s);
+}
+
+static const input_ops stream_ops = {
+    .peek = st_peek,
+    .warning = st_warning,
+    .source_offset = st_source_offset,
+    .close = st_close,
+};
+
+/* --- any host stream: through its input_ops ------------------------------ */
+
+static const input_ops *ops_of(const op_stream *st)
+{
+    return ((const input_stream *)st)->ops;
+}
+
+int input_peek(op_stream *st, size_t max, const unsigned char **head,
+               size_t *len, op_error *err)
+{
+    return ops_of(st)->peek(st, max, head, len, err);
+}
+
+const char *input_warning(const op_stream *st)
+{
+    return st && ops_of(st)->warning ? ops_of(st)->warning(st) : NULL;
+}
+
+uint64_t input_source_offset(const op_stream *st)
+{
+    return st && ops_of(st)->source_offset ? ops_of(st)->source_offset(st) : 0;
+}
+
+void input_close(op_stream *st)
+{
+    if (st)
+        ops_of(st)->close(st);
 }
 
 /* --- walking ------------------------------------------------------------ */

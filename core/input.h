@@ -49,7 +49,8 @@ const char *input_warning(const op_stream *s);
 
 /* Compressed bytes consumed so far by a compressed stream (the progress
  * bar of a .zst or .gz file: its size is known, its decoded size is not);
- * 0 for a rolling folder. Equals op_stream_offset() for a plain stream. */
+ * 0 for a folder layout's stream (input_ops without source_offset).
+ * Equals op_stream_offset() for a plain stream. */
 uint64_t input_source_offset(const op_stream *s);
 
 /* Closes the stream and frees it. Accepts NULL. */
@@ -77,24 +78,23 @@ typedef void (*input_error_fn)(const char *file, const char *msg, void *ud);
 int input_walk(const char *path, input_visit_fn fn, input_error_fn on_error,
                void *ud, op_error *err);
 
-/* Spark's rolling layout (spark.md §2.3): a directory eventlog_v2_<app>/
- * holding events_<N>_<app>[.codec] files (plus appstatus_* and .compact
- * files). Opens them as one stream named dir, each file decompressed by its
- * own codec, in the order Spark wrote them. Returns 0 with *out (close with
- * input_close) or an op_status with err naming the directory. */
-int input_open_rolling(const char *dir, const input_limits *limits,
-                       op_stream **out, op_error *err);
+/* A kind of host stream. The SDK's op_stream_api is what plugins read
+ * through; these are what the host does besides (input_peek, input_warning,
+ * input_source_offset, input_close). Every stream the host hands out starts
+ * with an input_stream: input.c's own, and a folder layout's
+ * (op_engine_layout, engine.h), so a new kind of stream needs no edit here.
+ * warning and source_offset may be NULL (none; 0). */
+typedef struct input_ops {
+    int (*peek)(op_stream *s, size_t max, const unsigned char **head,
+                size_t *len, op_error *err);
+    const char *(*warning)(const op_stream *s);
+    uint64_t (*source_offset)(const op_stream *s);
+    void (*close)(op_stream *s);
+} input_ops;
 
-/* Whether path is a directory of that layout ("eventlog_v2_" prefix). */
-int input_is_rolling_dir(const char *path);
-
-/* Internal to input.c <-> input_rolling.c: a rolling stream is its own
- * op_stream type; input_peek, input_warning and input_close hand such a
- * stream to these. */
-int input_rolling_owns(const op_stream *s);
-int input_rolling_peek(op_stream *s, size_t max, const unsigned char **head,
-                       size_t *len, op_error *err);
-const char *input_rolling_warning(const op_stream *s);
-void input_rolling_close(op_stream *s);
+typedef struct input_stream {
+    op_stream base; /* first: an op_stream * casts to input_stream * */
+    const input_ops *ops;
+} input_stream;
 
 #endif

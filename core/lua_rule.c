@@ -125,7 +125,7 @@ static int read_strings(lua_State *L, validate_state *vs, int t,
         return 0;
     }
     if (ty != LUA_TTABLE || sbx_is_proxy(L, -1)) {
-        meta_fail(vs, "'%s' must be a list of strings, e.g. { \"flink\" }",
+        meta_fail(vs, "'%s' must be a list of strings, e.g. { \"a\", \"b\" }",
                   key);
         return -1;
     }
@@ -233,7 +233,7 @@ static int validate_fields(lua_State *L, validate_state *vs)
     int sev;
 
     if (raw_field(L, 2, "id") != LUA_TSTRING) {
-        meta_fail(vs, "'id' must be a string such as \"flink.bottleneck\"%s",
+        meta_fail(vs, "'id' must be a string such as \"pack.rule-name\"%s",
                   NULL);
         return -1;
     }

@@ -1,5 +1,5 @@
 /*
- * model.h - the metrics model (DESIGN §4) as the core holds it.
+ * model.h - the metrics model (docs/model.md) as the core holds it.
  *
  * Plugins fill it through the builder (sdk/include/optipipe/builder.h,
  * implemented in model.c); model_freeze() then sorts every map by key and

@@ -1,5 +1,5 @@
 /*
- * plugins.c - the input plugin registry (core/plugins.h, DESIGN §6).
+ * plugins.c - the input plugin registry (core/plugins.h, docs/writing-plugins.md).
  *
  * Built-in descriptors and the ones external .so files return go through
  * one validator. The registry keeps its own zero-padded copy of each
@@ -26,15 +26,15 @@
 #define NAME_MAX_LEN 64
 #define DIR_MAX_FILES 1024
 
-typedef struct plugin_slot {
+typedef struct plugin_entry {
     op_plugin desc; /* validated copy, zero-padded past struct_size */
     char *path;     /* the .so it came from, or NULL for a built-in */
-} plugin_slot;
+} plugin_entry;
 
-/* Slots are allocated one by one so the descriptor pointers handed out by
+/* Entries are allocated one by one so the descriptor pointers handed out by
  * plugins_get/find/detect stay valid while more plugins are added. */
 struct plugin_reg {
-    plugin_slot **slots;
+    plugin_entry **entries;
     size_t n, cap;
     void **handles; /* every dlopen handle, closed in plugins_free */
     size_t nhandles, handles_cap;
@@ -55,10 +55,10 @@ void plugins_free(plugin_reg *reg)
     if (!reg)
         return;
     for (size_t i = 0; i < reg->n; i++) {
-        free(reg->slots[i]->path);
-        free(reg->slots[i]);
+        free(reg->entries[i]->path);
+        free(reg->entries[i]);
     }
-    free(reg->slots);
+    free(reg->entries);
     for (size_t i = reg->nhandles; i > 0; i--)
         dlclose(reg->handles[i - 1]);
     free(reg->handles);
@@ -150,15 +150,15 @@ static int check_fields(const op_plugin *p, const char *path, op_error *err)
     return OP_OK;
 }
 
-/* Room for one more slot pointer. */
-static int reserve_slot(plugin_reg *reg)
+/* Room for one more entry pointer. */
+static int reserve_entry(plugin_reg *reg)
 {
     if (reg->n == reg->cap) {
         size_t cap = reg->cap ? reg->cap * 2 : 8;
-        plugin_slot **s = realloc(reg->slots, cap * sizeof *s);
+        plugin_entry **s = realloc(reg->entries, cap * sizeof *s);
         if (!s)
             return OP_ENOMEM;
-        reg->slots = s;
+        reg->entries = s;
         reg->cap = cap;
     }
     return OP_OK;
@@ -168,8 +168,8 @@ static int reserve_slot(plugin_reg *reg)
 static const char *path_of(const plugin_reg *reg, const char *name)
 {
     for (size_t i = 0; i < reg->n; i++)
-        if (strcmp(reg->slots[i]->desc.name, name) == 0)
-            return reg->slots[i]->path;
+        if (strcmp(reg->entries[i]->desc.name, name) == 0)
+            return reg->entries[i]->path;
     return NULL;
 }
 
@@ -178,7 +178,7 @@ static const char *path_of(const plugin_reg *reg, const char *name)
 int plugins_add(plugin_reg *reg, const op_plugin *p, const char *path,
                 op_error *err)
 {
-    plugin_slot *slot;
+    plugin_entry *ent;
     size_t copy;
     int rc;
 
@@ -200,21 +200,21 @@ int plugins_add(plugin_reg *reg, const op_plugin *p, const char *path,
                                   : "built-in plugin",
                             other ? other : "");
     }
-    if (reserve_slot(reg) || !(slot = calloc(1, sizeof *slot)))
+    if (reserve_entry(reg) || !(ent = calloc(1, sizeof *ent)))
         return op_error_set(err, OP_ENOMEM,
                             "out of memory registering plugin '%s' (%s)",
                             p->name, where(path));
     copy = p->struct_size < sizeof(op_plugin) ? p->struct_size
                                               : sizeof(op_plugin);
-    memcpy(&slot->desc, p, copy);
-    slot->desc.struct_size = (uint32_t)copy;
-    if (path && !(slot->path = strdup(path))) {
-        free(slot);
+    memcpy(&ent->desc, p, copy);
+    ent->desc.struct_size = (uint32_t)copy;
+    if (path && !(ent->path = strdup(path))) {
+        free(ent);
         return op_error_set(err, OP_ENOMEM,
                             "out of memory registering plugin '%s' (%s)",
                             p->name, path);
     }
-    reg->slots[reg->n++] = slot;
+    reg->entries[reg->n++] = ent;
     return OP_OK;
 }
 
@@ -458,7 +458,7 @@ int plugins_detect(const plugin_reg *reg, const op_probe *probe,
     if (!reg || !probe || !out)
         return op_error_set(err, OP_EUSAGE, "plugins_detect: bad arguments");
     for (size_t i = 0; i < reg->n; i++) {
-        const op_plugin *p = &reg->slots[i]->desc;
+        const op_plugin *p = &reg->entries[i]->desc;
         int score = p->detect(probe);
         if (score < 0)
             score = 0;
@@ -505,8 +505,8 @@ const op_plugin *plugins_get(const plugin_reg *reg, size_t i,
         return NULL;
     }
     if (path)
-        *path = reg->slots[i]->path;
-    return &reg->slots[i]->desc;
+        *path = reg->entries[i]->path;
+    return &reg->entries[i]->desc;
 }
 
 /* The plugin named name (borrowed), or NULL. */
@@ -515,7 +515,7 @@ const op_plugin *plugins_find(const plugin_reg *reg, const char *name)
     if (!reg || !name)
         return NULL;
     for (size_t i = 0; i < reg->n; i++)
-        if (strcmp(reg->slots[i]->desc.name, name) == 0)
-            return &reg->slots[i]->desc;
+        if (strcmp(reg->entries[i]->desc.name, name) == 0)
+            return &reg->entries[i]->desc;
     return NULL;
 }

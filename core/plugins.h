@@ -22,7 +22,8 @@ void plugins_free(plugin_reg *reg);
 int plugins_add(plugin_reg *reg, const op_plugin *p, const char *path,
                 op_error *err);
 
-/* Adds every built-in plugin (flink, spark, dbt as they exist). */
+/* Adds every built-in plugin (the folders under plugins/, generated
+ * table plugins_builtin.c.in). */
 int plugins_add_builtins(plugin_reg *reg, op_error *err);
 
 /* dlopens file (RTLD_NOW | RTLD_LOCAL), resolves OP_PLUGIN_ENTRY_SYMBOL and

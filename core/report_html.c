@@ -2,7 +2,7 @@
  * report_html.c - the HTML report: one self-contained page (inline CSS and
  * SVG, no network, no external scripts, fonts or images) with a summary,
  * then per run its findings and the charts that explain them (drawn by
- * report_html_<engine>.c).
+ * the run's engine: op_engine.html_charts, engine.h).
  *
  * Safety: every string from inputs or rules is HTML-escaped (html_put),
  * and a Content-Security-Policy allows no network at all and only the one
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "report_html.h"
 
 /* The only script; CSP_SCRIPT_HASH is sha256 of exactly these bytes. */
@@ -322,14 +323,11 @@ static void put_findings(hout *h, size_t run)
 static void put_charts(hout *h, const struct op_run *r)
 {
     unsigned figs = h->nfig;
+    const op_engine *e = engine_find(r->source);
 
     fputs("<h3>Charts</h3>\n", h->f);
-    if (strcmp(r->source, "flink") == 0)
-        html_charts_flink(h, r);
-    else if (strcmp(r->source, "spark") == 0)
-        html_charts_spark(h, r);
-    else if (strcmp(r->source, "dbt") == 0)
-        html_charts_dbt(h, r);
+    if (e && ENGINE_HAS(e, html_charts) && e->html_charts)
+        e->html_charts(h, r);
     if (h->nfig == figs)
         fputs("<p class=\"meta\">No chart for this run: its data has no timeline, graph "
               "or series to draw.</p>\n", h->f);

@@ -1,7 +1,7 @@
 /*
  * report_html.h - internals of the HTML report, shared by the page
  * (report_html.c), the SVG primitives (report_html_svg.c) and the charts of
- * each engine (report_html_flink.c, _spark.c, _dbt.c).
+ * each engine (op_engine.html_charts, engine.h: <engine>/host/).
  *
  * Charts are drawn here, in C, as inline SVG: the page needs no script to
  * show them, prints as it looks, and stays one file. Every string from an
@@ -82,10 +82,5 @@ double html_metric(const mmap *m, const char *key);
 
 /* A string attr, or NULL. */
 const char *html_attr(const mmap *m, const char *key);
-
-/* Charts of one run, by engine; each writes nothing when it has no data. */
-void html_charts_flink(hout *h, const struct op_run *r);
-void html_charts_spark(hout *h, const struct op_run *r);
-void html_charts_dbt(hout *h, const struct op_run *r);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * report_json.c - the JSON report (DESIGN §8, schema 1; documented in
+ * report_json.c - the JSON report (schema 1; documented in
  * docs/json-output.md). Machine-facing: stable key order, exact integers.
  */
 #include "jsonw.h"

@@ -67,18 +67,6 @@ static int classify(const cJSON *root)
     return K_NONE;
 }
 
-int dbt_schema_number(const char *url)
-{
-    const char *v;
-    int n = 0;
-
-    if (!url || !(v = strrchr(url, '/')) || v[1] != 'v')
-        return 0;
-    for (v += 2; isdigit((unsigned char)*v) && n < 1000; v++)
-        n = n * 10 + (*v - '0');
-    return n;
-}
-
 static int dbt_parse(op_stream *in, op_builder *b, op_error *err)
 {
     const char *name = op_stream_name(in), *buf = NULL, *url;

@@ -153,11 +153,11 @@ void dbt_state_free(dbt_state *st);
 void dbt_rrun_free(dbt_rrun *r);
 void dbt_manifest_free(dbt_manifest *m);
 
-/* --- readers ---------------------------------------------------------- */
-
 /* Schema version number of metadata.dbt_schema_version ("…/v6.json" → 6),
- * 0 when unknown. */
+ * 0 when unknown (dbt_util.c). */
 int dbt_schema_number(const char *url);
+
+/* --- readers ---------------------------------------------------------- */
 
 /* run_results.json: builds the run and its nodes and keeps the timeline in
  * the slot. `name` is the input's display name (for messages). */

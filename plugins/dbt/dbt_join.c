@@ -303,9 +303,9 @@ static void ready_waits(join_ctx *c, const cp_state *s)
     }
 }
 
-/* Longest chain by node duration over scheduling edges (research/dbt.md
- * §2.6 step 5), the ready-wait of every worker node, and the lower bound
- * of the span: max(critical path, busy / threads). */
+/* Longest chain by node duration over scheduling edges (docs/dbt.md,
+ * "Threads and utilization"), the ready-wait of every worker node, and the
+ * lower bound of the span: max(critical path, busy / threads). */
 static void critical_path(join_ctx *c)
 {
     const dbt_rrun *r = c->rr;

@@ -6,7 +6,7 @@
  * because they need no manifest. The node timeline is also kept in the
  * plugin slot for the critical path computed at finish() (dbt_join.c).
  *
- * Tolerated pitfalls (research/dbt.md §2.6, §2.9): errored nodes with an
+ * Tolerated pitfalls (docs/dbt.md): errored nodes with an
  * empty `timing` but a positive `execution_time` (kept "untimed"), hooks
  * on thread `main`, 6 or 9 fractional digits, exponent-form numbers, null
  * fields, unknown keys.
@@ -786,7 +786,7 @@ static int peak_of(const iv *v, size_t n, int *peak)
     return 0;
 }
 
-/* Span, busy time, peak concurrency and utilization (research/dbt.md §2.6):
+/* Span, busy time, peak concurrency and utilization (docs/dbt.md, "Threads and utilization"):
  * span over every timed node (hooks on `main` included), busy and peak over
  * worker threads only. */
 static void timeline_metrics(rr_ctx *c, int threads, int inferred)

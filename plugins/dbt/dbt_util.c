@@ -2,7 +2,8 @@
  * dbt_util.c - small helpers of the dbt plugin: typed cJSON lookups,
  * ISO-8601 timestamps to epoch microseconds (no locale, no timezone
  * database: a days-from-civil computation), a string map, unique_id
- * splitting and the slot state's lifetime.
+ * splitting, the schema version number of an artifact and the slot
+ * state's lifetime.
  */
 #include <ctype.h>
 #include <math.h>
@@ -10,6 +11,19 @@
 #include <string.h>
 
 #include "dbt_internal.h"
+
+/* metadata.dbt_schema_version ("https://schemas.getdbt.com/.../v6.json") -> 6. */
+int dbt_schema_number(const char *url)
+{
+    const char *v;
+    int n = 0;
+
+    if (!url || !(v = strrchr(url, '/')) || v[1] != 'v')
+        return 0;
+    for (v += 2; isdigit((unsigned char)*v) && n < 1000; v++)
+        n = n * 10 + (*v - '0');
+    return n;
+}
 
 const char *dbt_jstr(const cJSON *obj, const char *key)
 {

@@ -1,11 +1,11 @@
 /*
  * flink.c - the Flink input plugin: detection, the three container shapes
- * it reads (the `flink_rest_export` of DESIGN §9, a HistoryServer archive
+ * it reads (the `flink_rest_export` of docs/flink.md, a HistoryServer archive
  * `{"archive":[{"path","json"}]}`, one raw REST response) and the REST path
  * classification. The per-job model is built in flink_job.c and
  * flink_checkpoints.c. See docs/flink.md and docs/model-flink.md.
  *
- * Responses are classified once and indexed by (endpoint, job, vertex,
+ * Responses are classified once here and indexed (flink_polls.c) by (endpoint, job, vertex,
  * poll), so that the per-vertex lookups keep a parse O(n log n) in the
  * number of vertices and responses (a scan per lookup was quadratic).
  */
@@ -207,13 +207,6 @@ void fl_path_parse(const char *raw, fl_path *out)
 
 /* --- polls --------------------------------------------------------------- */
 
-/* Every poll keeps its classified entries; fl_find looks them up through
- * the sorted index c.idx. */
-typedef struct fl_pollx {
-    fl_entry *e;
-    size_t n;
-} fl_pollx;
-
 /* Job ids in order of first appearance, with an open-addressing hash of
  * their positions so that an export with many jobs stays linear. */
 typedef struct jid_list {
@@ -293,298 +286,6 @@ typedef struct fl_state {
     char warnbuf[FL_MAX_GLOBAL_WARNINGS][256];
     size_t nwarn;
 } fl_state;
-
-/* A response that is null (not one op_json_tidy made so and reported):
- * absent, like an error body. */
-static int null_resp(const cJSON *resp)
-{
-    return cJSON_IsNull(resp) && !(resp->type & OP_JSON_TIDIED);
-}
-
-static int entry_matches(const fl_entry *e, enum fl_ep ep, const char *jid,
-                         const char *vid, int64_t num)
-{
-    if (e->path.ep != ep)
-        return 0;
-    if (jid && strcmp(e->path.jid, jid))
-        return 0;
-    if (vid && strcmp(e->path.vid, vid))
-        return 0;
-    if (num >= 0 && e->path.num != num)
-        return 0;
-    return !e->err;
-}
-
-/* Index order: endpoint, jid, vid, then poll and position, so that the
- * entries of one (endpoint, jid, vid) are contiguous and in poll order. */
-static int key_cmp(const fl_entry *e, enum fl_ep ep, const char *jid,
-                   const char *vid)
-{
-    int d;
-
-    if (e->path.ep != ep)
-        return e->path.ep < ep ? -1 : 1;
-    if (!jid)
-        return 0;
-    if ((d = strcmp(e->path.jid, jid)))
-        return d;
-    return vid ? strcmp(e->path.vid, vid) : 0;
-}
-
-static int idx_cmp(const void *a, const void *b)
-{
-    const fl_entry *x = *(const fl_entry *const *)a;
-    const fl_entry *y = *(const fl_entry *const *)b;
-    int d = key_cmp(x, y->path.ep, y->path.jid, y->path.vid);
-
-    if (d)
-        return d;
-    if (x->poll != y->poll)
-        return x->poll < y->poll ? -1 : 1;
-    return x->pos < y->pos ? -1 : (x->pos > y->pos);
-}
-
-/* [*lo, *hi) of the index entries whose key starts with (ep, jid, vid);
- * a NULL jid or vid matches any (vid is ignored without jid). */
-static void idx_range(const fl_ctx *c, enum fl_ep ep, const char *jid,
-                      const char *vid, size_t *lo, size_t *hi)
-{
-    size_t a = 0, b = c->nidx;
-
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (key_cmp(c->idx[mid], ep, jid, vid) < 0)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    *lo = a;
-    b = c->nidx;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (key_cmp(c->idx[mid], ep, jid, vid) <= 0)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    *hi = a;
-}
-
-/* The range is ordered by (poll, pos) when all its entries share jid and
- * vid (always so when both are given; in practice nearly always). */
-static int idx_uniform(const fl_ctx *c, size_t lo, size_t hi)
-{
-    const fl_entry *a, *b;
-
-    if (hi - lo < 2)
-        return 1;
-    a = c->idx[lo];
-    b = c->idx[hi - 1];
-    return !strcmp(a->path.jid, b->path.jid) &&
-           !strcmp(a->path.vid, b->path.vid);
-}
-
-/* What fl_find and friends look for; NULL jid / vid match any. */
-typedef struct fl_query {
-    enum fl_ep ep;
-    const char *jid, *vid;
-    int64_t num;
-} fl_query;
-
-static int query_matches(const fl_entry *e, const fl_query *q)
-{
-    return entry_matches(e, q->ep, q->jid, q->vid, q->num);
-}
-
-/* Which matching entry wins: in poll p (want == 0), the newest (> 0) or
- * the oldest (< 0) poll; within a poll the first one. */
-static int better(const fl_entry *e, const fl_entry *best, int want)
-{
-    if (!best)
-        return 1;
-    if (e->poll != best->poll)
-        return want > 0 ? e->poll > best->poll : e->poll < best->poll;
-    return e->pos < best->pos;
-}
-
-/* A range that mixes ids (a wildcard over several): look at every entry. */
-static const fl_entry *pick_scan(const fl_ctx *c, size_t lo, size_t hi,
-                                 const fl_query *q, size_t p, int want)
-{
-    const fl_entry *best = NULL;
-    size_t i;
-
-    for (i = lo; i < hi; i++) {
-        const fl_entry *e = c->idx[i];
-        if ((want || e->poll == p) && query_matches(e, q) &&
-            better(e, best, want))
-            best = e;
-    }
-    return best;
-}
-
-/* The newest match of a range in poll order: the last match gives the
- * poll, the first match within that poll is the answer. */
-static const fl_entry *pick_newest(const fl_ctx *c, size_t lo, size_t hi,
-                                   const fl_query *q)
-{
-    const fl_entry *best = NULL;
-    size_t i;
-
-    for (i = hi; i-- > lo;) {
-        const fl_entry *e = c->idx[i];
-        if (best && e->poll != best->poll)
-            break;
-        if (query_matches(e, q))
-            best = e;
-    }
-    return best;
-}
-
-/* The oldest match of a range in poll order: its first match. */
-static const fl_entry *pick_oldest(const fl_ctx *c, size_t lo, size_t hi,
-                                   const fl_query *q)
-{
-    size_t i;
-
-    for (i = lo; i < hi; i++)
-        if (query_matches(c->idx[i], q))
-            return c->idx[i];
-    return NULL;
-}
-
-/* The first match of poll p in a range in poll order. */
-static const fl_entry *pick_in_poll(const fl_ctx *c, size_t lo, size_t hi,
-                                    const fl_query *q, size_t p)
-{
-    size_t a = lo, b = hi, i;
-
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (c->idx[mid]->poll < p)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    for (i = a; i < hi && c->idx[i]->poll == p; i++)
-        if (query_matches(c->idx[i], q))
-            return c->idx[i];
-    return NULL;
-}
-
-/* The entry fl_find (want == 0, poll p), fl_find_newest (want > 0) or
- * fl_find_oldest (want < 0) answers with: the one a scan of the polls in
- * order would find. */
-static const fl_entry *idx_pick(const fl_ctx *c, const fl_query *q, size_t p,
-                                int want)
-{
-    size_t lo, hi;
-
-    idx_range(c, q->ep, q->jid, q->vid, &lo, &hi);
-    if (!idx_uniform(c, lo, hi))
-        return pick_scan(c, lo, hi, q, p, want);
-    if (want > 0)
-        return pick_newest(c, lo, hi, q);
-    if (want < 0)
-        return pick_oldest(c, lo, hi, q);
-    return pick_in_poll(c, lo, hi, q, p);
-}
-
-const cJSON *fl_find(const fl_ctx *c, size_t p, enum fl_ep ep,
-                     const char *jid, const char *vid, int64_t num)
-{
-    fl_query q = {ep, jid, vid, num};
-    const fl_entry *e;
-
-    if (p >= c->npolls)
-        return NULL;
-    e = idx_pick(c, &q, p, 0);
-    return e ? e->resp : NULL;
-}
-
-const cJSON *fl_find_newest(const fl_ctx *c, enum fl_ep ep, const char *jid,
-                            const char *vid, size_t *poll)
-{
-    fl_query q = {ep, jid, vid, -1};
-    const fl_entry *e = idx_pick(c, &q, 0, 1);
-
-    if (!e)
-        return NULL;
-    if (poll)
-        *poll = e->poll;
-    return e->resp;
-}
-
-const cJSON *fl_find_oldest(const fl_ctx *c, enum fl_ep ep, const char *jid,
-                            const char *vid, size_t *poll)
-{
-    fl_query q = {ep, jid, vid, -1};
-    const fl_entry *e = idx_pick(c, &q, 0, -1);
-
-    if (!e)
-        return NULL;
-    if (poll)
-        *poll = e->poll;
-    return e->resp;
-}
-
-size_t fl_entries(const fl_ctx *c, enum fl_ep ep, const char *jid,
-                  const char *vid, const fl_entry *const **out)
-{
-    size_t lo, hi;
-
-    if (!c->nidx) {
-        *out = NULL;
-        return 0;
-    }
-    idx_range(c, ep, jid, vid, &lo, &hi);
-    *out = c->idx + lo;
-    return hi - lo;
-}
-
-int fl_entry_at(const fl_ctx *c, size_t p, size_t i, const fl_path **path,
-                const cJSON **resp)
-{
-    const fl_pollx *x;
-
-    if (p >= c->npolls)
-        return 0;
-    x = &c->px[p];
-    if (i >= x->n)
-        return 0;
-    *path = &x->e[i].path;
-    *resp = x->e[i].resp;
-    return 1;
-}
-
-/* Numbers the entries of every poll and sorts them into c.idx. */
-static int build_index(fl_state *st, op_error *err)
-{
-    const fl_entry **idx;
-    size_t p, i, n = 0;
-
-    for (p = 0; p < st->c.npolls; p++)
-        n += st->px[p].n;
-    if (!n)
-        return OP_OK;
-    idx = malloc(n * sizeof *idx);
-    if (!idx)
-        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
-                            st->c.input);
-    n = 0;
-    for (p = 0; p < st->c.npolls; p++)
-        for (i = 0; i < st->px[p].n; i++) {
-            fl_entry *e = &st->px[p].e[i];
-            e->poll = p;
-            e->pos = i;
-            e->err = fl_error_body(e->resp) != NULL || null_resp(e->resp);
-            idx[n++] = e;
-        }
-    qsort(idx, n, sizeof *idx, idx_cmp);
-    st->c.idx = idx;
-    st->c.nidx = n;
-    return OP_OK;
-}
 
 static void global_warning(fl_state *st, const char *msg)
 {
@@ -711,7 +412,7 @@ static int classify_poll(fl_state *st, size_t p, int warn, op_error *err)
                      it->string, first);
             global_warning(st, msg);
         }
-        if (null_resp(it) && warn) {
+        if (fl_null_resp(it) && warn) {
             char msg[256];
             snprintf(msg, sizeof msg,
                      "$.responses[\"%.100s\"]: null where a response is "
@@ -1402,7 +1103,7 @@ static int merge_states(fl_state *const *m, size_t nm, fl_state *out,
         if ((rc = classify_poll(out, i, 0, err)))
             goto out;
     }
-    rc = build_index(out, err);
+    rc = fl_index_build(&out->c, out->px, err);
 out:
     free(r);
     free(scratch);
@@ -1508,7 +1209,7 @@ static int read_input(fl_state *st, op_stream *in, op_error *err)
         for (p = 0; p < st->c.npolls; p++)
             if ((rc = classify_poll(st, p, p == 0, err)))
                 return rc;
-    return build_index(st, err);
+    return fl_index_build(&st->c, st->px, err);
 }
 
 static int flink_parse(op_stream *in, op_builder *b, op_error *err)
@@ -1539,7 +1240,7 @@ out:
     return rc;
 }
 
-/* The built-in Flink plugin (DESIGN §6, §9). */
+/* The built-in Flink plugin (docs/writing-plugins.md, docs/flink.md). */
 const op_plugin op_plugin_flink = {
     OP_PLUGIN_HEADER,
     .name = "flink",

@@ -21,7 +21,7 @@
 #define FL_TEXT_MAX 4096       /* longest description / message kept */
 #define FL_MSG_MAX 300         /* longest failure message kept in a record */
 
-/* The endpoints the plugin understands (research/flink.md §1.1). */
+/* The endpoints the plugin understands (docs/flink.md). */
 enum fl_ep {
     EP_UNKNOWN = 0,
     EP_DASH_CONFIG,       /* /config */
@@ -100,7 +100,12 @@ typedef struct fl_byid {
     size_t cap; /* a power of two, twice the items at least; 0: empty */
 } fl_byid;
 
-struct fl_pollx; /* a poll's classified entries (flink.c) */
+/* Every poll keeps its classified entries (flink.c); fl_find looks them
+ * up through the sorted index fl_ctx.idx (flink_polls.c). */
+typedef struct fl_pollx {
+    fl_entry *e;
+    size_t n;
+} fl_pollx;
 
 typedef struct fl_ctx {
     op_builder *b;
@@ -109,7 +114,7 @@ typedef struct fl_ctx {
     size_t npolls;
     const struct fl_pollx *px; /* one per poll */
     /* Every entry of every poll, sorted by (endpoint, jid, vid, poll,
-     * pos): fl_find and friends binary-search it (flink.c). */
+     * pos): fl_find and friends binary-search it (flink_polls.c). */
     const fl_entry **idx;
     size_t nidx;
     int lone; /* the input was one raw response */
@@ -203,7 +208,7 @@ int fl_getnum_in(const cJSON *obj, const char *key, double lo, double hi,
 
 void fl_config_init(fl_config *c);
 void fl_config_free(fl_config *c);
-/* Sets key (mapped to its canonical name, flink.md §1.5) to value. */
+/* Sets key (mapped to its canonical name, docs/flink.md) to value. */
 void fl_config_set(fl_config *c, const char *key, const char *value);
 /* Removes key (canonical). */
 void fl_config_unset(fl_config *c, const char *key);
@@ -216,7 +221,14 @@ const char *fl_canonical_key(const char *key);
  * Returns the number of keys read. */
 size_t fl_config_merge_list(fl_config *c, const cJSON *list);
 
-/* --- responses (flink.c) ----------------------------------------------- */
+/* --- responses (flink_polls.c) ----------------------------------------- */
+
+/* Numbers the entries of every poll (px[0..c->npolls)) and sorts them into
+ * c->idx (owned by the parse). Returns 0 or OP_ENOMEM with err. */
+int fl_index_build(fl_ctx *c, fl_pollx *px, op_error *err);
+/* Whether a response is null (not one op_json_tidy made so): absent, like
+ * an error body. */
+int fl_null_resp(const cJSON *resp);
 
 /* The response for endpoint ep of job jid (and vertex vid / number num when
  * not NULL / >= 0) in poll p, or NULL. Error bodies count as absent. */
@@ -287,7 +299,7 @@ int fl_job(fl_ctx *c, const char *jid, op_error *err);
 int fl_checkpoints(fl_ctx *c, op_run *r, const char *jid, fl_config *cfg);
 void fl_exceptions(fl_ctx *c, op_run *r, const char *jid);
 
-/* Flink job state -> model status (DESIGN §4). */
+/* Flink job state -> model status (docs/model.md). */
 const char *fl_status(const char *state);
 
 #endif

@@ -4,7 +4,7 @@
  *
  * Flink's Jackson writes NaN as the string "NaN", metric values and
  * watermarks as strings, and uses Long.MIN/MAX_VALUE as sentinels; these
- * helpers hide all of that (research/flink.md §1.2).
+ * helpers hide all of that (docs/flink.md).
  */
 #include <errno.h>
 #include <math.h>
@@ -325,29 +325,13 @@ void fl_byid_free(fl_byid *ix)
 
 /* --- config ----------------------------------------------------------- */
 
-/* Old (<= 1.19) key -> 1.20/2.x key (research/flink.md §1.5). */
+/* Old (<= 1.19) key -> 1.20/2.x key (docs/model-flink.md), generated from the
+ * one table of renames the Flink rules read too (rules/flink/lib/
+ * flinkkeys.lua, by plugins/flink/plugin.cmake). */
 static const struct {
     const char *old_key, *new_key;
 } key_aliases[] = {
-    {"state.backend", "state.backend.type"},
-    {"state.checkpoint-storage", "execution.checkpointing.storage"},
-    {"state.checkpoints.dir", "execution.checkpointing.dir"},
-    {"state.backend.fs.checkpointdir", "execution.checkpointing.dir"},
-    {"state.savepoints.dir", "execution.checkpointing.savepoint-dir"},
-    {"state.backend.incremental", "execution.checkpointing.incremental"},
-    {"state.checkpoints.num-retained", "execution.checkpointing.num-retained"},
-    {"state.checkpoints.create-subdir",
-     "execution.checkpointing.create-subdir"},
-    {"state.backend.local-recovery", "execution.state-recovery.from-local"},
-    {"taskmanager.state.local.root-dirs",
-     "execution.checkpointing.local-backup.dirs"},
-    {"execution.checkpointing.unaligned",
-     "execution.checkpointing.unaligned.enabled"},
-    {"execution.checkpointing.alignment-timeout",
-     "execution.checkpointing.aligned-checkpoint-timeout"},
-    {"execution.checkpointing.checkpoints-after-tasks-finish.enabled",
-     "execution.checkpointing.checkpoints-after-tasks-finish"},
-    {"restart-strategy", "restart-strategy.type"},
+#include "flink_keys_gen.h"
 };
 
 const char *fl_canonical_key(const char *key)

@@ -1,7 +1,7 @@
 /*
  * spark.c - the Spark event-log input plugin: detection and the line loop.
  *
- * A Spark event log is one JSON event per line (spark.md §2.1). The host
+ * A Spark event log is one JSON event per line (docs/spark.md). The host
  * hands us the decompressed stream (every codec, and rolling folders as one
  * stream). TaskStart/TaskEnd lines, nearly all of a big log, go through the
  * allocation-free scanner (spark_scan.c); the few other events we use are

@@ -35,33 +35,6 @@ char *sp_strdup_max(const char *s, size_t max)
     return d;
 }
 
-int64_t sp_jnum(const cJSON *v, int64_t def)
-{
-    /* Clamped to +-2^53, where doubles stop being exact: sums and
-     * differences of event values then cannot overflow int64_t. */
-    const double lim = 9007199254740992.0;
-
-    if (!cJSON_IsNumber(v) || v->valuedouble != v->valuedouble)
-        return def;
-    if (v->valuedouble >= lim)
-        return (int64_t)lim;
-    if (v->valuedouble <= -lim)
-        return -(int64_t)lim;
-    return (int64_t)v->valuedouble;
-}
-
-int64_t sp_jint(const cJSON *o, const char *key, int64_t def)
-{
-    return sp_jnum(cJSON_GetObjectItemCaseSensitive(o, key), def);
-}
-
-const char *sp_jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 void sp_warn(sp_app *a, const char *fmt, ...)
 {
     char msg[SP_TEXT_MAX];

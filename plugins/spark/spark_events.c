@@ -2,7 +2,7 @@
  * spark_events.c - the rare events, read with cJSON: application, log
  * start, environment, jobs, stage submission and completion, executors,
  * SQL executions. Field names follow JsonProtocol.scala of every Spark
- * version (spark.md §2.5); SQL events come with their fully qualified
+ * version (docs/spark.md); SQL events come with their fully qualified
  * class names and camelCase fields. Unknown events are ignored, as Spark's
  * replay ignores them.
  */

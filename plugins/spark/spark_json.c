@@ -9,7 +9,8 @@
  *     rule ("slowest task ran 106751991167d").
  * Each case gives a run warning naming the line and the field; repeats are
  * named SP_MAX_NUM_WARNED times per field, then counted, so a hostile log
- * cannot flood the warnings.
+ * cannot flood the warnings. The readers every other file takes values
+ * with (sp_jnum, sp_jint, sp_jstr) are here too, beside what they rely on.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,35 @@
 #include "spark_internal.h"
 
 #define PATH_MAX_LEN 160
+
+/* --- readers: every value the plugin takes from an event ------------------ */
+
+int64_t sp_jnum(const cJSON *v, int64_t def)
+{
+    /* Clamped to +-2^53, where doubles stop being exact: sums and
+     * differences of event values then cannot overflow int64_t. */
+    const double lim = 9007199254740992.0;
+
+    if (!cJSON_IsNumber(v) || v->valuedouble != v->valuedouble)
+        return def;
+    if (v->valuedouble >= lim)
+        return (int64_t)lim;
+    if (v->valuedouble <= -lim)
+        return -(int64_t)lim;
+    return (int64_t)v->valuedouble;
+}
+
+int64_t sp_jint(const cJSON *o, const char *key, int64_t def)
+{
+    return sp_jnum(cJSON_GetObjectItemCaseSensitive(o, key), def);
+}
+
+const char *sp_jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
 
 int sp_out_of_range(const cJSON *v)
 {

@@ -1,6 +1,6 @@
 /*
  * fuzz_rules.c - libFuzzer target for the Lua bridge: the bytes are read
- * by the "model" plugin (plugins/model, the JSON `optipipe normalize`
+ * by the "model" plugin (plugins/model_json, the JSON `optipipe normalize`
  * writes), and every bundled rule pack runs over the model. Rules must
  * turn whatever shape the model has (NaN, huge numbers, missing fields,
  * cycles) into findings or rule errors, never into a crash of the host.

@@ -529,6 +529,57 @@ static void test_interval_number_sentinel(void **state)
     model_free(m);
 }
 
+/* Every row of the one table of renames (rules/flink/lib/flinkkeys.lua,
+ * which the rules read too) is what the plugin canonicalizes: an export
+ * with each old key comes out under the row's canonical key. */
+static void test_config_keys_one_table(void **state)
+{
+    char *lua, line[512], json[65536];
+    const char *p;
+    size_t len, used, rows = 0, checked = 0;
+    op_error err = {0, ""};
+    model *m;
+
+    (void)state;
+    lua = input_read_file(OP_SOURCE_DIR "/rules/flink/lib/flinkkeys.lua", 1 << 20,
+                          &len, &err);
+    assert_non_null(lua);
+    used = (size_t)snprintf(json, sizeof json, "{\"flink_rest_export\": 1, "
+                            "\"responses\": {\"/jobmanager/config\": [");
+    for (p = lua; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+        char old[200], canon[200];
+        int major, minor;
+        if (sscanf(p, "  { \"%199[^\"]\", \"%199[^\"]\", %d, %d },", old, canon,
+                   &major, &minor) != 4)
+            continue;
+        used += (size_t)snprintf(json + used, sizeof json - used,
+                                 "%s{\"key\": \"%s\", \"value\": \"v%zu\"}",
+                                 rows ? ", " : "", old, rows);
+        rows++;
+    }
+    snprintf(json + used, sizeof json - used, "], \"/jobs/" JID "\": {\"jid\": \""
+             JID "\", \"state\": \"RUNNING\", \"vertices\": []}}}");
+    assert_true(rows >= 15);
+    m = parse_ok(json);
+    for (p = lua; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+        char old[200], canon[200];
+        int major, minor;
+        if (sscanf(p, "  { \"%199[^\"]\", \"%199[^\"]\", %d, %d },", old, canon,
+                   &major, &minor) != 4)
+            continue;
+        snprintf(line, sizeof line, "%s -> %s", old, canon);
+        if (!tm_has(&m->runs[0]->config, canon))
+            fail_msg("not canonicalized: %s", line);
+        if (tm_has(&m->runs[0]->config, old))
+            fail_msg("old key kept: %s", line);
+        checked++;
+    }
+    assert_int_equal(checked, rows);
+    assert_true(tm_has(&m->runs[0]->config, "pipeline.operator-chaining.enabled"));
+    model_free(m);
+    free(lua);
+}
+
 static void test_config_keys(void **state)
 {
     /* New keys beat their deprecated aliases whatever the order; the job's
@@ -1621,6 +1672,7 @@ int main(void)
         cmocka_unit_test(test_sentinels),
         cmocka_unit_test(test_interval_number_sentinel),
         cmocka_unit_test(test_config_keys),
+        cmocka_unit_test(test_config_keys_one_table),
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_metrics_endpoints),
         cmocka_unit_test(test_checkpoint_details_and_exceptions),

@@ -26,6 +26,7 @@
 
 #include "codec.h"
 #include "input.h"
+#include "../../plugins/spark/host/spark_host.h" /* the rolling layout */
 #include "support.h"
 
 /* --- helpers ------------------------------------------------------------ */

@@ -36,6 +36,7 @@
 
 #include "codec.h"
 #include "input.h"
+#include "../../plugins/spark/host/spark_host.h" /* the rolling layout */
 #include "model.h"
 
 #include "../../plugins/spark/spark_internal.h"

@@ -35,19 +35,12 @@ local function older_than(run, major, minor)
   return a < major or (a == major and b < minor)
 end
 
--- Canonical (1.20/2.x) key -> { old key, first version with the new key }.
-local OLD_KEYS = {
-  ["execution.checkpointing.incremental"] = { "state.backend.incremental", 1, 20 },
-  ["execution.checkpointing.num-retained"] = { "state.checkpoints.num-retained", 1, 20 },
-  ["execution.checkpointing.dir"] = { "state.checkpoints.dir", 1, 20 },
-  ["execution.checkpointing.storage"] = { "state.checkpoint-storage", 1, 20 },
-  ["execution.checkpointing.savepoint-dir"] = { "state.savepoints.dir", 1, 20 },
-  ["execution.state-recovery.from-local"] = { "state.backend.local-recovery", 1, 20 },
-  ["execution.checkpointing.unaligned.enabled"] = { "execution.checkpointing.unaligned", 1, 20 },
-  ["state.backend.type"] = { "state.backend", 1, 17 },
-  ["restart-strategy.type"] = { "restart-strategy", 1, 17 },
-  ["pipeline.operator-chaining.enabled"] = { "pipeline.operator-chaining", 1, 20 },
-}
+-- Canonical (1.20/2.x) key -> { old key, first version with the new key },
+-- from the one table of renames (flinkkeys.lua; the Flink plugin reads it too).
+local OLD_KEYS = {}
+for _, row in ipairs(require "flinkkeys") do
+  OLD_KEYS[row[2]] = OLD_KEYS[row[2]] or { row[1], row[3], row[4] }
+end
 
 -- The key to write in a recommendation: the old spelling for clusters
 -- older than the rename, the canonical one otherwise (and when unknown).

@@ -1,6 +1,6 @@
 /*
  * optipipe/builder.h - how a plugin puts what it parsed into the metrics
- * model (DESIGN §4).
+ * model (docs/model.md).
  *
  * A plugin never owns model memory: every string and number passed here is
  * copied into the host's per-analysis arena, so nothing allocated on one side
@@ -9,7 +9,7 @@
  *
  * All calls go through a function table (struct op_builder_api); the
  * static inline wrappers below are what plugins call. Setting a field or a
- * key twice keeps the last value. Names of metrics follow DESIGN §4:
+ * key twice keeps the last value. Names of metrics follow docs/model.md:
  * snake_case with a unit suffix (_ms, _bytes, _ratio, _per_s), bare counts.
  *
  * Errors: builder calls only fail on memory exhaustion or a NULL handle.

@@ -1,5 +1,5 @@
 /*
- * optipipe/plugin.h - the input plugin ABI (DESIGN §6).
+ * optipipe/plugin.h - the input plugin ABI (docs/writing-plugins.md).
  *
  * One descriptor type serves built-in and external plugins. Built-ins are
  * registered statically; external ones are .so files that export exactly one

@@ -1,11 +1,11 @@
 /*
  * fetch_flink.c - `optipipe fetch flink`: collects from a JobManager's REST
- * API every response the Flink plugin reads (DESIGN §9, docs/flink.md) and
+ * API every response the Flink plugin reads (docs/flink.md, "The export format") and
  * writes them as a `flink_rest_export`, bodies verbatim (numbers stay
  * exact). Poll 0 is a full snapshot; samples 1..N re-request the
  * time-varying paths for trends. Metric names are listed before they are
  * requested because Flink may answer a request naming one unknown metric
- * with an empty list (research/flink.md §1.1). A backpressure answer whose
+ * with an empty list (docs/flink.md). A backpressure answer whose
  * status is not "ok" ("deprecated": Flink is still collecting) is asked
  * again after Flink's own refresh interval, as its Web UI does.
  *
@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "fetch_http.h"
+#include "flink_host.h"
 #include "report_util.h"
 
 #define FX_ID_MAX 64

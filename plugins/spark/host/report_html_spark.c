@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report_html.h"
+#include "spark_host.h"
 
 #define SP_MAX_STAGES 300
 #define SP_ROW 24

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "report_html.h"
+#include "flink_host.h"
 
 #define G_MAX_VERTICES 200
 #define G_BOX_W 300

@@ -1,5 +1,5 @@
 /*
- * model.c - the "model" input plugin: reads back the JSON that
+ * model_json_reader.c - the "model" input plugin: reads back the JSON that
  * `optipipe normalize --format json` writes ({"schema": 1, "runs": [...]},
  * docs/model.md), so a model can be saved, trimmed or written by hand and
  * analyzed again. Rule tests use it for inline models (a run written as a
@@ -492,7 +492,7 @@ out:
     return rc;
 }
 
-const op_plugin op_plugin_model = {
+const op_plugin op_plugin_model_json = {
     OP_PLUGIN_HEADER,
     .name = "model",
     .version = "1.0.0",

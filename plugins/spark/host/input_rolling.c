@@ -1,5 +1,5 @@
 /*
- * input_rolling.c - Spark rolling event-log folders (spark.md §2.3) as one
+ * input_rolling.c - Spark rolling event-log folders (docs/spark.md) as one
  * stream.
  *
  * A folder eventlog_v2_<app>/ holds events_<N>_<app>[.codec][.compact]
@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "input.h"
+#include "spark_host.h"
 
 #define ROLL_MAX_FILES 100000
 
@@ -33,7 +34,7 @@ typedef struct roll_file {
 } roll_file;
 
 typedef struct rolling {
-    op_stream base; /* first: op_stream * casts to rolling * */
+    input_stream base; /* first: op_stream * casts to rolling * */
     char *name;
     input_limits lim;
     roll_file *files;
@@ -51,6 +52,7 @@ typedef struct rolling {
 } rolling;
 
 static const struct op_stream_api rolling_api;
+static const input_ops rolling_ops;
 
 int input_is_rolling_dir(const char *path)
 {
@@ -67,11 +69,6 @@ int input_is_rolling_dir(const char *path)
         return strncmp(start, "eventlog_v2_", 12) == 0 && end > start;
     }
     return strncmp(base, "eventlog_v2_", 12) == 0;
-}
-
-int input_rolling_owns(const op_stream *s)
-{
-    return s && s->api == &rolling_api;
 }
 
 /* --- listing ------------------------------------------------------------ */
@@ -427,7 +424,8 @@ int input_open_rolling(const char *dir, const input_limits *limits,
     r = calloc(1, sizeof *r);
     if (!r)
         return op_error_set(err, OP_ENOMEM, "%s: out of memory", dir);
-    r->base.api = &rolling_api;
+    r->base.base.api = &rolling_api;
+    r->base.ops = &rolling_ops;
     input_limits_default(&r->lim);
     if (limits) { /* 0 keeps the default */
         if (limits->max_line)
@@ -454,15 +452,15 @@ int input_open_rolling(const char *dir, const input_limits *limits,
         *err = r->err;
 out:
     if (rc) {
-        input_close(&r->base);
+        input_close(&r->base.base);
         return rc;
     }
-    *out = &r->base;
+    *out = &r->base.base;
     return OP_OK;
 }
 
-int input_rolling_peek(op_stream *st, size_t max, const unsigned char **head,
-                       size_t *len, op_error *err)
+static int rolling_peek(op_stream *st, size_t max, const unsigned char **head,
+                        size_t *len, op_error *err)
 {
     rolling *r = (rolling *)st;
 
@@ -479,7 +477,7 @@ int input_rolling_peek(op_stream *st, size_t max, const unsigned char **head,
     return OP_OK;
 }
 
-const char *input_rolling_warning(const op_stream *st)
+static const char *rolling_warning(const op_stream *st)
 {
     const rolling *r = (const rolling *)st;
     const char *w = r->cur ? input_warning(r->cur) : NULL;
@@ -491,7 +489,7 @@ const char *input_rolling_warning(const op_stream *st)
     return r->warning[0] ? r->warning : NULL;
 }
 
-void input_rolling_close(op_stream *st)
+static void rolling_close(op_stream *st)
 {
     rolling *r = (rolling *)st;
     size_t i;
@@ -506,3 +504,9 @@ void input_rolling_close(op_stream *st)
     free(r->all);
     free(r);
 }
+
+static const input_ops rolling_ops = {
+    .peek = rolling_peek,
+    .warning = rolling_warning,
+    .close = rolling_close, /* no source_offset: 0, the files' sizes vary */
+};

@@ -27,6 +27,7 @@
 #include <zip.h>
 
 #include "fetch_http.h"
+#include "spark_host.h"
 #include "report_util.h"
 
 #define FS_JSON_MAX (16ull << 20)

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "report_html.h"
+#include "dbt_host.h"
 
 #define DB_MAX_BARS 3000
 #define DB_MAX_THREADS 256

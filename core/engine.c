@@ -1,0 +1,102 @@
+/*
+ * engine.c - lookups in the engine table (engine.h). The table is small
+ * (one entry per engine) and asked a few times per analysis: linear scans.
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define EACH(e, i) for (i = 0; (e = op_builtin_engines[i]) != NULL; i++)
+
+const op_engine *engine_find(const char *source)
+{
+    const op_engine *e;
+    size_t i;
+
+    if (!source)
+        return NULL;
+    EACH(e, i)
+        if (e->source && strcmp(e->source, source) == 0)
+            return e;
+    return NULL;
+}
+
+static const op_engine_fetch *fetch_of(const op_engine *e)
+{
+    return ENGINE_HAS(e, fetch) ? e->fetch : NULL;
+}
+
+const op_engine *engine_find_fetch(const char *name)
+{
+    const op_engine *e;
+    size_t i;
+
+    EACH(e, i)
+        if (fetch_of(e) && strcmp(fetch_of(e)->name, name) == 0)
+            return e;
+    return NULL;
+}
+
+const op_engine *engine_for_url(const char *url)
+{
+    const op_engine *e, *best = NULL;
+    int top = 0;
+    size_t i;
+
+    EACH(e, i) {
+        const op_engine_fetch *f = fetch_of(e);
+        int s = f && f->to_memory && f->url_score ? f->url_score(url) : 0;
+        if (s > top) {
+            top = s;
+            best = e;
+        }
+    }
+    return best;
+}
+
+const op_engine_layout *engine_layout_of(const char *dir)
+{
+    const op_engine *e;
+    size_t i, k;
+
+    EACH(e, i) {
+        if (!ENGINE_HAS(e, nlayouts))
+            continue;
+        for (k = 0; k < e->nlayouts; k++)
+            if (e->layouts[k].is_dir(dir))
+                return &e->layouts[k];
+    }
+    return NULL;
+}
+
+const char *engine_default_source(void)
+{
+    const op_engine *e;
+    size_t i;
+
+    EACH(e, i)
+        if (e->flags & OP_ENGINE_DEFAULT_SOURCE)
+            return e->source;
+    return op_builtin_engines[0] ? op_builtin_engines[0]->source : "*";
+}
+
+void engine_fetch_names(char *buf, size_t len)
+{
+    const op_engine *e;
+    size_t i, n = 0, used = 0;
+
+    buf[0] = '\0';
+    EACH(e, i)
+        n += fetch_of(e) != NULL;
+    EACH(e, i) {
+        int w;
+        if (!fetch_of(e))
+            continue;
+        w = snprintf(buf + used, len - used, "%s%s",
+                     !used ? "" : --n == 1 ? " or " : ", ", fetch_of(e)->name);
+        if (w < 0 || (size_t)w >= len - used)
+            return;
+        used += (size_t)w;
+    }
+}

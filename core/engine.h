@@ -1,0 +1,102 @@
+/*
+ * engine.h - the engine table: what the host does for one engine beyond
+ * parsing its traces (its plugin does that): the HTML charts of a run,
+ * the --emit-changes patch writer, fetching from a live server, and the
+ * folder layouts read as one input. Each engine's entry lives with its
+ * plugin, in <engine>/host/ (plugins/<x>/host/, or a folder given to CMake
+ * in OP_ENGINE_DIRS), as `const op_engine op_engine_<name> = {...}`; CMake
+ * collects them into the table (engines_builtin.c.in), so core asks the
+ * table instead of naming an engine and adding an engine is no core edit
+ * (docs/architecture.md). Every hook may be NULL: the engine has none.
+ */
+#ifndef OP_CORE_ENGINE_H
+#define OP_CORE_ENGINE_H
+
+#include <stddef.h>
+
+#include <optipipe/stream.h>
+
+#include "emit_changes.h"
+
+struct hout;        /* report_html.h */
+struct fetch_opts;  /* fetch.h */
+struct input_limits; /* input.h */
+
+/* A folder layout that is one input (e.g. a log rolled over into files). */
+typedef struct op_engine_layout {
+    const char *name; /* what it is, for messages */
+    /* Whether dir (a path; it may end in '/') is a folder of this layout. */
+    int (*is_dir)(const char *dir);
+    /* Opens the folder as one stream named dir. Returns 0 with *out (closed
+     * by input_close) or an op_status with err naming the folder. */
+    int (*open)(const char *dir, const struct input_limits *limits,
+                op_stream **out, op_error *err);
+} op_engine_layout;
+
+/* Collecting from a live server: `optipipe fetch NAME URL`. */
+typedef struct op_engine_fetch {
+    const char *name; /* the fetch subcommand */
+    /* One document this engine's plugin reads, into *buf (malloc'd, owned
+     * by the caller): also how `analyze URL` reads a URL. Returns a
+     * fetch_result (fetch.h). NULL when the fetch writes a folder. */
+    int (*to_memory)(const char *url, const struct fetch_opts *o, char **buf,
+                     size_t *len, op_error *err);
+    /* Files into the folder dir (created when missing). A fetch_result. */
+    int (*to_dir)(const char *url, const struct fetch_opts *o,
+                  const char *dir, op_error *err);
+    /* How sure (0..100) this engine is that url names one of its servers,
+     * from the URL alone (no request); the highest to_memory fetch wins
+     * `analyze URL`. NULL: 0. */
+    int (*url_score)(const char *url);
+} op_engine_fetch;
+
+/* The --emit-changes patch writer: files <source>-<run>.<ext>. */
+typedef struct op_engine_patch {
+    const char *ext;      /* file extension without the dot */
+    emit_writer_fn write; /* emit_changes.h */
+} op_engine_patch;
+
+#define OP_ENGINE_DEFAULT_SOURCE 1u /* flags: the default `rules new --source` */
+
+typedef struct op_engine {
+    size_t size;        /* sizeof(op_engine) the entry was built with */
+    const char *source; /* the runs' source this engine serves */
+    unsigned flags;     /* OP_ENGINE_* */
+    /* Draws the charts of run r (report_html.h); writes nothing without
+     * data to draw. */
+    void (*html_charts)(struct hout *h, const struct op_run *r);
+    const op_engine_patch *patch;
+    const op_engine_fetch *fetch;
+    const op_engine_layout *layouts; /* nlayouts of them */
+    size_t nlayouts;
+} op_engine;
+
+/* Whether entry e was built with member m (entries built against an older
+ * engine.h read later members as absent). */
+#define ENGINE_HAS(e, m) \
+    ((e)->size >= offsetof(op_engine, m) + sizeof((e)->m))
+
+/* The table, in build order; NULL-terminated. */
+extern const op_engine *const op_builtin_engines[];
+
+/* The engine serving runs of source, or NULL. */
+const op_engine *engine_find(const char *source);
+
+/* The engine whose fetch is called name, or NULL. */
+const op_engine *engine_find_fetch(const char *name);
+
+/* The engine whose to_memory fetch scores url highest (> 0), or NULL. */
+const op_engine *engine_for_url(const char *url);
+
+/* The layout dir is a folder of (the first engine's that claims it), or
+ * NULL. */
+const op_engine_layout *engine_layout_of(const char *dir);
+
+/* The source `rules new` writes a rule for when not told: the engine
+ * flagged OP_ENGINE_DEFAULT_SOURCE, else the first, else "*". */
+const char *engine_default_source(void);
+
+/* "a, b or c": the fetch names, for usage messages. */
+void engine_fetch_names(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Layering checks of the source tree (docs/architecture.md), run by ctest
+as layering/*:
+
+  literals  no C string literal in core/ names an engine: "spark", "flink"
+            or "dbt" as a word (any case). Comments do not count; the CLI
+            (cli/, and the CLI files still in core/) does not count.
+  includes  core/ includes no CLI header (cli.h, anything in cli/) and no
+            header of an engine (plugins/...: it asks the engine table), and a
+            plugin's parser files (plugins/<x>/*.c|h) include only their
+            own folder's headers, the SDK (<optipipe/...>), cJSON and libc:
+            nothing of core/ and nothing of host/.
+
+usage: check.py literals|includes|selftest SOURCE_DIR [FILE...]
+FILE...: check these files as if they were in core/. selftest: both checks
+find exactly what they must in tests/layering/selftest_core.c.
+Exit 0 when clean, 1 with one line per problem (FILE:LINE: ...).
+"""
+import os
+import re
+import sys
+
+ENGINES = re.compile(r"\b(spark|flink|dbt)\b", re.I)
+
+# The CLI files that lay in core/ before cli/ existed: exempt as CLI.
+CLI_IN_CORE = re.compile(r"^(main|cli|cmd_\w+|review|rules_test|progress)\.[ch]$")
+
+# Known until the CLI layer is split off (issue 14): remove when it lands.
+INCLUDE_EXCEPTIONS = {("core/report_util.c", "cli.h")}
+
+
+def strip(text):
+    """Yields (kind, value, line) for each comment-free token of interest:
+    ('str', body, line) for string literals, ('include', name, line)."""
+    i, n, line = 0, len(text), 1
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            i += 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            line += text.count("\n", i, j)
+            i = j
+        elif c == "#" and (i == 0 or text[i - 1] == "\n"):
+            m = re.match(r'#\s*include\s*([<"])([^>"]+)[>"]', text[i:])
+            if m:
+                yield ("include", (m.group(1), m.group(2)), line)
+                i += m.end()
+            else:
+                i += 1
+        elif c in "\"'":
+            j, body = i + 1, []
+            while j < n and text[j] != c and text[j] != "\n":
+                if text[j] == "\\" and j + 1 < n:
+                    body.append(text[j:j + 2])
+                    j += 2
+                    continue
+                body.append(text[j])
+                j += 1
+            if c == '"':
+                yield ("str", "".join(body), line)
+            i = j + 1
+        else:
+            i += 1
+
+
+def files(root, sub, exts=(".c", ".h", ".in")):
+    base = os.path.join(root, sub)
+    if not os.path.isdir(base):
+        return []
+    return sorted(os.path.join(sub, f) for f in os.listdir(base)
+                  if f.endswith(exts) and os.path.isfile(os.path.join(base, f)))
+
+
+def core_files(root):
+    return [f for f in files(root, "core")
+            if not CLI_IN_CORE.match(os.path.basename(f))]
+
+
+def read(root, rel):
+    with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def check_literals(root, extra):
+    bad = []
+    for rel in core_files(root) + extra:
+        for kind, val, line in strip(read(root, rel)):
+            if kind == "str" and ENGINES.search(val):
+                bad.append('%s:%d: engine name in a string literal: "%s"'
+                           % (rel, line, val[:80]))
+    return bad
+
+
+def check_includes(root, extra):
+    bad = []
+    cli_headers = {"cli.h"} | {os.path.basename(f) for f in files(root, "cli", (".h",))}
+    engine_headers = set()
+    for dirpath, _, names in os.walk(os.path.join(root, "plugins")):
+        engine_headers |= {n for n in names if n.endswith(".h")}
+    for rel in core_files(root) + extra:
+        for kind, val, line in strip(read(root, rel)):
+            if kind != "include" or val[0] != '"':
+                continue
+            name = os.path.basename(val[1])
+            if (name in cli_headers or val[1].startswith("cli/")) and \
+                    (rel, name) not in INCLUDE_EXCEPTIONS:
+                bad.append("%s:%d: core includes the CLI header %s" % (rel, line, val[1]))
+            elif name in engine_headers or "plugins/" in val[1]:
+                bad.append("%s:%d: core includes the engine header %s (ask the "
+                           "engine table, engine.h)" % (rel, line, val[1]))
+    core_headers = {os.path.basename(f) for f in files(root, "core", (".h",))}
+    plugins = os.path.join(root, "plugins")
+    for p in sorted(os.listdir(plugins)) if os.path.isdir(plugins) else []:
+        own = {os.path.basename(f) for f in files(root, os.path.join("plugins", p), (".h",))}
+        for rel in files(root, os.path.join("plugins", p), (".c", ".h")):
+            for kind, val, line in strip(read(root, rel)):
+                if kind != "include":
+                    continue
+                quote, name = val
+                if quote == '"':
+                    # its own folder's headers, or a table generated from
+                    # its own data (NAME_gen.h, by plugins/<x>/plugin.cmake)
+                    ok = name in own or ("/" not in name and name.endswith("_gen.h"))
+                else:  # the SDK, cJSON, libc: never a core or host header
+                    ok = os.path.basename(name) not in core_headers and "host/" not in name
+                if not ok:
+                    bad.append("%s:%d: a parser file includes %s: only the SDK, "
+                               "cJSON, libc and its own folder's headers"
+                               % (rel, line, name))
+    return bad
+
+
+def selftest(root):
+    fx = "tests/layering/selftest_core.c"
+    lits = [int(b.split(":")[1]) for b in check_literals(root, [fx]) if b.startswith(fx)]
+    incs = [int(b.split(":")[1]) for b in check_includes(root, [fx]) if b.startswith(fx)]
+    if lits != [7, 8, 9, 10] or incs != [3, 4]:
+        print("selftest: literals found on lines %s (want [7, 8, 9, 10]), "
+              "includes on %s (want [3, 4])" % (lits, incs))
+        return 1
+    print("selftest: both checks find what they must")
+    return 0
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in ("literals", "includes", "selftest"):
+        sys.stderr.write(__doc__)
+        return 2
+    root, extra = argv[2], argv[3:]
+    if argv[1] == "selftest":
+        return selftest(root)
+    bad = (check_literals if argv[1] == "literals" else check_includes)(root, extra)
+    for b in bad:
+        print(b)
+    if bad:
+        print("%d layering problem%s (docs/architecture.md)"
+              % (len(bad), "" if len(bad) == 1 else "s"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
