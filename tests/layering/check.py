@@ -4,7 +4,7 @@ as layering/*:
 
   literals  no C string literal in core/ names an engine: "spark", "flink"
             or "dbt" as a word (any case). Comments do not count; the CLI
-            (cli/, and the CLI files still in core/) does not count.
+            (cli/) is not checked.
   includes  core/ includes no CLI header (cli.h, anything in cli/) and no
             header of an engine (plugins/...: it asks the engine table), and a
             plugin's parser files (plugins/<x>/*.c|h) include only their
@@ -21,12 +21,6 @@ import re
 import sys
 
 ENGINES = re.compile(r"\b(spark|flink|dbt)\b", re.I)
-
-# The CLI files that lay in core/ before cli/ existed: exempt as CLI.
-CLI_IN_CORE = re.compile(r"^(main|cli|cmd_\w+|review|rules_test|progress)\.[ch]$")
-
-# Known until the CLI layer is split off (issue 14): remove when it lands.
-INCLUDE_EXCEPTIONS = {("core/report_util.c", "cli.h")}
 
 
 def strip(text):
@@ -78,8 +72,7 @@ def files(root, sub, exts=(".c", ".h", ".in")):
 
 
 def core_files(root):
-    return [f for f in files(root, "core")
-            if not CLI_IN_CORE.match(os.path.basename(f))]
+    return files(root, "core")
 
 
 def read(root, rel):
@@ -108,8 +101,7 @@ def check_includes(root, extra):
             if kind != "include" or val[0] != '"':
                 continue
             name = os.path.basename(val[1])
-            if (name in cli_headers or val[1].startswith("cli/")) and \
-                    (rel, name) not in INCLUDE_EXCEPTIONS:
+            if (name in cli_headers or val[1].startswith("cli/")):
                 bad.append("%s:%d: core includes the CLI header %s" % (rel, line, val[1]))
             elif name in engine_headers or "plugins/" in val[1]:
                 bad.append("%s:%d: core includes the engine header %s (ask the "
