@@ -828,6 +828,12 @@ static void push_options(lua_State *L, const lrule_call *c)
     lua_setmetatable(L, -2);
 }
 
+/* The functions of ctx; each gets the call's serial as upvalue 1. */
+static const luaL_Reg ctx_fns[] = {
+    {"report", l_report},
+    {"log", l_log},
+    {NULL, NULL}};
+
 static void push_ctx(lua_State *L, lrule_call *c)
 {
     lua_createtable(L, 0, 4);
@@ -839,11 +845,8 @@ static void push_ctx(lua_State *L, lrule_call *c)
     lua_pushstring(L, severity_name(c->meta->sev));
     lua_setfield(L, -2, "severity");
     lua_setfield(L, -2, "rule");
-    lua_pushinteger(L, c->serial);
-    lua_pushcclosure(L, l_report, 1);
-    lua_setfield(L, -2, "report");
-    lua_pushcfunction(L, l_log);
-    lua_setfield(L, -2, "log");
+    lua_pushinteger(L, c->serial); /* report's upvalue; log ignores it */
+    luaL_setfuncs(L, ctx_fns, 1);
 }
 
 static int prep_step(lua_State *L)

@@ -54,6 +54,7 @@ struct sbx {
     int fail_pending;     /* last growth failed; Lua retries it once */
     size_t fail_size;
     unsigned log_lines;
+    int warn_cont;        /* a warn() message is being continued (per state) */
     const char *label;
     void *user;
     char *sdk_dir, *pack_dir;
@@ -1006,16 +1007,26 @@ static void copy_fields(lua_State *L, int dst, int src,
     }
 }
 
-static void set_fn(lua_State *L, int t, const char *name, lua_CFunction f)
-{
-    lua_pushcfunction(L, f);
-    lua_setfield(L, t, name);
-}
-
 static void open_lib(lua_State *L, const char *name, lua_CFunction open)
 {
     luaL_requiref(L, name, open, 0);
 }
+
+/* The base functions a rule gets in place of Lua's own. */
+static const luaL_Reg base_fns[] = {
+    {"print", sb_print},
+    {"next", sb_next},
+    {"ipairs", sb_ipairs},
+    {"pairs", sb_pairs},
+    {"rawget", sb_rawget},
+    {"rawlen", sb_rawlen},
+    {"rawset", sb_rawset},
+    {"setmetatable", sb_setmetatable},
+    {"collectgarbage", sb_collectgarbage},
+    {"load", sb_load},
+    {"xpcall", sb_xpcall},
+    {"require", sb_require},
+    {NULL, NULL}};
 
 static int setup(lua_State *L)
 {
@@ -1055,18 +1066,7 @@ static int setup(lua_State *L)
     lua_createtable(L, 0, 40);
     base = lua_gettop(L);
     copy_fields(L, base, G, base_names);
-    set_fn(L, base, "print", sb_print);
-    set_fn(L, base, "next", sb_next);
-    set_fn(L, base, "ipairs", sb_ipairs);
-    set_fn(L, base, "pairs", sb_pairs);
-    set_fn(L, base, "rawget", sb_rawget);
-    set_fn(L, base, "rawlen", sb_rawlen);
-    set_fn(L, base, "rawset", sb_rawset);
-    set_fn(L, base, "setmetatable", sb_setmetatable);
-    set_fn(L, base, "collectgarbage", sb_collectgarbage);
-    set_fn(L, base, "load", sb_load);
-    set_fn(L, base, "xpcall", sb_xpcall);
-    set_fn(L, base, "require", sb_require);
+    luaL_setfuncs(L, base_fns, 0);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
     for (lib = libs; *lib; lib++) {
         lua_getfield(L, -1, *lib);
@@ -1124,17 +1124,16 @@ static int sbx_panic(lua_State *L)
 
 static void sbx_warnf(void *ud, const char *msg, int tocont)
 {
-    static int cont = 0;
     sbx *s = ud;
 
-    if (!cont && *msg == '@')
+    if (!s->warn_cont && *msg == '@')
         return; /* control message ("@on"/"@off") */
-    if (!cont)
+    if (!s->warn_cont)
         diag_part("[%s] warning: ", s->label ? s->label : "lua");
     diag_part("%s", msg);
     if (!tocont)
         fputc('\n', stderr);
-    cont = tocont;
+    s->warn_cont = tocont;
 }
 
 static char *xstrdup(const char *s)
