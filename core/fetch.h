@@ -71,20 +71,6 @@ void fetch_opts_init(fetch_opts *o);
 double fetch_deadline_s(const fetch_opts *o);
 uint64_t fetch_request_budget(const fetch_opts *o);
 
-/* Parses one connection or Flink option at argv[*i] (--job, --all-running,
- * --samples, --interval, --backpressure-wait, --max-metric-names,
- * --timeout, --connect-timeout, --retries, --max-size, --max-time,
- * --min-rate, --min-rate-time, --max-requests, --header, --token-env,
- * --cacert, --insecure). Values are borrowed from argv. Returns 1 and
- * advances *i past a consumed value, 0 when argv[*i] is not one of them,
- * -1 with err set when its value is missing or invalid. `analyze` may call
- * it to accept the same options for URL inputs. */
-int fetch_opt_parse(fetch_opts *o, int argc, char **argv, int *i,
-                    op_error *err);
-
-/* The option lines of fetch_opt_parse, for --help texts. */
-extern const char fetch_opts_help[];
-
 /* Whether s is an http:// or https:// URL (case-insensitive scheme). */
 int fetch_is_url(const char *s);
 

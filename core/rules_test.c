@@ -819,15 +819,6 @@ static void run_arg(const cli_opts *o, const char *arg, tally *t)
     run_dir(o, arg, 1, t);
 }
 
-static const char usage_test[] =
-    "Usage: optipipe rules test [--junit FILE] [DIR|FILE...]\n"
-    "\n"
-    "Runs every <rule>_test.lua in each DIR (or the given test FILEs; default:\n"
-    "every bundled pack), prints one line per case and 'N passed, M failed',\n"
-    "and exits 1 when a case failed (a named folder without tests fails too),\n"
-    "3 when no test was found. --junit FILE also writes JUnit XML.\n"
-    "The test format is in docs/writing-rules.md.\n";
-
 int rules_test_main(const cli_opts *base, int argc, char **argv)
 {
     cli_opts o = *base;
@@ -837,7 +828,7 @@ int rules_test_main(const cli_opts *base, int argc, char **argv)
     int code;
 
     memset(&t, 0, sizeof t);
-    if ((code = cli_parse_opts(&o, argc, argv, usage_test, CMD_RULES_TEST)))
+    if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_rules_test)))
         return code;
     t.keep = o.junit != NULL;
     for (i = 0; i < o.ninputs; i++)
