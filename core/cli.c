@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "progress.h"
+#include "util.h"
 
 const char *cli_home(void)
 {
@@ -45,11 +46,6 @@ const char *cli_home(void)
     if (!realpath(try, home))
         snprintf(home, sizeof home, "%s", try);
     return home;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int pack_selected(const cli_opts *o, const char *name)
@@ -92,7 +88,7 @@ static int load_bundled(const cli_opts *o, ruleset *rs, results *errs,
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, name_cmp);
+    qsort(names, n, sizeof *names, util_strp_cmp);
     for (i = 0; i < o->npacks; i++) {
         size_t j;
         for (j = 0; j < n && strcmp(names[j], o->packs[i]) != 0; j++)
@@ -227,11 +223,7 @@ int cli_close_output(const cli_opts *o, FILE *f)
 
 unsigned long cli_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (unsigned long)ts.tv_sec * 1000ul +
-           (unsigned long)ts.tv_nsec / 1000000ul;
+    return (unsigned long)util_now_ms();
 }
 
 /* ---- the analysis session ------------------------------------------------ */

@@ -11,6 +11,7 @@
  * requests, and for downloads a minimum transfer rate.
  */
 #include "fetch_http.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -92,10 +93,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 
 static int64_t mono_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)util_now_ms(); /* signed: deadlines are subtracted */
 }
 
 static void sleep_ms(long ms)

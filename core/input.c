@@ -17,6 +17,7 @@
 #include "input.h"
 
 #include "codec.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -811,11 +812,6 @@ static int walk_seen(walker *w, const struct stat *st)
     return 0;
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void free_names(char **names, size_t n)
 {
     size_t i;
@@ -856,7 +852,7 @@ static int list_dir(const char *dir, char ***out, size_t *count)
     }
     closedir(d);
     if (n > 1) /* an empty folder has no array at all: qsort(NULL) is UB */
-        qsort(names, n, sizeof *names, cmp_names);
+        qsort(names, n, sizeof *names, util_strp_cmp);
     *out = names;
     *count = n;
     return 0;

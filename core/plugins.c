@@ -8,6 +8,7 @@
  * plugins_free(): model strings and callbacks may point into them.
  */
 #include "plugins.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -331,11 +332,6 @@ int plugins_load_file(plugin_reg *reg, const char *file, op_error *err)
     return plugins_add(reg, entry(), path, err);
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int is_plugin_file(const char *name)
 {
     size_t len = strlen(name);
@@ -380,7 +376,7 @@ static char **list_plugins(const char *dir, size_t *count, op_error *err)
         }
         n++;
     }
-    qsort(names, n, sizeof *names, by_name);
+    qsort(names, n, sizeof *names, util_strp_cmp);
     *count = n;
 out:
     closedir(d);

@@ -40,6 +40,7 @@
 #include "luadata.h"
 #include "lua_rule.h"
 #include "sbx.h"
+#include "util.h"
 
 #define MAX_RULE_FILES 10000
 #define WORKER_GRACE_MS 250        /* after timeout_ms, before SIGKILL */
@@ -50,7 +51,7 @@ typedef struct pack {
     char *name, *dir, *sdk_dir;
     int trusted, isolated;
     sbx *sb; /* in-process packs only */
-    uint64_t deadline; /* now_ms() at which the pack's budget for this
+    uint64_t deadline; /* util_now_ms() at which the pack's budget for this
                           load or run ends; 0 = none. Workers inherit it. */
 } pack;
 
@@ -84,20 +85,13 @@ void rule_limits_default(rule_limits *l)
     l->isolate = -1;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* ---- the pack budget -------------------------------------------------------- */
 
 /* Starts the pack's budget for one load or run. */
 static void pack_begin(const ruleset *rs, pack *p)
 {
     p->deadline = rs->lim.pack_timeout_ms
-                      ? now_ms() + rs->lim.pack_timeout_ms
+                      ? util_now_ms() + rs->lim.pack_timeout_ms
                       : 0;
 }
 
@@ -107,7 +101,7 @@ static void pack_begin(const ruleset *rs, pack *p)
 static int pack_limits(const ruleset *rs, const pack *p, rule_limits *lim,
                        int *by_pack)
 {
-    uint64_t now = now_ms(), left;
+    uint64_t now = util_now_ms(), left;
 
     *lim = rs->lim;
     *by_pack = 0;
@@ -125,7 +119,7 @@ static int pack_limits(const ruleset *rs, const pack *p, rule_limits *lim,
 
 static int pack_spent(const pack *p)
 {
-    return p->deadline && now_ms() >= p->deadline;
+    return p->deadline && util_now_ms() >= p->deadline;
 }
 
 /* The reason to record for a failed load or call. */
@@ -270,11 +264,6 @@ static int is_rule_file(const char *name)
     return !(n >= 9 && strcmp(name + n - 9, "_test.lua") == 0);
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void free_list(char **v, size_t n)
 {
     size_t i;
@@ -334,7 +323,7 @@ static int list_rule_files(const char *dir, char ***out, size_t *n,
     }
     closedir(d);
     if (*n > 1)
-        qsort(v, *n, sizeof *v, str_cmp);
+        qsort(v, *n, sizeof *v, util_strp_cmp);
     *out = v;
     return 0;
 oom:
@@ -494,7 +483,7 @@ static int worker_line(worker *w, uint64_t deadline, char **line)
         if (w->len >= WORKER_LINE_MAX)
             return -2;
         if (deadline) {
-            uint64_t now = now_ms();
+            uint64_t now = util_now_ms();
             if (now >= deadline)
                 return -1;
             wait_ms = (int)(deadline - now);
@@ -581,9 +570,9 @@ static size_t jnum(const cJSON *j, const char *key)
 static uint64_t worker_deadline(const ruleset *rs, const pack *p, int busy)
 {
     uint64_t dl = busy ? (rs->lim.timeout_ms
-                              ? now_ms() + rs->lim.timeout_ms + WORKER_GRACE_MS
+                              ? util_now_ms() + rs->lim.timeout_ms + WORKER_GRACE_MS
                               : 0)
-                       : now_ms() + WORKER_SETUP_MS;
+                       : util_now_ms() + WORKER_SETUP_MS;
 
     if (p->deadline && (!dl || p->deadline + WORKER_GRACE_MS < dl))
         dl = p->deadline + WORKER_GRACE_MS;
@@ -702,7 +691,7 @@ int ruleset_eval_data(const rule_limits *lim, const char *path, cJSON **out,
     if (worker_start(&w, data_child, &j) != 0)
         return op_error_set(err, OP_EIO, "%s: cannot start a worker: %s",
                             path, strerror(errno));
-    dl = lim->timeout_ms ? now_ms() + lim->timeout_ms + WORKER_GRACE_MS : 0;
+    dl = lim->timeout_ms ? util_now_ms() + lim->timeout_ms + WORKER_GRACE_MS : 0;
     rc = worker_line(&w, dl, &line);
     if (rc == 1) {
         msg = cJSON_Parse(line);

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "jsonw.h"
 #include "sbx.h"
+#include "util.h"
 
 #define MAX_CASE_INPUTS 64
 #define MAX_RESULTS 100000
@@ -761,11 +762,6 @@ static int is_test_file(const char *name)
     return n > 9 && strcmp(name + n - 9, "_test.lua") == 0 && b[0] != '.';
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* explicit: the folder was named on the command line, so finding no
  * test in it is a mistake, not an empty pack. */
 static void run_dir(const cli_opts *o, const char *dir, int explicit, tally *t)
@@ -785,7 +781,7 @@ static void run_dir(const cli_opts *o, const char *dir, int explicit, tally *t)
         if (is_test_file(de->d_name) && (names[n] = strdup(de->d_name)))
             n++;
     closedir(d);
-    qsort(names, n, sizeof *names, str_cmp);
+    qsort(names, n, sizeof *names, util_strp_cmp);
     if (!n && explicit) {
         printf("FAIL %s: no rule tests (*_test.lua) in this folder\n", dir);
         record(t, dir, dir, "(folder)", 0, "no rule tests (*_test.lua)", NULL);
@@ -845,7 +841,7 @@ int rules_test_main(const cli_opts *base, int argc, char **argv)
                 n++;
         if (d)
             closedir(d);
-        qsort(names, n, sizeof *names, str_cmp);
+        qsort(names, n, sizeof *names, util_strp_cmp);
         for (i = 0; i < n; i++) {
             struct stat st;
             snprintf(dir, sizeof dir, "%s/%s", root, names[i]);

@@ -16,6 +16,7 @@
  */
 #include "sbx.h"
 #include "diag.h"
+#include "util.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -64,13 +65,6 @@ struct sbx {
 /* Registry keys: addresses, so no Lua code can name them. */
 static const char k_base = 0, k_envmt = 0, k_loaded = 0, k_loading = 0,
                   k_trips = 0, k_lazy = 0, k_lens = 0;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 sbx *sbx_of(lua_State *L)
 {
@@ -122,7 +116,7 @@ static void sbx_hook(lua_State *L, lua_Debug *ar)
         s->steps += (uint64_t)s->quantum;
         if (s->step_limit && s->steps >= s->step_limit)
             trip(s, SBX_ESTEPS);
-        else if (s->deadline_ns && now_ns() >= s->deadline_ns)
+        else if (s->deadline_ns && util_now_ns() >= s->deadline_ns)
             trip(s, SBX_ETIME);
     }
     if (s->tripped) {
@@ -206,7 +200,7 @@ void sbx_arm(sbx *s, uint64_t instructions, unsigned timeout_ms)
     s->quantum = instructions && instructions < SBX_QUANTUM ? (int)instructions
                                                             : SBX_QUANTUM;
     s->deadline_ns =
-        timeout_ms ? now_ns() + (uint64_t)timeout_ms * 1000000u : 0;
+        timeout_ms ? util_now_ns() + (uint64_t)timeout_ms * 1000000u : 0;
     s->tripped = 0;
     s->rearmed = 0;
     s->mem_hit = 0;
@@ -1136,22 +1130,18 @@ static void sbx_warnf(void *ud, const char *msg, int tocont)
     s->warn_cont = tocont;
 }
 
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
 sbx *sbx_new(const sbx_config *cfg, op_error *err)
 {
     sbx *s = calloc(1, sizeof *s);
     char *reason = NULL;
+    int oom = 0;
 
     if (!s)
         goto oom;
     s->limit = cfg->mem_bytes;
-    s->sdk_dir = xstrdup(cfg->sdk_lua_dir);
-    s->pack_dir = xstrdup(cfg->pack_dir);
-    if ((cfg->sdk_lua_dir && !s->sdk_dir) || (cfg->pack_dir && !s->pack_dir))
+    s->sdk_dir = util_strdup(cfg->sdk_lua_dir, &oom);
+    s->pack_dir = util_strdup(cfg->pack_dir, &oom);
+    if (oom)
         goto oom;
     /* NULL when the folder does not resolve: nothing opens inside it. */
     s->sdk_real = cfg->sdk_lua_dir ? realpath(cfg->sdk_lua_dir, NULL) : NULL;
