@@ -207,14 +207,8 @@ int results_add_finding(results *r, const model *m, const cJSON *obj,
 
     if (rc)
         return rc;
-    if (r->n == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 16;
-        finding *p = realloc(r->f, ncap * sizeof *p);
-        if (!p)
-            return op_error_set(err, OP_ENOMEM, "out of memory");
-        r->f = p;
-        r->cap = ncap;
-    }
+    if (OP_GROW(r->f, r->cap, r->n + 1, 16))
+        return op_error_set(err, OP_ENOMEM, "out of memory");
     f = &r->f[r->n];
     memset(f, 0, sizeof *f);
     rc = fill_finding(f, m, obj);
@@ -231,14 +225,8 @@ int results_add_error(results *r, const char *rule, const char *reason)
     rule_error *e;
     int oom = 0;
 
-    if (r->ne == r->ecap) {
-        size_t ncap = r->ecap ? r->ecap * 2 : 8;
-        rule_error *p = realloc(r->e, ncap * sizeof *p);
-        if (!p)
-            return OP_ENOMEM;
-        r->e = p;
-        r->ecap = ncap;
-    }
+    if (OP_GROW(r->e, r->ecap, r->ne + 1, 8))
+        return OP_ENOMEM;
     e = &r->e[r->ne];
     e->rule = util_strdup(rule ? rule : "?", &oom);
     e->error = util_strdup(reason ? reason : "unknown error", &oom);

@@ -154,14 +154,8 @@ static int check_fields(const op_plugin *p, const char *path, op_error *err)
 /* Room for one more slot pointer. */
 static int reserve_slot(plugin_reg *reg)
 {
-    if (reg->n == reg->cap) {
-        size_t cap = reg->cap ? reg->cap * 2 : 8;
-        plugin_slot **s = realloc(reg->slots, cap * sizeof *s);
-        if (!s)
-            return OP_ENOMEM;
-        reg->slots = s;
-        reg->cap = cap;
-    }
+    if (OP_GROW(reg->slots, reg->cap, reg->n + 1, 8))
+        return OP_ENOMEM;
     return OP_OK;
 }
 
@@ -274,14 +268,8 @@ static int check_trust(const char *file, op_error *err)
 
 static int keep_handle(plugin_reg *reg, void *h)
 {
-    if (reg->nhandles == reg->handles_cap) {
-        size_t cap = reg->handles_cap ? reg->handles_cap * 2 : 8;
-        void **hs = realloc(reg->handles, cap * sizeof *hs);
-        if (!hs)
-            return OP_ENOMEM;
-        reg->handles = hs;
-        reg->handles_cap = cap;
-    }
+    if (OP_GROW(reg->handles, reg->handles_cap, reg->nhandles + 1, 8))
+        return OP_ENOMEM;
     reg->handles[reg->nhandles++] = h;
     return OP_OK;
 }

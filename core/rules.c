@@ -214,14 +214,8 @@ static int add_rule(ruleset *rs, pack *p, rule_meta *meta, int fn_ref,
         rc = results_add_error(errs, meta->id, msg);
         goto drop;
     }
-    if (rs->nrules == rs->rules_cap) {
-        size_t ncap = rs->rules_cap ? rs->rules_cap * 2 : 16;
-        rule **nr = realloc(rs->rules, ncap * sizeof *nr);
-        if (!nr)
-            goto oom;
-        rs->rules = nr;
-        rs->rules_cap = ncap;
-    }
+    if (OP_GROW(rs->rules, rs->rules_cap, rs->nrules + 1, 16))
+        goto oom;
     r = calloc(1, sizeof *r);
     if (!r)
         goto oom;
@@ -241,14 +235,8 @@ drop:
 
 static int add_pack(ruleset *rs, pack *p)
 {
-    if (rs->npacks == rs->packs_cap) {
-        size_t ncap = rs->packs_cap ? rs->packs_cap * 2 : 4;
-        pack **np = realloc(rs->packs, ncap * sizeof *np);
-        if (!np)
-            return OP_ENOMEM;
-        rs->packs = np;
-        rs->packs_cap = ncap;
-    }
+    if (OP_GROW(rs->packs, rs->packs_cap, rs->npacks + 1, 4))
+        return OP_ENOMEM;
     rs->packs[rs->npacks++] = p;
     return 0;
 }
@@ -309,15 +297,9 @@ static int list_rule_files(const char *dir, char ***out, size_t *n,
             free(path);
             continue;
         }
-        if (*n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                free(path);
-                goto oom;
-            }
-            v = nv;
-            cap = ncap;
+        if (OP_GROW(v, cap, *n + 1, 16)) {
+            free(path);
+            goto oom;
         }
         v[(*n)++] = path;
     }
@@ -497,14 +479,8 @@ static int worker_line(worker *w, uint64_t deadline, char **line)
             return -2;
         if (pr == 0)
             return -1;
-        if (w->cap - w->len < 65536) {
-            size_t ncap = w->cap ? w->cap * 2 : 131072;
-            char *nb = realloc(w->buf, ncap);
-            if (!nb)
-                return -2;
-            w->buf = nb;
-            w->cap = ncap;
-        }
+        if (OP_GROW(w->buf, w->cap, w->len + 65536, 131072))
+            return -2;
         r = read(w->fd, w->buf + w->len, w->cap - w->len);
         if (r < 0 && errno == EINTR)
             continue;
@@ -958,15 +934,9 @@ static int pack_steps(const ruleset *rs, const pack *p, const model *m,
                             !wants_source(&r->meta, m->runs[k]->source,
                                           &bundle)))
                 continue; /* a superseded run is seen in its successor's history */
-            if (*n == cap) {
-                size_t ncap = cap ? cap * 2 : 16;
-                step *nv = realloc(v, ncap * sizeof *nv);
-                if (!nv) {
-                    free(v);
-                    return OP_ENOMEM;
-                }
-                v = nv;
-                cap = ncap;
+            if (OP_GROW(v, cap, *n + 1, 16)) {
+                free(v);
+                return OP_ENOMEM;
             }
             v[*n].r = r;
             v[*n].run = bundle ? SIZE_MAX : k;

@@ -587,14 +587,8 @@ static void record(tally *t, const char *suite, const char *file,
         t->failed++;
     if (!t->keep || t->n >= MAX_RESULTS)
         return;
-    if (t->n == t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 64;
-        case_result *p = realloc(t->r, ncap * sizeof *p);
-        if (!p)
-            return;
-        t->r = p;
-        t->cap = ncap;
-    }
+    if (OP_GROW(t->r, t->cap, t->n + 1, 64))
+        return;
     r = &t->r[t->n++];
     r->suite = strdup(suite);
     r->file = strdup(file);
