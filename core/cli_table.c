@@ -254,6 +254,17 @@ static const opt_group g_flink = {"Flink JobManager (URL inputs, fetch flink)",
     {.name = "operand", .metavar = what, .type = OPT_LIST, FIELD(inputs),     \
      .count_off = offsetof(cli_opts, ninputs), .max = n}
 
+/* What analyze, review and baseline take besides their own options. */
+#define RUN_GROUPS                                                            \
+    &g_rules, &g_plugins, &g_inputs, &g_limits, &g_quiet, &g_verbose,         \
+        &g_conn, &g_flink
+
+/* The help of review's --baseline and baseline's -o. */
+#define DECISIONS_FILE                                                        \
+    "the decisions file (default: the config's baseline, else the nearest "   \
+    ".optipipe-baseline.json here or in a parent up to the repository root, " \
+    "else a new one next to optipipe.lua or here)"
+
 /* ---- analyze, normalize ------------------------------------------------------ */
 
 static const opt_spec analyze_specs[] = {
@@ -290,8 +301,7 @@ const opt_cmd cli_cmd_analyze = {
     "analyze", "[options] INPUT...", "analyze files, directories, URLs or '-'",
     "INPUT is a file, a directory (walked recursively, hidden files skipped, "
     "engines may be mixed), a Flink JobManager URL or '-' for standard input.",
-    {&g_analyze, &g_rules, &g_plugins, &g_inputs, &g_limits, &g_quiet,
-     &g_verbose, &g_conn, &g_flink, NULL},
+    {&g_analyze, RUN_GROUPS, NULL},
     NULL, OPERANDS("INPUT", 4096)};
 
 static const opt_spec normalize_specs[] = {
@@ -316,9 +326,7 @@ const opt_cmd cli_cmd_normalize = {
 
 static const opt_spec review_specs[] = {
     {"--baseline", NULL, STR(baseline), .metavar = "FILE",
-     .help = "the decisions file (default: the config's baseline, else the "
-             "nearest .optipipe-baseline.json here or in a parent up to the "
-             "repository root, else a new one next to optipipe.lua or here)"},
+     .help = DECISIONS_FILE},
     {"--fingerprint", NULL, LIST(fingerprints, nfingerprints), .metavar = "FP",
      .help = "only this finding; FP may be the first digits the text report "
              "shows, e.g. 9f1c0d3e"},
@@ -334,15 +342,12 @@ const opt_cmd cli_cmd_review = {
     "On a terminal, answers are single keys (read from /dev/tty). Otherwise "
     "standard input gives one answer per line: 'a', 'd REASON', 's' or 'q' "
     "(also 'approve', 'dismiss REASON', 'skip', 'quit'); end of input quits.",
-    {&g_review, &g_rules, &g_plugins, &g_inputs, &g_limits, &g_quiet,
-     &g_verbose, &g_conn, &g_flink, NULL},
+    {&g_review, RUN_GROUPS, NULL},
     NULL, OPERANDS("INPUT", 4096)};
 
 static const opt_spec baseline_specs[] = {
     {"--output", "-o", STR(output), .metavar = "FILE",
-     .help = "the decisions file (default: the config's baseline, else the "
-             "nearest .optipipe-baseline.json here or in a parent up to the "
-             "repository root, else a new one next to optipipe.lua or here)"},
+     .help = DECISIONS_FILE},
     {"--status", NULL, .type = OPT_ENUM, FIELD(status), .choice = status_at,
      .metavar = "S", .def = "dismissed", .help = "the decision recorded"},
     {"--reason", NULL, STR(reason), .metavar = "TEXT",
@@ -365,8 +370,7 @@ const opt_cmd cli_cmd_baseline = {
     "Records decisions for the current findings without asking.\n\n"
     "  create   a new decisions file with every finding of INPUT\n"
     "  update   keeps the file's decisions and adds the new findings",
-    {&g_baseline, &g_rules, &g_plugins, &g_inputs, &g_limits, &g_quiet,
-     &g_verbose, &g_conn, &g_flink, NULL},
+    {&g_baseline, RUN_GROUPS, NULL},
     NULL, OPERANDS("INPUT", 4096)};
 
 /* ---- rules ------------------------------------------------------------------------ */
