@@ -63,6 +63,13 @@ check "analyze --help exits 0" test "$rc" = 0
 check "--help lists every format" has "$tmp/out" "text (default),"
 tr -s ' \n' ' ' <"$tmp/out" >"$tmp/flat"
 check "... in the table's order" has "$tmp/flat" "text (default), json, markdown, sarif, junit, html"
+# bash completion offers the same formats (it cannot ask the binary cheaply)
+formats=$(sed -n 's/^ *_optipipe_offer "\(text json[a-z ]*\)"$/\1/p' \
+    "$src/scripts/completion/optipipe.bash")
+from_help=$(sed -n 's/.*(docs\/output-formats.md): \(.*\) -o, --output.*/\1/p' "$tmp/flat" |
+    sed 's/ (default)//; s/, / /g')
+check "--help names the formats" test -n "$from_help"
+check "completion offers the formats --help names" test "$formats" = "$from_help"
 run rules --help
 check "rules --help lists its commands" has "$tmp/out" "rules lint"
 run fetch --help
