@@ -6,8 +6,9 @@
  *
  * Commands live in main.c (analyze, normalize, plugins), cmd_rules.c
  * (rules list|show|new|lint), rules_test.c (rules test) and review.c
- * (review, baseline). A new command exports `int x_main(int, char **)`
- * and gets one line in main.c's command table.
+ * (review, baseline). A new command exports `int x_main(int, char **)`,
+ * gets one line in main.c's command table and an opt_cmd (its options,
+ * synopsis and help) in cli_table.c.
  */
 #ifndef OP_CORE_CLI_H
 #define OP_CORE_CLI_H

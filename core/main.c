@@ -3,8 +3,9 @@
  * analyze / normalize / plugins commands, and the exit codes:
  *   0 done, 1 findings at/above --fail-on, 2 usage error,
  *   3 no input could be read, 5 a rule failed (beats 1).
- * Results go to stdout (or -o FILE), diagnostics to stderr. Option parsing
- * and the analysis session shared with review and baseline are in cli.c.
+ * Results go to stdout (or -o FILE), diagnostics to stderr. The options
+ * are described in cli_table.c (parsed by opts.c); the analysis session
+ * shared with review and baseline is in cli.c.
  */
 #include <stdlib.h>
 #include <string.h>
