@@ -1,14 +1,7 @@
 /*
  * cli.h - what the command-line front end shares between its files: the
- * options of every command (one table-driven parser), output files, and
- * the command line's way into the one pipeline (core/session.h). cli/
- * depends on core/, never the reverse.
- *
- * Commands live in main.c (analyze, normalize, plugins), cmd_rules.c
- * (rules list|show|new|lint), cmd_rules_test.c (rules test),
- * cmd_review.c (review), cmd_baseline.c (baseline) and cmd_fetch.c
- * (fetch). A new command exports `int x_main(int, char **)`
- * and gets one line in main.c's command table.
+#include "cli_table.h"
+#include "session.h"
  */
 #ifndef OP_CORE_CLI_H
 #define OP_CORE_CLI_H
@@ -22,6 +15,7 @@
 #include "home.h"
 #include "report.h"
 #include "rules.h"
+#include "cli_table.h"
 #include "session.h"
 
 #define CLI_MAX_LIST 64
@@ -30,19 +24,6 @@
  * EXIT_FINDINGS: the findings of a run where a rule failed are incomplete. */
 enum { EXIT_DONE = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2, EXIT_NOINPUT = 3,
        EXIT_RULE_ERROR = 5 };
-
-/* Which commands accept an option (cli_parse_opts). */
-enum {
-    CMD_ANALYZE = 1 << 0,
-    CMD_NORMALIZE = 1 << 1,
-    CMD_RULES = 1 << 2, /* rules list / show */
-    CMD_PLUGINS = 1 << 3,
-    CMD_REVIEW = 1 << 4,
-    CMD_BASELINE = 1 << 5,
-    CMD_RULES_TEST = 1 << 6,
-    CMD_RULES_NEW = 1 << 7,
-    CMD_RULES_LINT = 1 << 8
-};
 
 typedef struct cli_opts {
     const char *format;
@@ -83,6 +64,7 @@ typedef struct cli_opts {
     const char *fingerprints[CLI_MAX_LIST]; /* baseline --fingerprint FP */
     size_t nfingerprints;
     int force; /* rules new --force */
+    const char *source; /* rules new --source */
 } cli_opts;
 
 /* Opens the plugin registry alone (built-in and o->plugin_path) into an,
@@ -98,11 +80,11 @@ int cli_usage_error(const char *fmt, const char *arg);
 /* Defaults for every command (format text, limits, OPTIPIPE_PLUGIN_PATH). */
 void cli_opts_default(cli_opts *o);
 
-/* Parses argv (the words after the command) into o: options the command
- * `cmd` (CMD_* bit) accepts, positional arguments into o->inputs. --help
- * prints help and exits 0. Returns 0, or EXIT_USAGE after saying why. */
-int cli_parse_opts(cli_opts *o, int argc, char **argv, const char *help,
-                   unsigned cmd);
+/* Parses argv (the words after the command) into o with the command's
+ * table (cli_table.c): its options, other words into o->inputs. --help
+ * prints the command's help and exits 0. Returns 0, or EXIT_USAGE after
+ * saying why (and what was meant, when close). */
+int cli_parse_opts(cli_opts *o, int argc, char **argv, const opt_cmd *cmd);
 
 /* Opens o->output (or stdout); NULL after a message. */
 FILE *cli_open_output(const cli_opts *o);

@@ -11,30 +11,7 @@
 #include <strings.h>
 
 #include "cli.h"
-
-static const char usage_baseline[] =
-    "Usage: optipipe baseline create|update [options] INPUT...\n"
-    "\n"
-    "Records decisions for the current findings without asking.\n"
-    "  create   a new decisions file with every finding of INPUT\n"
-    "  update   keeps the file's decisions and adds the new findings\n"
-    "\n"
-    "Options:\n"
-    "  -o, --output FILE    the decisions file (default: the config's\n"
-    "                       baseline, else the nearest .optipipe-baseline.json\n"
-    "                       here or in a parent up to the repository root,\n"
-    "                       else a new one next to optipipe.lua or here)\n"
-    "  --status S           approved or dismissed (default dismissed)\n"
-    "  --reason TEXT        the reason recorded (default: 'accepted as is\n"
-    "                       when the baseline was created')\n"
-    "  --select GLOB        only findings of rules matching GLOB (repeatable)\n"
-    "  --fingerprint FP     only this finding (repeatable); replaces an\n"
-    "                       existing decision for it. FP may be a unique\n"
-    "                       prefix (4+ hex digits), e.g. the 8 the text\n"
-    "                       report shows\n"
-    "  --prune              update: drop decisions whose finding is gone\n"
-    "  --config FILE, --no-config, --rules DIR, --pack NAME, --no-bundled,\n"
-    "  --plugin-path DIRS, -q  as for analyze\n";
+#include "util.h"
 
 /* ---- choosing findings by fingerprint -------------------------------------------- */
 
@@ -152,15 +129,19 @@ int baseline_main(int argc, char **argv)
     int create, code;
 
     if (argc < 1 || (strcmp(argv[0], "create") != 0 && strcmp(argv[0], "update") != 0)) {
+        static const char *const forms[] = {"create", "update"};
         if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-            fputs(usage_baseline, stdout);
+            opts_help(&cli_cmd_baseline, "optipipe", stdout);
             return EXIT_DONE;
         }
-        return cli_usage_error("%s", "usage: optipipe baseline create|update INPUT... [-o FILE]");
+        if (argc < 1 || argv[0][0] == '-')
+            return cli_usage_error("%s", "usage: optipipe baseline create|update INPUT... [-o FILE]");
+        return cli_unknown("baseline command", argv[0],
+                           util_suggest(argv[0], forms, 2, 3), "baseline");
     }
     create = strcmp(argv[0], "create") == 0;
     cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc - 1, argv + 1, usage_baseline, CMD_BASELINE)))
+    if ((code = cli_parse_opts(&o, argc - 1, argv + 1, &cli_cmd_baseline)))
         return code;
     if (!o.ninputs)
         return cli_usage_error("baseline %s needs at least one INPUT", argv[0]);

@@ -18,28 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-static const char usage_review[] =
-    "Usage: optipipe review [options] INPUT...\n"
-    "\n"
-    "Analyzes INPUT like `analyze`, then shows each finding that has no\n"
-    "decision yet and asks: (a)pprove, (d)ismiss with a reason, (s)kip or\n"
-    "(q)uit. Decisions are saved by fingerprint after each answer to the\n"
-    "decisions file; `analyze` then hides them.\n"
-    "\n"
-    "On a terminal, answers are single keys (read from /dev/tty). Otherwise\n"
-    "standard input gives one answer per line: 'a', 'd REASON', 's' or 'q'\n"
-    "(also 'approve', 'dismiss REASON', 'skip', 'quit'); end of input quits.\n"
-    "\n"
-    "Options:\n"
-    "  --baseline FILE      the decisions file (default: the config's\n"
-    "                       baseline, else the nearest .optipipe-baseline.json\n"
-    "                       here or in a parent up to the repository root,\n"
-    "                       else a new one next to optipipe.lua or here)\n"
-    "  --fingerprint FP     only this finding (repeatable); FP may be the\n"
-    "                       first digits the text report shows, e.g. 9f1c0d3e\n"
-    "  --config FILE, --no-config, --rules DIR, --pack NAME, --no-bundled,\n"
-    "  --plugin-path DIRS, -q  as for analyze\n";
+#include "util.h"
 
 /* ---- terminal ---------------------------------------------------------------- */
 
@@ -372,7 +351,7 @@ int review_main(int argc, char **argv)
     int code;
 
     cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc, argv, usage_review, CMD_REVIEW)))
+    if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_review)))
         return code;
     if (!o.ninputs)
         return cli_usage_error("%s", "review needs at least one INPUT");

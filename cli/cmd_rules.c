@@ -20,31 +20,6 @@
 #include "engine.h"
 #include "lua_rule.h"
 
-static const char usage_rules[] =
-    "Usage: optipipe rules list [--pack NAME] [--rules DIR] [--config FILE]\n"
-    "       optipipe rules show ID [--rules DIR] [--config FILE]\n"
-    "       optipipe rules test [--junit FILE] [DIR|FILE...]\n"
-    "       optipipe rules new [--source NAME] [--force] PACK/NAME\n"
-    "       optipipe rules lint [LIMITS] [DIR...]\n"
-    "\n"
-    "list   every rule that would run (after optipipe.lua): id, severity\n"
-    "       ('off' when disabled), pack, title\n"
-    "show   one rule's metadata and its effective severity and options\n"
-    "test   runs every <rule>_test.lua in each DIR (default: every bundled\n"
-    "       pack) and prints one line per case and 'N passed, M failed';\n"
-    "       --junit FILE also writes the results as JUnit XML\n"
-    "new    writes PACK/NAME.lua, PACK/NAME_test.lua (one case that fires,\n"
-    "       one that stays quiet) and PACK/docs/<pack>.NAME.md; --source\n"
-    "       is the engine the rule reads (spark, dbt, flink or '*';\n"
-    "       default spark)\n"
-    "lint   checks each rule's metadata without running it: load errors,\n"
-    "       docs page, test file, options used without a default, options\n"
-    "       declared but never read. Exits 1 when it finds a problem.\n"
-    "\n"
-    "test and lint load packs like analyze: in a worker (--isolate auto),\n"
-    "under LIMITS: --rule-timeout-ms, --rule-instructions, --rule-memory-mb,\n"
-    "--rule-pack-timeout-ms, --isolate (docs/sandbox.md).\n";
-
 /* ---- list / show -------------------------------------------------------- */
 
 typedef struct tok tok;
@@ -172,7 +147,8 @@ static int rules_list_show(int argc, char **argv, int show)
     int code;
 
     cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc, argv, usage_rules, CMD_RULES)))
+    if ((code = cli_parse_opts(&o, argc, argv,
+                               show ? &cli_cmd_rules_show : &cli_cmd_rules_list)))
         return code;
     if (show && o.ninputs != 1)
         return cli_usage_error("%s", "rules show needs exactly one rule ID");
@@ -422,24 +398,17 @@ static int rules_new(int argc, char **argv)
     char doc_dir[PATH_MAX + 10], doc_path[PATH_MAX + 600];
     const char *slash, *pb;
     struct stat st;
-    int i, force = 0;
+    cli_opts o;
+    int i, force;
 
-    for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(usage_rules, stdout);
-            return EXIT_DONE;
-        } else if (strcmp(argv[i], "--force") == 0) {
-            force = 1;
-        } else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc) {
-            source = argv[++i];
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (!arg) {
-            arg = argv[i];
-        } else {
-            return cli_usage_error("rules new takes one PACK/NAME ('%s')", argv[i]);
-        }
-    }
+    cli_opts_default(&o);
+    if ((i = cli_parse_opts(&o, argc, argv, &cli_cmd_rules_new)))
+        return i;
+    if (o.ninputs > 1)
+        return cli_usage_error("rules new takes one PACK/NAME ('%s')", o.inputs[1]);
+    arg = o.ninputs ? o.inputs[0] : NULL;
+    source = o.source ? o.source : source;
+    force = o.force;
     if (!arg || !(slash = strrchr(arg, '/')) || slash == arg)
         return cli_usage_error("rules new needs PACK/NAME, e.g. myrules/slow-models%s", "");
     snprintf(name, sizeof name, "%s", slash + 1);
@@ -983,7 +952,7 @@ static int rules_lint(int argc, char **argv)
     int code;
 
     cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc, argv, usage_rules, CMD_RULES_LINT)))
+    if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_rules_lint)))
         return code;
     for (i = 0; i < o.ninputs; i++)
         lint_dir(&l, &o.rlimits, o.inputs[i]);
@@ -1012,10 +981,8 @@ int rules_main(int argc, char **argv)
 {
     cli_opts o;
 
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        fputs(usage_rules, argc < 1 ? stderr : stdout);
-        return argc < 1 ? EXIT_USAGE : EXIT_DONE;
-    }
+    if (argc < 1)
+        return cli_subcommand_help("rules", argc, argv);
     if (strcmp(argv[0], "list") == 0)
         return rules_list_show(argc - 1, argv + 1, 0);
     if (strcmp(argv[0], "show") == 0)
@@ -1028,6 +995,5 @@ int rules_main(int argc, char **argv)
         cli_opts_default(&o);
         return rules_test_main(&o, argc - 1, argv + 1);
     }
-    return cli_usage_error("unknown rules command '%s' (list, show, test, new, lint)",
-                           argv[0]);
+    return cli_subcommand_help("rules", argc, argv);
 }

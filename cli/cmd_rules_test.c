@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "jsonw.h"
 #include "sbx.h"
+#include "util.h"
 
 #define MAX_CASE_INPUTS 64
 #define MAX_RESULTS 100000
@@ -582,14 +583,8 @@ static void record(tally *t, const char *suite, const char *file,
         t->failed++;
     if (!t->keep || t->n >= MAX_RESULTS)
         return;
-    if (t->n == t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 64;
-        case_result *p = realloc(t->r, ncap * sizeof *p);
-        if (!p)
-            return;
-        t->r = p;
-        t->cap = ncap;
-    }
+    if (OP_GROW(t->r, t->cap, t->n + 1, 64))
+        return;
     r = &t->r[t->n++];
     r->suite = strdup(suite);
     r->file = strdup(file);
@@ -757,11 +752,6 @@ static int is_test_file(const char *name)
     return n > 9 && strcmp(name + n - 9, "_test.lua") == 0 && b[0] != '.';
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* explicit: the folder was named on the command line, so finding no
  * test in it is a mistake, not an empty pack. */
 static void run_dir(const cli_opts *o, const char *dir, int explicit, tally *t)
@@ -781,7 +771,7 @@ static void run_dir(const cli_opts *o, const char *dir, int explicit, tally *t)
         if (is_test_file(de->d_name) && (names[n] = strdup(de->d_name)))
             n++;
     closedir(d);
-    qsort(names, n, sizeof *names, str_cmp);
+    qsort(names, n, sizeof *names, util_strp_cmp);
     if (!n && explicit) {
         printf("FAIL %s: no rule tests (*_test.lua) in this folder\n", dir);
         record(t, dir, dir, "(folder)", 0, "no rule tests (*_test.lua)", NULL);
@@ -815,15 +805,6 @@ static void run_arg(const cli_opts *o, const char *arg, tally *t)
     run_dir(o, arg, 1, t);
 }
 
-static const char usage_test[] =
-    "Usage: optipipe rules test [--junit FILE] [DIR|FILE...]\n"
-    "\n"
-    "Runs every <rule>_test.lua in each DIR (or the given test FILEs; default:\n"
-    "every bundled pack), prints one line per case and 'N passed, M failed',\n"
-    "and exits 1 when a case failed (a named folder without tests fails too),\n"
-    "3 when no test was found. --junit FILE also writes JUnit XML.\n"
-    "The test format is in docs/writing-rules.md.\n";
-
 int rules_test_main(const cli_opts *base, int argc, char **argv)
 {
     cli_opts o = *base;
@@ -833,7 +814,7 @@ int rules_test_main(const cli_opts *base, int argc, char **argv)
     int code;
 
     memset(&t, 0, sizeof t);
-    if ((code = cli_parse_opts(&o, argc, argv, usage_test, CMD_RULES_TEST)))
+    if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_rules_test)))
         return code;
     t.keep = o.junit != NULL;
     for (i = 0; i < o.ninputs; i++)
@@ -850,7 +831,7 @@ int rules_test_main(const cli_opts *base, int argc, char **argv)
                 n++;
         if (d)
             closedir(d);
-        qsort(names, n, sizeof *names, str_cmp);
+        qsort(names, n, sizeof *names, util_strp_cmp);
         for (i = 0; i < n; i++) {
             struct stat st;
             snprintf(dir, sizeof dir, "%s/%s", root, names[i]);

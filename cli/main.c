@@ -3,9 +3,9 @@
  * analyze / normalize / plugins commands, and the exit codes:
  *   0 done, 1 findings at/above --fail-on, 2 usage error,
  *   3 no input could be read, 5 a rule failed (beats 1).
- * Results go to stdout (or -o FILE), diagnostics to stderr. Option parsing
- * is in cli.c; every command runs the one pipeline, op_session_run
- * (core/session.h), through cli_session_run.
+ * Results go to stdout (or -o FILE), diagnostics to stderr. The options
+ * are described in cli_table.c (parsed by opts.c); every command runs the
+ * one pipeline, op_session_run (core/session.h), through cli_session_run.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,26 +19,18 @@
 #include "jsonw.h"
 #include "model_json.h"
 #include "report.h"
+#include "util.h"
 
-static const char usage_main[] =
+/* What `optipipe --help` says around the command list (main_help). */
+static const char help_intro[] =
     "Usage: optipipe COMMAND [options] ...\n"
     "\n"
     "Reads Spark event logs, dbt artifacts and Flink REST exports, runs rules\n"
     "written in Lua over one metrics model and prints recommendations.\n"
     "\n"
-    "Commands:\n"
-    "  analyze [options] INPUT...   analyze files, directories or '-'\n"
-    "  normalize [--format json] INPUT...\n"
-    "                               print the model exactly as rules see it\n"
-    "  review INPUT...              approve or dismiss findings one by one\n"
-    "  baseline create|update INPUT... [-o FILE]\n"
-    "                               record decisions without asking\n"
-    "  rules list                   list the rules that would run\n"
-    "  rules show ID                show a rule's metadata and options\n"
-    "  rules test [DIR|FILE...]     run rule tests (*_test.lua)\n"
-    "  rules new PACK/NAME          write a new rule, its test and docs page\n"
-    "  rules lint [DIR...]          check rule metadata without running rules\n"
-    "  plugins list                 list input plugins\n"
+    "Commands:\n";
+
+static const char help_outro[] =
     "\n"
     "  optipipe --version | --help | COMMAND --help\n"
     "\n"
@@ -50,57 +42,6 @@ static const char usage_main[] =
     "Exit codes: 0 done, 1 findings at/above --fail-on, 2 usage error,\n"
     "3 no input could be read, 4 fetch incomplete, 5 a rule failed\n"
     "(--allow-rule-errors accepts it; 5 wins over 1).\n";
-
-static const char usage_analyze[] =
-    "Usage: optipipe analyze [options] INPUT...\n"
-    "\n"
-    "INPUT is a file, a directory (walked recursively, hidden files skipped,\n"
-    "engines may be mixed) or '-' for standard input.\n"
-    "\n"
-    "Options:\n"
-    "  --format FMT         text (default), json, markdown, sarif, junit, html\n"
-    "  -o, --output FILE    write the report to FILE instead of stdout\n"
-    "  --rules DIR          add a folder of user rules (repeatable)\n"
-    "  --pack NAME          only this bundled pack (repeatable)\n"
-    "  --no-bundled         no bundled pack: only the --rules folders\n"
-    "  --config FILE        the config file (default: the nearest optipipe.lua,\n"
-    "                       here or in a parent up to the repository root)\n"
-    "  --no-config          no config file\n"
-    "  --fail-on LEVEL      exit 1 when a finding at or above LEVEL exists\n"
-    "                       (info, warning, error)\n"
-    "  --allow-rule-errors  a rule that failed does not fail the run\n"
-    "                       (otherwise exit 5)\n"
-    "  --baseline FILE      hide findings approved or dismissed in FILE\n"
-    "                       (default: the config's, else the nearest\n"
-    "                       .optipipe-baseline.json, found like the config)\n"
-    "  --no-baseline        read no decisions file\n"
-    "  --show-suppressed    show them anyway, marked\n"
-    "  --emit-changes DIR   write the approved findings' changes as config\n"
-    "                       patches into DIR (needs a decisions file, or --all)\n"
-    "  --all                with --emit-changes: every finding's changes\n"
-    "  --plugin-path DIRS   ':'-separated folders of .so plugins\n"
-    "                       (also OPTIPIPE_PLUGIN_PATH)\n"
-    "  --max-line BYTES     longest input line accepted (default 256 MiB)\n"
-    "  --max-bytes BYTES    decompressed bytes per input (default 64 GiB)\n"
-    "  --rule-timeout-ms N  wall clock per rule call (default 2000)\n"
-    "  --rule-memory-mb N   memory per rule pack (default 64)\n"
-    "  --rule-instructions N  VM instructions per rule call (default 1e8)\n"
-    "  --isolate MODE       auto (user packs in a worker), always, never\n"
-    "  --deterministic      zero volatile fields (elapsed time) in reports\n"
-    "  -q, --quiet          no progress, notices or warnings on stderr\n"
-    "                       (errors are always printed)\n"
-    "  -v, --verbose        name every file skipped (not just how many);\n"
-    "                       text: show each finding's evidence\n";
-
-static const char usage_normalize[] =
-    "Usage: optipipe normalize [--format json] [-o FILE] INPUT...\n"
-    "\n"
-    "Prints {\"schema\": 1, \"runs\": [...]} with every run and node exactly\n"
-    "as rules see them (docs/model.md). optipipe reads that output back\n"
-    "as an input, so a saved or hand-edited model can be analyzed again.\n";
-
-static const char usage_plugins[] =
-    "Usage: optipipe plugins list [--plugin-path DIRS]\n";
 
 /* ---- analyze -------------------------------------------------------------- */
 
@@ -152,12 +93,9 @@ static int cmd_analyze(int argc, char **argv)
     int code;
 
     cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc, argv, usage_analyze, CMD_ANALYZE)))
+    if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_analyze)))
         return code;
-    report = report_find(o.format);
-    if (!report)
-        return cli_usage_error("unknown --format '%s' (see optipipe analyze --help)",
-                               o.format);
+    report = report_find(o.format); /* the table's name: --format checked it */
     if (!o.ninputs)
         return cli_usage_error("%s", "analyze needs at least one INPUT");
     if (o.emit_all && !o.emit_dir)
@@ -209,10 +147,8 @@ static int cmd_normalize(int argc, char **argv)
 
     cli_opts_default(&o);
     o.format = "json";
-    if ((code = cli_parse_opts(&o, argc, argv, usage_normalize, CMD_NORMALIZE)))
+    if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_normalize)))
         return code;
-    if (strcmp(o.format, "json") != 0)
-        return cli_usage_error("normalize writes json only, not '%s'", o.format);
     if (!o.ninputs)
         return cli_usage_error("%s", "normalize needs at least one INPUT");
     if ((code = cli_session_run(&s, &o, OP_SESSION_READ)))
@@ -247,17 +183,14 @@ static int cmd_plugins(int argc, char **argv)
     size_t i;
     int code;
 
-    if (argc < 1 || strcmp(argv[0], "list") != 0) {
-        if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
-            fputs(usage_plugins, stdout);
-            return EXIT_DONE;
-        }
-        return cli_usage_error("%s", "usage: optipipe plugins list");
-    }
+    if (argc < 1 || strcmp(argv[0], "list") != 0)
+        return cli_subcommand_help("plugins", argc, argv);
     cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc - 1, argv + 1, usage_plugins,
-                               CMD_PLUGINS)))
+    if ((code = cli_parse_opts(&o, argc - 1, argv + 1, &cli_cmd_plugins_list)))
         return code;
+    if (o.ninputs)
+        return cli_usage_error("plugins list takes no arguments ('%s')",
+                               o.inputs[0]);
     if ((code = cli_open_plugins(&o, &an)))
         return code;
     for (i = 0; i < plugins_count(an.reg); i++) {
@@ -291,13 +224,27 @@ static const command commands[] = {
     {"fetch", fetch_main},
 };
 
+/* `optipipe --help`: every command of the table above, each form of it
+ * from cli_table.c (a command without one is still named). */
+static void main_help(FILE *f)
+{
+    size_t i;
+
+    fputs(help_intro, f);
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!cli_help_commands(f, commands[i].name))
+            opts_help_row(f, commands[i].name, NULL);
+    fputs(help_outro, f);
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
+    const char *names[sizeof commands / sizeof commands[0]];
     size_t i;
 
     if (!cmd) {
-        fputs(usage_main, stderr);
+        main_help(stderr);
         return EXIT_USAGE;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
@@ -307,11 +254,14 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {
-        fputs(usage_main, stdout);
+        main_help(stdout);
         return EXIT_DONE;
     }
-    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].main(argc - 2, argv + 2);
-    return cli_usage_error("unknown command '%s'", cmd);
+        names[i] = commands[i].name;
+    }
+    return cli_unknown(cmd[0] == '-' ? "option" : "command", cmd,
+                       util_suggest(cmd, names, i, 3), NULL);
 }

@@ -5,6 +5,7 @@
 #include "progress.h"
 #include "input.h"
 #include "report_util.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,7 @@
 
 double progress_now(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)util_now_ns() / 1e9;
 }
 
 const char *progress_format(char *buf, size_t n, const char *name,

@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "fetch.h"
 #include "filetype.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -79,14 +80,8 @@ static input_rec *rec_new(analysis *an, const char *path)
 {
     input_rec *in;
 
-    if (an->ninputs == an->cap) {
-        size_t ncap = an->cap ? an->cap * 2 : 8;
-        input_rec *p = realloc(an->inputs, ncap * sizeof *p);
-        if (!p)
-            return NULL;
-        an->inputs = p;
-        an->cap = ncap;
-    }
+    if (OP_GROW(an->inputs, an->cap, an->ninputs + 1, 8))
+        return NULL;
     in = &an->inputs[an->ninputs];
     memset(in, 0, sizeof *in);
     in->path = strdup(path);
@@ -132,14 +127,8 @@ static void rec_warn(analysis *an, input_rec *in, int lv, const char *file,
         diag_input((diag_level)lv, file, b);
     if (!in)
         return;
-    if (in->nwarnings == in->cap) {
-        size_t ncap = in->cap ? in->cap * 2 : 4;
-        char **p = realloc(in->warnings, ncap * sizeof *p);
-        if (!p)
-            return;
-        in->warnings = p;
-        in->cap = ncap;
-    }
+    if (OP_GROW(in->warnings, in->cap, in->nwarnings + 1, 4))
+        return;
     copy = strdup(msg);
     if (copy)
         in->warnings[in->nwarnings++] = copy;
@@ -340,15 +329,9 @@ static int defer_rolling(walk_state *ws, const char *file)
             free(dir);
             return 1;
         }
-    if (ws->nrolling == ws->cap) {
-        size_t ncap = ws->cap ? ws->cap * 2 : 4;
-        char **p = realloc(ws->rolling, ncap * sizeof *p);
-        if (!p) {
-            free(dir);
-            return 0;
-        }
-        ws->rolling = p;
-        ws->cap = ncap;
+    if (OP_GROW(ws->rolling, ws->cap, ws->nrolling + 1, 4)) {
+        free(dir);
+        return 0;
     }
     ws->rolling[ws->nrolling++] = dir;
     return 1;

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "input.h"
 #include "jsonw.h"
+#include "util.h"
 
 #define BASELINE_FILE_MAX ((size_t)64 << 20)
 #define BASELINE_MAX_DECISIONS 1000000
@@ -63,18 +64,7 @@ static int valid_fp(const char *s)
 
 static int grow(baseline *b)
 {
-    decision *p;
-    size_t ncap;
-
-    if (b->n < b->cap)
-        return 0;
-    ncap = b->cap ? b->cap * 2 : 16;
-    p = realloc(b->d, ncap * sizeof *p);
-    if (!p)
-        return OP_ENOMEM;
-    b->d = p;
-    b->cap = ncap;
-    return 0;
+    return OP_GROW(b->d, b->cap, b->n + 1, 16);
 }
 
 /* ---- reading ------------------------------------------------------------- */

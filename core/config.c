@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "luadata.h"
+#include "util.h"
 
 #define CONFIG_MAX_ENTRIES 4096
 
@@ -617,33 +618,6 @@ static int pack_is(const rule_meta *m, const char *name)
            (strncmp(b, name, n) == 0 && name[n] == '\0');
 }
 
-/* Edit distance, for "did you mean". Bounded: ids are <= 100 bytes. */
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), i, j;
-    size_t row[128];
-
-    if (la > 120 || lb > 120)
-        return SIZE_MAX;
-    for (j = 0; j <= lb; j++)
-        row[j] = j;
-    for (i = 1; i <= la; i++) {
-        size_t prev = row[0], tmp;
-        row[0] = i;
-        for (j = 1; j <= lb; j++) {
-            size_t best = prev + (a[i - 1] != b[j - 1]);
-            tmp = row[j];
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            prev = tmp;
-        }
-    }
-    return row[lb];
-}
-
 static const char *suggest(ruleset *rs, const char *id)
 {
     const char *best = NULL;
@@ -651,7 +625,7 @@ static const char *suggest(ruleset *rs, const char *id)
 
     for (i = 0; i < ruleset_count(rs); i++) {
         rule_meta *m = ruleset_rule(rs, i);
-        d = distance(id, m->id);
+        d = util_edit_distance(id, m->id);
         if (d < bd) {
             bd = d;
             best = m->id;

@@ -11,6 +11,7 @@
  * requests, and for downloads a minimum transfer rate.
  */
 #include "fetch_http.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -70,18 +71,9 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
             off += (size_t)w;
         }
     } else {
-        if (s->n + n + 1 > s->cap) {
-            size_t ncap = s->cap ? s->cap : 4096;
-            char *np;
-            while (ncap < s->n + n + 1)
-                ncap *= 2;
-            np = realloc(s->p, ncap);
-            if (!np) {
-                s->io_err = ENOMEM;
-                return 0;
-            }
-            s->p = np;
-            s->cap = ncap;
+        if (OP_GROW(s->p, s->cap, s->n + n + 1, 4096)) {
+            s->io_err = ENOMEM;
+            return 0;
         }
         memcpy(s->p + s->n, data, n);
         s->p[s->n + n] = '\0';
@@ -92,10 +84,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 
 static int64_t mono_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)util_now_ms(); /* signed: deadlines are subtracted */
 }
 
 static void sleep_ms(long ms)

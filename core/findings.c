@@ -6,6 +6,7 @@
  * whatever a rule produced, reporters only ever see a well-formed finding.
  */
 #include "findings.h"
+#include "util.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -166,18 +167,6 @@ int finding_check(const model *m, const cJSON *obj, op_error *err)
     return check_changes(cJSON_GetObjectItemCaseSensitive(obj, "changes"), err);
 }
 
-static char *xstrdup(const char *s, int *oom)
-{
-    char *d;
-
-    if (!s)
-        return NULL;
-    d = strdup(s);
-    if (!d)
-        *oom = 1;
-    return d;
-}
-
 static double impact_of(const cJSON *obj)
 {
     const cJSON *imp = cJSON_GetObjectItemCaseSensitive(obj, "impact");
@@ -198,20 +187,20 @@ static int fill_finding(finding *f, const model *m, const cJSON *obj)
     check_run(m, obj, &run, NULL);
     if (run && str_item(obj, "node"))
         node = model_find_node(run, str_item(obj, "node"));
-    f->rule = xstrdup(str_item(obj, "rule"), &oom);
-    f->title = xstrdup(str_item(obj, "title"), &oom);
-    f->message = xstrdup(str_item(obj, "message"), &oom);
-    f->recommendation = xstrdup(str_item(obj, "recommendation"), &oom);
+    f->rule = util_strdup(str_item(obj, "rule"), &oom);
+    f->title = util_strdup(str_item(obj, "title"), &oom);
+    f->message = util_strdup(str_item(obj, "message"), &oom);
+    f->recommendation = util_strdup(str_item(obj, "recommendation"), &oom);
     f->sev = (severity)severity_parse(str_item(obj, "severity"));
     f->impact_ms = impact_of(obj);
     f->run_index = run ? run->index : SIZE_MAX;
     if (run) {
-        f->source = xstrdup(run->source, &oom);
-        f->run_id = xstrdup(run->id, &oom);
+        f->source = util_strdup(run->source, &oom);
+        f->run_id = util_strdup(run->id, &oom);
     }
     if (node) {
-        f->node_id = xstrdup(node->id, &oom);
-        f->node_name = xstrdup(node->name ? node->name : node->id, &oom);
+        f->node_id = util_strdup(node->id, &oom);
+        f->node_name = util_strdup(node->name ? node->name : node->id, &oom);
     }
     ev = cJSON_GetObjectItemCaseSensitive(obj, "evidence");
     ch = cJSON_GetObjectItemCaseSensitive(obj, "changes");
@@ -232,14 +221,8 @@ int results_add_finding(results *r, const model *m, const cJSON *obj,
 
     if (rc)
         return rc;
-    if (r->n == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 16;
-        finding *p = realloc(r->f, ncap * sizeof *p);
-        if (!p)
-            return op_error_set(err, OP_ENOMEM, "out of memory");
-        r->f = p;
-        r->cap = ncap;
-    }
+    if (OP_GROW(r->f, r->cap, r->n + 1, 16))
+        return op_error_set(err, OP_ENOMEM, "out of memory");
     f = &r->f[r->n];
     memset(f, 0, sizeof *f);
     rc = fill_finding(f, m, obj);
@@ -256,17 +239,11 @@ int results_add_error(results *r, const char *rule, const char *reason)
     rule_error *e;
     int oom = 0;
 
-    if (r->ne == r->ecap) {
-        size_t ncap = r->ecap ? r->ecap * 2 : 8;
-        rule_error *p = realloc(r->e, ncap * sizeof *p);
-        if (!p)
-            return OP_ENOMEM;
-        r->e = p;
-        r->ecap = ncap;
-    }
+    if (OP_GROW(r->e, r->ecap, r->ne + 1, 8))
+        return OP_ENOMEM;
     e = &r->e[r->ne];
-    e->rule = xstrdup(rule ? rule : "?", &oom);
-    e->error = xstrdup(reason ? reason : "unknown error", &oom);
+    e->rule = util_strdup(rule ? rule : "?", &oom);
+    e->error = util_strdup(reason ? reason : "unknown error", &oom);
     if (oom) {
         free(e->rule);
         free(e->error);

@@ -17,6 +17,7 @@
 #include "input.h"
 
 #include "codec.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -820,23 +821,12 @@ static int walk_seen(walker *w, const struct stat *st)
     for (i = 0; i < w->nseen; i++)
         if (w->seen[i].dev == st->st_dev && w->seen[i].ino == st->st_ino)
             return 1;
-    if (w->nseen == w->cap_seen) {
-        size_t ncap = w->cap_seen ? w->cap_seen * 2 : 16;
-        struct dir_id *n = realloc(w->seen, ncap * sizeof *n);
-        if (!n)
-            return -1;
-        w->seen = n;
-        w->cap_seen = ncap;
-    }
+    if (OP_GROW(w->seen, w->cap_seen, w->nseen + 1, 16))
+        return -1;
     w->seen[w->nseen].dev = st->st_dev;
     w->seen[w->nseen].ino = st->st_ino;
     w->nseen++;
     return 0;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static void free_names(char **names, size_t n)
@@ -864,14 +854,8 @@ static int list_dir(const char *dir, char ***out, size_t *count)
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') /* hidden, "." and ".." */
             continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 32;
-            char **nn = realloc(names, ncap * sizeof *nn);
-            if (!nn)
-                goto nomem;
-            names = nn;
-            cap = ncap;
-        }
+        if (OP_GROW(names, cap, n + 1, 32))
+            goto nomem;
         names[n] = strdup(e->d_name);
         if (!names[n])
             goto nomem;
@@ -879,7 +863,7 @@ static int list_dir(const char *dir, char ***out, size_t *count)
     }
     closedir(d);
     if (n > 1) /* an empty folder has no array at all: qsort(NULL) is UB */
-        qsort(names, n, sizeof *names, cmp_names);
+        qsort(names, n, sizeof *names, util_strp_cmp);
     *out = names;
     *count = n;
     return 0;

@@ -17,6 +17,7 @@
 
 #include "lua_json.h"
 #include "lua_model.h"
+#include "util.h"
 
 #define META_ERR_MAX 512
 #define ID_MAX 100
@@ -24,11 +25,6 @@
 #define TEXT_FIELD_MAX (64u << 10)
 
 static lua_Integer next_serial = 0;
-
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
 
 static void free_strings(char **v, size_t n)
 {
@@ -329,7 +325,7 @@ int lrule_load(sbx *s, const char *path, const char *pack, int trusted,
     validate_state vs;
     load_state ls;
     char *chunkname = NULL;
-    int rc = -1, st;
+    int rc = -1, st, oom = 0;
 
     memset(meta, 0, sizeof *meta);
     memset(&ls, 0, sizeof ls);
@@ -364,11 +360,11 @@ int lrule_load(sbx *s, const char *path, const char *pack, int trusted,
         *reason = strdup(vs.err);
         goto out;
     }
-    meta->file = xstrdup(path);
-    meta->pack = xstrdup(pack);
+    meta->file = util_strdup(path, &oom);
+    meta->pack = util_strdup(pack, &oom);
     meta->enabled = 1;
     meta->trusted = trusted;
-    if (!meta->file || (pack && !meta->pack)) {
+    if (!meta->file || oom) {
         lrule_unref(s, vs.fn_ref);
         *reason = strdup("out of memory");
         goto out;
@@ -828,6 +824,12 @@ static void push_options(lua_State *L, const lrule_call *c)
     lua_setmetatable(L, -2);
 }
 
+/* The functions of ctx; each gets the call's serial as upvalue 1. */
+static const luaL_Reg ctx_fns[] = {
+    {"report", l_report},
+    {"log", l_log},
+    {NULL, NULL}};
+
 static void push_ctx(lua_State *L, lrule_call *c)
 {
     lua_createtable(L, 0, 4);
@@ -839,11 +841,8 @@ static void push_ctx(lua_State *L, lrule_call *c)
     lua_pushstring(L, severity_name(c->meta->sev));
     lua_setfield(L, -2, "severity");
     lua_setfield(L, -2, "rule");
-    lua_pushinteger(L, c->serial);
-    lua_pushcclosure(L, l_report, 1);
-    lua_setfield(L, -2, "report");
-    lua_pushcfunction(L, l_log);
-    lua_setfield(L, -2, "log");
+    lua_pushinteger(L, c->serial); /* report's upvalue; log ignores it */
+    luaL_setfuncs(L, ctx_fns, 1);
 }
 
 static int prep_step(lua_State *L)

@@ -8,6 +8,7 @@
  * plugins_free(): model strings and callbacks may point into them.
  */
 #include "plugins.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -153,14 +154,8 @@ static int check_fields(const op_plugin *p, const char *path, op_error *err)
 /* Room for one more entry pointer. */
 static int reserve_entry(plugin_reg *reg)
 {
-    if (reg->n == reg->cap) {
-        size_t cap = reg->cap ? reg->cap * 2 : 8;
-        plugin_entry **s = realloc(reg->entries, cap * sizeof *s);
-        if (!s)
-            return OP_ENOMEM;
-        reg->entries = s;
-        reg->cap = cap;
-    }
+    if (OP_GROW(reg->entries, reg->cap, reg->n + 1, 8))
+        return OP_ENOMEM;
     return OP_OK;
 }
 
@@ -273,14 +268,8 @@ static int check_trust(const char *file, op_error *err)
 
 static int keep_handle(plugin_reg *reg, void *h)
 {
-    if (reg->nhandles == reg->handles_cap) {
-        size_t cap = reg->handles_cap ? reg->handles_cap * 2 : 8;
-        void **hs = realloc(reg->handles, cap * sizeof *hs);
-        if (!hs)
-            return OP_ENOMEM;
-        reg->handles = hs;
-        reg->handles_cap = cap;
-    }
+    if (OP_GROW(reg->handles, reg->handles_cap, reg->nhandles + 1, 8))
+        return OP_ENOMEM;
     reg->handles[reg->nhandles++] = h;
     return OP_OK;
 }
@@ -331,11 +320,6 @@ int plugins_load_file(plugin_reg *reg, const char *file, op_error *err)
     return plugins_add(reg, entry(), path, err);
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int is_plugin_file(const char *name)
 {
     size_t len = strlen(name);
@@ -380,7 +364,7 @@ static char **list_plugins(const char *dir, size_t *count, op_error *err)
         }
         n++;
     }
-    qsort(names, n, sizeof *names, by_name);
+    qsort(names, n, sizeof *names, util_strp_cmp);
     *count = n;
 out:
     closedir(d);

@@ -1,8 +1,10 @@
 /*
- * report.c - the table of output formats.
+ * report.c - the table of output formats: the one list the --format
+ * option, its help and the tests read (report_format_name).
  */
 #include "report.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -27,7 +29,19 @@ report_fn report_find(const char *format)
     return NULL;
 }
 
+const char *report_format_name(size_t i)
+{
+    return i < sizeof formats / sizeof formats[0] ? formats[i].name : NULL;
+}
+
 const char *report_formats(void)
 {
-    return "text json markdown sarif junit html";
+    static char list[128];
+    size_t i, used = 0;
+
+    if (!list[0])
+        for (i = 0; report_format_name(i); i++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                     i ? " " : "", report_format_name(i));
+    return list;
 }

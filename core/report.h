@@ -42,7 +42,11 @@ typedef int (*report_fn)(const report_ctx *ctx);
 /* The reporter for a format name, or NULL when the format is unknown. */
 report_fn report_find(const char *format);
 
-/* A space-separated list of the format names, for help and errors. */
+/* The name of the i-th format of the table (text first, the default), or
+ * NULL past the end: --format, its help and the tests iterate it. */
+const char *report_format_name(size_t i);
+
+/* The same names, space-separated (a static buffer built from the table). */
 const char *report_formats(void);
 
 /* Each writes the whole report for ctx to ctx->out and returns 0, or

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "report_util.h"
+#include "util.h"
 
 #define JU_MAX_RULES 4096
 
@@ -55,11 +56,6 @@ static void xml_put(FILE *f, const char *s, int attr)
     }
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void add_rule(jctx *j, const char *id)
 {
     size_t i;
@@ -99,7 +95,7 @@ static void collect_rules(jctx *j, const char *source, size_t run)
         if (f->run_index == run && report_visible(j->ctx, f))
             add_rule(j, f->rule);
     }
-    qsort(j->rules, j->nrules, sizeof *j->rules, str_cmp);
+    qsort(j->rules, j->nrules, sizeof *j->rules, util_strp_cmp);
 }
 
 static int fails(const jctx *j, const finding *f)

@@ -18,6 +18,7 @@
 
 #include "jsonw.h"
 #include "report_util.h"
+#include "util.h"
 
 #define SARIF_SCHEMA "https://json.schemastore.org/sarif-2.1.0.json"
 #define SARIF_FP_KEY "optipipe/v1"
@@ -51,14 +52,9 @@ static const char *level(severity sev)
     return sev == SEV_ERROR ? "error" : sev == SEV_WARNING ? "warning" : "note";
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static size_t rule_index(const sctx *s, const char *id)
 {
-    const char **hit = bsearch(&id, s->ids, s->nids, sizeof *s->ids, id_cmp);
+    const char **hit = bsearch(&id, s->ids, s->nids, sizeof *s->ids, util_strp_cmp);
     return hit ? (size_t)(hit - s->ids) : SIZE_MAX;
 }
 
@@ -83,7 +79,7 @@ static void collect_rules(sctx *s)
         add_id(s, ruleset_rule(rs, i)->id);
     for (i = 0; i < s->ctx->res->n; i++)
         add_id(s, s->ctx->res->f[i].rule);
-    qsort(s->ids, s->nids, sizeof *s->ids, id_cmp);
+    qsort(s->ids, s->nids, sizeof *s->ids, util_strp_cmp);
     for (i = 0; i < s->nids; i++)
         s->meta[i] = rs ? ruleset_find(rs, s->ids[i]) : NULL;
 }

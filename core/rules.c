@@ -40,6 +40,7 @@
 #include "luadata.h"
 #include "lua_rule.h"
 #include "sbx.h"
+#include "util.h"
 
 #define MAX_RULE_FILES 10000
 #define WORKER_GRACE_MS 250        /* after timeout_ms, before SIGKILL */
@@ -50,7 +51,7 @@ typedef struct pack {
     char *name, *dir, *sdk_dir;
     int trusted, isolated;
     sbx *sb; /* in-process packs only */
-    uint64_t deadline; /* now_ms() at which the pack's budget for this
+    uint64_t deadline; /* util_now_ms() at which the pack's budget for this
                           load or run ends; 0 = none. Workers inherit it. */
 } pack;
 
@@ -84,20 +85,13 @@ void rule_limits_default(rule_limits *l)
     l->isolate = -1;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* ---- the pack budget -------------------------------------------------------- */
 
 /* Starts the pack's budget for one load or run. */
 static void pack_begin(const ruleset *rs, pack *p)
 {
     p->deadline = rs->lim.pack_timeout_ms
-                      ? now_ms() + rs->lim.pack_timeout_ms
+                      ? util_now_ms() + rs->lim.pack_timeout_ms
                       : 0;
 }
 
@@ -107,7 +101,7 @@ static void pack_begin(const ruleset *rs, pack *p)
 static int pack_limits(const ruleset *rs, const pack *p, rule_limits *lim,
                        int *by_pack)
 {
-    uint64_t now = now_ms(), left;
+    uint64_t now = util_now_ms(), left;
 
     *lim = rs->lim;
     *by_pack = 0;
@@ -125,7 +119,7 @@ static int pack_limits(const ruleset *rs, const pack *p, rule_limits *lim,
 
 static int pack_spent(const pack *p)
 {
-    return p->deadline && now_ms() >= p->deadline;
+    return p->deadline && util_now_ms() >= p->deadline;
 }
 
 /* The reason to record for a failed load or call. */
@@ -220,14 +214,8 @@ static int add_rule(ruleset *rs, pack *p, rule_meta *meta, int fn_ref,
         rc = results_add_error(errs, meta->id, msg);
         goto drop;
     }
-    if (rs->nrules == rs->rules_cap) {
-        size_t ncap = rs->rules_cap ? rs->rules_cap * 2 : 16;
-        rule **nr = realloc(rs->rules, ncap * sizeof *nr);
-        if (!nr)
-            goto oom;
-        rs->rules = nr;
-        rs->rules_cap = ncap;
-    }
+    if (OP_GROW(rs->rules, rs->rules_cap, rs->nrules + 1, 16))
+        goto oom;
     r = calloc(1, sizeof *r);
     if (!r)
         goto oom;
@@ -247,14 +235,8 @@ drop:
 
 static int add_pack(ruleset *rs, pack *p)
 {
-    if (rs->npacks == rs->packs_cap) {
-        size_t ncap = rs->packs_cap ? rs->packs_cap * 2 : 4;
-        pack **np = realloc(rs->packs, ncap * sizeof *np);
-        if (!np)
-            return OP_ENOMEM;
-        rs->packs = np;
-        rs->packs_cap = ncap;
-    }
+    if (OP_GROW(rs->packs, rs->packs_cap, rs->npacks + 1, 4))
+        return OP_ENOMEM;
     rs->packs[rs->npacks++] = p;
     return 0;
 }
@@ -268,11 +250,6 @@ static int is_rule_file(const char *name)
     if (name[0] == '.' || n < 5 || strcmp(name + n - 4, ".lua") != 0)
         return 0;
     return !(n >= 9 && strcmp(name + n - 9, "_test.lua") == 0);
-}
-
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static void free_list(char **v, size_t n)
@@ -320,21 +297,15 @@ static int list_rule_files(const char *dir, char ***out, size_t *n,
             free(path);
             continue;
         }
-        if (*n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                free(path);
-                goto oom;
-            }
-            v = nv;
-            cap = ncap;
+        if (OP_GROW(v, cap, *n + 1, 16)) {
+            free(path);
+            goto oom;
         }
         v[(*n)++] = path;
     }
     closedir(d);
     if (*n > 1)
-        qsort(v, *n, sizeof *v, str_cmp);
+        qsort(v, *n, sizeof *v, util_strp_cmp);
     *out = v;
     return 0;
 oom:
@@ -494,7 +465,7 @@ static int worker_line(worker *w, uint64_t deadline, char **line)
         if (w->len >= WORKER_LINE_MAX)
             return -2;
         if (deadline) {
-            uint64_t now = now_ms();
+            uint64_t now = util_now_ms();
             if (now >= deadline)
                 return -1;
             wait_ms = (int)(deadline - now);
@@ -508,14 +479,8 @@ static int worker_line(worker *w, uint64_t deadline, char **line)
             return -2;
         if (pr == 0)
             return -1;
-        if (w->cap - w->len < 65536) {
-            size_t ncap = w->cap ? w->cap * 2 : 131072;
-            char *nb = realloc(w->buf, ncap);
-            if (!nb)
-                return -2;
-            w->buf = nb;
-            w->cap = ncap;
-        }
+        if (OP_GROW(w->buf, w->cap, w->len + 65536, 131072))
+            return -2;
         r = read(w->fd, w->buf + w->len, w->cap - w->len);
         if (r < 0 && errno == EINTR)
             continue;
@@ -581,9 +546,9 @@ static size_t jnum(const cJSON *j, const char *key)
 static uint64_t worker_deadline(const ruleset *rs, const pack *p, int busy)
 {
     uint64_t dl = busy ? (rs->lim.timeout_ms
-                              ? now_ms() + rs->lim.timeout_ms + WORKER_GRACE_MS
+                              ? util_now_ms() + rs->lim.timeout_ms + WORKER_GRACE_MS
                               : 0)
-                       : now_ms() + WORKER_SETUP_MS;
+                       : util_now_ms() + WORKER_SETUP_MS;
 
     if (p->deadline && (!dl || p->deadline + WORKER_GRACE_MS < dl))
         dl = p->deadline + WORKER_GRACE_MS;
@@ -702,7 +667,7 @@ int ruleset_eval_data(const rule_limits *lim, const char *path, cJSON **out,
     if (worker_start(&w, data_child, &j) != 0)
         return op_error_set(err, OP_EIO, "%s: cannot start a worker: %s",
                             path, strerror(errno));
-    dl = lim->timeout_ms ? now_ms() + lim->timeout_ms + WORKER_GRACE_MS : 0;
+    dl = lim->timeout_ms ? util_now_ms() + lim->timeout_ms + WORKER_GRACE_MS : 0;
     rc = worker_line(&w, dl, &line);
     if (rc == 1) {
         msg = cJSON_Parse(line);
@@ -969,15 +934,9 @@ static int pack_steps(const ruleset *rs, const pack *p, const model *m,
                             !wants_source(&r->meta, m->runs[k]->source,
                                           &bundle)))
                 continue; /* a superseded run is seen in its successor's history */
-            if (*n == cap) {
-                size_t ncap = cap ? cap * 2 : 16;
-                step *nv = realloc(v, ncap * sizeof *nv);
-                if (!nv) {
-                    free(v);
-                    return OP_ENOMEM;
-                }
-                v = nv;
-                cap = ncap;
+            if (OP_GROW(v, cap, *n + 1, 16)) {
+                free(v);
+                return OP_ENOMEM;
             }
             v[*n].r = r;
             v[*n].run = bundle ? SIZE_MAX : k;

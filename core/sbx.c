@@ -16,6 +16,7 @@
  */
 #include "sbx.h"
 #include "diag.h"
+#include "util.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -54,6 +55,7 @@ struct sbx {
     int fail_pending;     /* last growth failed; Lua retries it once */
     size_t fail_size;
     unsigned log_lines;
+    int warn_cont;        /* a warn() message is being continued (per state) */
     const char *label;
     void *user;
     char *sdk_dir, *pack_dir;
@@ -63,13 +65,6 @@ struct sbx {
 /* Registry keys: addresses, so no Lua code can name them. */
 static const char k_base = 0, k_envmt = 0, k_loaded = 0, k_loading = 0,
                   k_trips = 0, k_lazy = 0, k_lens = 0;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 sbx *sbx_of(lua_State *L)
 {
@@ -121,7 +116,7 @@ static void sbx_hook(lua_State *L, lua_Debug *ar)
         s->steps += (uint64_t)s->quantum;
         if (s->step_limit && s->steps >= s->step_limit)
             trip(s, SBX_ESTEPS);
-        else if (s->deadline_ns && now_ns() >= s->deadline_ns)
+        else if (s->deadline_ns && util_now_ns() >= s->deadline_ns)
             trip(s, SBX_ETIME);
     }
     if (s->tripped) {
@@ -205,7 +200,7 @@ void sbx_arm(sbx *s, uint64_t instructions, unsigned timeout_ms)
     s->quantum = instructions && instructions < SBX_QUANTUM ? (int)instructions
                                                             : SBX_QUANTUM;
     s->deadline_ns =
-        timeout_ms ? now_ns() + (uint64_t)timeout_ms * 1000000u : 0;
+        timeout_ms ? util_now_ns() + (uint64_t)timeout_ms * 1000000u : 0;
     s->tripped = 0;
     s->rearmed = 0;
     s->mem_hit = 0;
@@ -1006,16 +1001,26 @@ static void copy_fields(lua_State *L, int dst, int src,
     }
 }
 
-static void set_fn(lua_State *L, int t, const char *name, lua_CFunction f)
-{
-    lua_pushcfunction(L, f);
-    lua_setfield(L, t, name);
-}
-
 static void open_lib(lua_State *L, const char *name, lua_CFunction open)
 {
     luaL_requiref(L, name, open, 0);
 }
+
+/* The base functions a rule gets in place of Lua's own. */
+static const luaL_Reg base_fns[] = {
+    {"print", sb_print},
+    {"next", sb_next},
+    {"ipairs", sb_ipairs},
+    {"pairs", sb_pairs},
+    {"rawget", sb_rawget},
+    {"rawlen", sb_rawlen},
+    {"rawset", sb_rawset},
+    {"setmetatable", sb_setmetatable},
+    {"collectgarbage", sb_collectgarbage},
+    {"load", sb_load},
+    {"xpcall", sb_xpcall},
+    {"require", sb_require},
+    {NULL, NULL}};
 
 static int setup(lua_State *L)
 {
@@ -1055,18 +1060,7 @@ static int setup(lua_State *L)
     lua_createtable(L, 0, 40);
     base = lua_gettop(L);
     copy_fields(L, base, G, base_names);
-    set_fn(L, base, "print", sb_print);
-    set_fn(L, base, "next", sb_next);
-    set_fn(L, base, "ipairs", sb_ipairs);
-    set_fn(L, base, "pairs", sb_pairs);
-    set_fn(L, base, "rawget", sb_rawget);
-    set_fn(L, base, "rawlen", sb_rawlen);
-    set_fn(L, base, "rawset", sb_rawset);
-    set_fn(L, base, "setmetatable", sb_setmetatable);
-    set_fn(L, base, "collectgarbage", sb_collectgarbage);
-    set_fn(L, base, "load", sb_load);
-    set_fn(L, base, "xpcall", sb_xpcall);
-    set_fn(L, base, "require", sb_require);
+    luaL_setfuncs(L, base_fns, 0);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
     for (lib = libs; *lib; lib++) {
         lua_getfield(L, -1, *lib);
@@ -1124,35 +1118,30 @@ static int sbx_panic(lua_State *L)
 
 static void sbx_warnf(void *ud, const char *msg, int tocont)
 {
-    static int cont = 0;
     sbx *s = ud;
 
-    if (!cont && *msg == '@')
+    if (!s->warn_cont && *msg == '@')
         return; /* control message ("@on"/"@off") */
-    if (!cont)
+    if (!s->warn_cont)
         diag_part("[%s] warning: ", s->label ? s->label : "lua");
     diag_part("%s", msg);
     if (!tocont)
         fputc('\n', stderr);
-    cont = tocont;
-}
-
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
+    s->warn_cont = tocont;
 }
 
 sbx *sbx_new(const sbx_config *cfg, op_error *err)
 {
     sbx *s = calloc(1, sizeof *s);
     char *reason = NULL;
+    int oom = 0;
 
     if (!s)
         goto oom;
     s->limit = cfg->mem_bytes;
-    s->sdk_dir = xstrdup(cfg->sdk_lua_dir);
-    s->pack_dir = xstrdup(cfg->pack_dir);
-    if ((cfg->sdk_lua_dir && !s->sdk_dir) || (cfg->pack_dir && !s->pack_dir))
+    s->sdk_dir = util_strdup(cfg->sdk_lua_dir, &oom);
+    s->pack_dir = util_strdup(cfg->pack_dir, &oom);
+    if (oom)
         goto oom;
     /* NULL when the folder does not resolve: nothing opens inside it. */
     s->sdk_real = cfg->sdk_lua_dir ? realpath(cfg->sdk_lua_dir, NULL) : NULL;

@@ -15,17 +15,9 @@
 #include "diag.h"
 #include "home.h"
 #include "session.h"
+#include "util.h"
 
 #define SESSION_MAX_PACKS 256 /* bundled pack folders looked at */
-
-static unsigned long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (unsigned long)ts.tv_sec * 1000ul +
-           (unsigned long)ts.tv_nsec / 1000000ul;
-}
 
 void op_session_opts_default(op_session_opts *o)
 {
@@ -135,11 +127,6 @@ static int stage_config(op_session *s, op_error *err)
 
 /* ---- rules ----------------------------------------------------------------- */
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int pack_selected(const op_session_opts *o, const char *name)
 {
     size_t i;
@@ -176,7 +163,7 @@ static int list_packs(const char *root, char **names, size_t *n,
         (*n)++;
     }
     closedir(d);
-    qsort(names, *n, sizeof *names, name_cmp);
+    qsort(names, *n, sizeof *names, util_strp_cmp);
     return rc;
 }
 
@@ -237,7 +224,7 @@ static int stage_rules(op_session *s, op_error *err)
     const op_session_opts *o = &s->o;
     char lua_dir[PATH_MAX];
     size_t i;
-    unsigned long t = now_ms();
+    unsigned long t = (unsigned long)util_now_ms();
     int rc;
 
     if (o->mode == OP_SESSION_READ)
@@ -262,7 +249,7 @@ static int stage_rules(op_session *s, op_error *err)
                      s->res.e[i].error);
     if (!rc)
         rc = config_apply(&s->cfg, s->rs, o->npacks > 0 || o->no_bundled, err);
-    s->t_rules = now_ms() - t;
+    s->t_rules = (unsigned long)util_now_ms() - t;
     return rc;
 }
 
@@ -281,7 +268,7 @@ static int input_failed(const analysis *an, op_error *err)
 static int stage_inputs(op_session *s, op_error *err)
 {
     const op_session_opts *o = &s->o;
-    unsigned long t = now_ms();
+    unsigned long t = (unsigned long)util_now_ms();
     size_t i;
     int rc;
 
@@ -300,7 +287,7 @@ static int stage_inputs(op_session *s, op_error *err)
         if (!analysis_add(&s->an, o->inputs[i]) && o->strict_inputs)
             return input_failed(&s->an, err);
     analysis_freeze(&s->an);
-    s->t_read = now_ms() - t;
+    s->t_read = (unsigned long)util_now_ms() - t;
     if (s->an.nok == 0)
         return op_error_set(err, OP_EIO, "no input could be read");
     return 0;
@@ -310,13 +297,13 @@ static int stage_inputs(op_session *s, op_error *err)
 
 static int stage_run(op_session *s, op_error *err)
 {
-    unsigned long t = now_ms();
+    unsigned long t = (unsigned long)util_now_ms();
     int rc;
 
     if (s->o.mode != OP_SESSION_ALL)
         return 0;
     rc = ruleset_run(s->rs, s->an.m, &s->res, err);
-    s->t_rules += now_ms() - t;
+    s->t_rules += (unsigned long)util_now_ms() - t;
     return rc == OP_EUSAGE ? (err->code = OP_EIO) : rc;
 }
 

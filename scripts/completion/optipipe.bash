@@ -67,7 +67,7 @@ _optipipe() {
     case $cmd in
     analyze)
         opts="--format --output --fail-on --baseline --no-baseline --show-suppressed
-            --emit-changes --all --deterministic $loads $limits $common" ;;
+            --emit-changes --all --deterministic --allow-rule-errors $loads $limits $common" ;;
     normalize) opts="--format --output --plugin-path --max-line --max-bytes $common" ;;
     review) opts="--baseline --fingerprint $loads $limits $common" ;;
     baseline)

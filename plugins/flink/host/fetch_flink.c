@@ -28,6 +28,7 @@
 #include "fetch_http.h"
 #include "flink_host.h"
 #include "report_util.h"
+#include "util.h"
 
 #define FX_ID_MAX 64
 #define FX_PATH_MAX 4096
@@ -149,14 +150,8 @@ static int strs_add(fx *x, fx_strs *l, const char *s)
 {
     char *d;
 
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 4;
-        char **nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv)
-            return x->oom = 1;
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (OP_GROW(l->v, l->cap, l->n + 1, 4))
+        return x->oom = 1;
     d = strdup(s);
     if (!d)
         return x->oom = 1;
@@ -198,15 +193,9 @@ static void notes_add(fx *x, fx_notes *l, const char *path, const char *msg)
 {
     fx_note *nt;
 
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 8;
-        fx_note *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv) {
-            x->oom = 1;
-            return;
-        }
-        l->v = nv;
-        l->cap = ncap;
+    if (OP_GROW(l->v, l->cap, l->n + 1, 8)) {
+        x->oom = 1;
+        return;
     }
     nt = &l->v[l->n];
     nt->path = strdup(path);
@@ -437,15 +426,9 @@ static void fx_keep(fx *x, const char *path, fx_ans *a, int replace)
                 a->body = NULL;
                 return;
             }
-    if (p->n == p->cap) {
-        size_t ncap = p->cap ? p->cap * 2 : 32;
-        fx_entry *ne = realloc(p->e, ncap * sizeof *ne);
-        if (!ne) {
-            x->oom = 1;
-            return;
-        }
-        p->e = ne;
-        p->cap = ncap;
+    if (OP_GROW(p->e, p->cap, p->n + 1, 32)) {
+        x->oom = 1;
+        return;
     }
     p->e[p->n].path = strdup(path);
     if (!p->e[p->n].path) {
@@ -781,14 +764,8 @@ static int ckpt_seen(fx *x, fx_job *j, int64_t id)
     for (i = 0; i < j->nckpts; i++)
         if (j->ckpts[i] == id)
             return 1;
-    if (j->nckpts == j->capckpts) {
-        size_t ncap = j->capckpts ? j->capckpts * 2 : 16;
-        int64_t *nv = realloc(j->ckpts, ncap * sizeof *nv);
-        if (!nv)
-            return x->oom = 1;
-        j->ckpts = nv;
-        j->capckpts = ncap;
-    }
+    if (OP_GROW(j->ckpts, j->capckpts, j->nckpts + 1, 16))
+        return x->oom = 1;
     j->ckpts[j->nckpts++] = id;
     return 0;
 }

@@ -24,6 +24,7 @@
 
 #include "input.h"
 #include "spark_host.h"
+#include "util.h"
 
 #define ROLL_MAX_FILES 100000
 
@@ -156,14 +157,8 @@ static int list_files(rolling *r, op_error *err)
             continue;
         if (r->nfiles >= ROLL_MAX_FILES)
             break;
-        if (r->nfiles == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            roll_file *nf = realloc(r->files, ncap * sizeof *nf);
-            if (!nf)
-                goto oom;
-            r->files = nf;
-            cap = ncap;
-        }
+        if (OP_GROW(r->files, cap, r->nfiles + 1, 8))
+            goto oom;
         r->files[r->nfiles].path = join(r->name, e->d_name);
         if (!r->files[r->nfiles].path)
             goto oom;

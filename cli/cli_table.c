@@ -1,0 +1,571 @@
+/*
+ * cli_table.c - optipipe's commands and options, each said once: name,
+ * type, field of cli_opts, default, values and help. The parser, every
+ * --help and the "did you mean" hints come from here (opts.c); the tests
+ * compare it with docs/cli.md (tests/e2e/cli_docs.sh).
+ *
+ * Options shared by several commands are groups (Rules, Inputs, Rule
+ * limits, ...); a command lists its own options and the groups it takes.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_table.h"
+#include "util.h"
+
+#define FIELD(f) .off = offsetof(cli_opts, f), .width = sizeof(((cli_opts *)0)->f)
+#define FLAG(f) .type = OPT_FLAG, FIELD(f)
+#define STR(f) .type = OPT_STRING, FIELD(f)
+#define LIST(f, n)                                                            \
+    .type = OPT_LIST, FIELD(f), .count_off = offsetof(cli_opts, n),           \
+    .max = sizeof(((cli_opts *)0)->f) / sizeof(((cli_opts *)0)->f[0])
+#define END {.name = NULL}
+
+/* ---- values that come from the tables owning them ------------------------ */
+
+static const char *severity_at(size_t i)
+{
+    return i <= SEV_ERROR ? severity_name((severity)i) : NULL;
+}
+
+static const char *status_at(size_t i)
+{
+    return i == 0 ? decision_status_name(DECISION_APPROVED)
+         : i == 1 ? decision_status_name(DECISION_DISMISSED) : NULL;
+}
+
+static const char *json_only(size_t i)
+{
+    return i == 0 ? "json" : NULL;
+}
+
+/* rule_limits.isolate: -1 auto, 1 always, 0 never */
+static const char *const isolate_names[] = {"auto", "always", "never"};
+static const int isolate_values[] = {-1, 1, 0};
+
+static const char *isolate_at(size_t i)
+{
+    return i < 3 ? isolate_names[i] : NULL;
+}
+
+/* ---- setters: what a plain store cannot say --------------------------------- */
+
+static int set_isolate(void *base, const opt_spec *o, const opt_value *v,
+                       op_error *err)
+{
+    cli_opts *c = base;
+    size_t i;
+
+    for (i = 0; i < 3; i++)
+        if (strcmp(v->s, isolate_names[i]) == 0)
+            c->rlimits.isolate = isolate_values[i];
+    return 0;
+}
+
+static int set_memory(void *base, const opt_spec *o, const opt_value *v,
+                      op_error *err)
+{
+    cli_opts *c = base;
+
+    c->rlimits.mem_bytes = (size_t)v->u << 20; /* hi keeps it in range */
+    return 0;
+}
+
+static int set_pack_timeout(void *base, const opt_spec *o, const opt_value *v,
+                            op_error *err)
+{
+    cli_opts *c = base;
+
+    c->rlimits.pack_timeout_ms = (unsigned)v->u;
+    c->pack_timeout_set = 1; /* beats the config's rule_pack_timeout_ms */
+    return 0;
+}
+
+static int set_token_env(void *base, const opt_spec *o, const opt_value *v,
+                         op_error *err)
+{
+    cli_opts *c = base;
+    const char *s = v->s;
+    size_t i;
+    int ok = s[0] && !(s[0] >= '0' && s[0] <= '9');
+
+    for (i = 0; ok && s[i]; i++)
+        ok = (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+             (s[i] >= '0' && s[i] <= '9') || s[i] == '_';
+    if (!ok)
+        return op_error_set(err, OP_EUSAGE, "--token-env takes the NAME of "
+                            "an environment variable (the token itself must "
+                            "not be on the command line)");
+    c->fetch.token_env = s;
+    return 0;
+}
+
+static int set_cacert(void *base, const opt_spec *o, const opt_value *v,
+                      op_error *err)
+{
+    cli_opts *c = base;
+
+    if (access(v->s, R_OK) != 0)
+        return op_error_set(err, OP_EUSAGE, "--cacert %.200s: %s", v->s,
+                            strerror(errno));
+    c->fetch.cacert = v->s;
+    return 0;
+}
+
+/* ---- shared groups ------------------------------------------------------------ */
+
+static const opt_spec rules_specs[] = {
+    {"--rules", NULL, LIST(rules_dirs, nrules_dirs), .metavar = "DIR",
+     .help = "add a folder of user rules; each folder is its own pack and "
+             "trust domain"},
+    {"--pack", NULL, LIST(packs, npacks), .metavar = "NAME",
+     .help = "run only this bundled pack (flink, spark, dbt, mixed)"},
+    {"--no-bundled", NULL, FLAG(no_bundled),
+     .help = "run no bundled pack, only the --rules folders"},
+    {"--config", NULL, STR(config_path), .metavar = "FILE",
+     .help = "the config file (default: the nearest optipipe.lua, here or in "
+             "a parent up to the repository root)"},
+    {"--no-config", NULL, FLAG(no_config), .help = "read no config file"},
+    END};
+static const opt_group g_rules = {"Rules", rules_specs};
+
+static const opt_spec plugin_specs[] = {
+    {"--plugin-path", NULL, STR(plugin_path), .metavar = "DIRS",
+     .help = "':'-separated folders of external .so plugins (also "
+             "OPTIPIPE_PLUGIN_PATH)"},
+    END};
+static const opt_group g_plugins = {"Inputs", plugin_specs};
+
+static const opt_spec input_specs[] = {
+    {"--max-line", NULL, .type = OPT_SIZE, FIELD(limits.max_line),
+     .metavar = "BYTES", .def = "256m",
+     .help = "longest input line accepted"},
+    {"--max-bytes", NULL, .type = OPT_SIZE, FIELD(limits.max_bytes),
+     .metavar = "BYTES", .def = "64g",
+     .help = "decompressed bytes read per input"},
+    END};
+static const opt_group g_inputs = {"Inputs", input_specs};
+
+static const opt_spec limit_specs[] = {
+    {"--rule-timeout-ms", NULL, .type = OPT_SIZE, FIELD(rlimits.timeout_ms),
+     .metavar = "N", .def = "2000", .help = "wall clock per rule call"},
+    {"--rule-memory-mb", NULL, .type = OPT_SIZE, .hi = 1 << 20,
+     .set = set_memory, .metavar = "N", .def = "64",
+     .help = "memory cap per rule pack's Lua state"},
+    {"--rule-instructions", NULL, .type = OPT_SIZE,
+     FIELD(rlimits.instructions), .metavar = "N", .def = "100000000",
+     .help = "VM instruction budget per rule call"},
+    {"--rule-pack-timeout-ms", NULL, .type = OPT_SIZE, .hi = 4294967295.0,
+     .set = set_pack_timeout, .metavar = "N", .def = "30000",
+     .help = "wall clock per rule pack, for loading its files and for each "
+             "run (beats the config's rule_pack_timeout_ms)"},
+    {"--isolate", NULL, .type = OPT_ENUM, .choice = isolate_at,
+     .set = set_isolate, .metavar = "MODE", .def = "auto",
+     .help = "run rule packs in a forked worker (auto: the --rules packs)"},
+    END};
+static const opt_group g_limits = {"Rule limits (docs/sandbox.md)",
+                                   limit_specs};
+
+static const opt_spec quiet_specs[] = {
+    {"--quiet", "-q", FLAG(quiet),
+     .help = "no progress, notices or warnings on stderr (errors are always "
+             "printed)"},
+    END};
+static const opt_group g_quiet = {"Messages", quiet_specs};
+
+static const opt_spec verbose_specs[] = {
+    {"--verbose", "-v", FLAG(verbose),
+     .help = "name every skipped file, not just how many; text report: show "
+             "each finding's evidence"},
+    END};
+static const opt_group g_verbose = {"Messages", verbose_specs};
+
+/* Every request of `fetch` and of `analyze URL` (fetch_http.c). */
+static const opt_spec conn_specs[] = {
+    {"--timeout", NULL, .type = OPT_DOUBLE, FIELD(fetch.timeout_s),
+     .lo = 0.001, .hi = 86400, .metavar = "SECONDS", .def = "30",
+     .help = "one request, whole (Spark zip: the longest stall)"},
+    {"--connect-timeout", NULL, .type = OPT_DOUBLE,
+     FIELD(fetch.connect_timeout_s), .lo = 0.001, .hi = 86400,
+     .metavar = "SECONDS", .def = "10", .help = "connecting"},
+    {"--retries", NULL, .type = OPT_INT, FIELD(fetch.retries), .lo = 0,
+     .hi = 10, .metavar = "N", .def = "2",
+     .help = "after connection errors, timeouts and 5xx answers, with "
+             "backoff"},
+    {"--max-size", NULL, .type = OPT_SIZE, FIELD(fetch.max_response),
+     .lo = 1, .metavar = "BYTES", .def = "64m; Spark zip 8g",
+     .help = "cap per response"},
+    {"--max-time", NULL, .type = OPT_DOUBLE, FIELD(fetch.max_time_s),
+     .lo = 0.001, .hi = 86400.0 * 30, .metavar = "SECONDS",
+     .def = "600 plus --samples x --interval",
+     .help = "the whole fetch; what was fetched is still written"},
+    {"--max-requests", NULL, .type = OPT_INT, FIELD(fetch.max_requests),
+     .lo = 1, .hi = 1e9, .metavar = "N", .def = "5000 x (1 + --samples)",
+     .help = "requests of the whole fetch"},
+    {"--min-rate", NULL, .type = OPT_SIZE, FIELD(fetch.min_rate), .lo = 1,
+     .metavar = "BYTES", .def = "1k",
+     .help = "a download slower than this per second ..."},
+    {"--min-rate-time", NULL, .type = OPT_DOUBLE, FIELD(fetch.min_rate_time_s),
+     .lo = 1, .hi = 86400, .metavar = "SECONDS", .def = "30",
+     .help = "... over this window fails"},
+    {"--header", NULL, LIST(fetch.headers, fetch.nheaders),
+     .metavar = "'Name: value'",
+     .help = "extra request header (not for secrets: use --token-env)"},
+    {"--token-env", NULL, .type = OPT_STRING, .set = set_token_env,
+     .metavar = "VAR",
+     .help = "send the token in environment variable VAR as 'Authorization: "
+             "Bearer <token>' (a value with a space, e.g. 'Basic dXNlcjpw', "
+             "is sent as is)"},
+    {"--cacert", NULL, .type = OPT_STRING, .set = set_cacert,
+     .metavar = "FILE", .help = "trust the CA certificates in FILE (PEM)"},
+    {"--insecure", NULL, FLAG(fetch.insecure),
+     .help = "do not verify TLS certificates"},
+    END};
+static const opt_group g_conn = {"Fetching over HTTP(S) (docs/fetch.md)",
+                                 conn_specs};
+
+static const opt_spec flink_specs[] = {
+    {"--job", NULL, STR(fetch.job), .metavar = "ID",
+     .help = "the job (default: the only running one)"},
+    {"--all-running", NULL, FLAG(fetch.all_running),
+     .help = "every running job"},
+    {"--samples", NULL, .type = OPT_INT, FIELD(fetch.samples), .lo = 0,
+     .hi = 10000, .metavar = "N", .def = "0",
+     .help = "poll the changing paths N more times"},
+    {"--interval", NULL, .type = OPT_DOUBLE, FIELD(fetch.interval_s), .lo = 0,
+     .hi = 86400, .metavar = "SECONDS", .def = "60", .help = "between polls"},
+    {"--backpressure-wait", NULL, .type = OPT_DOUBLE, FIELD(fetch.bp_wait_s),
+     .lo = 0, .hi = 600, .metavar = "SECONDS",
+     .def = "Flink's refresh interval",
+     .help = "before re-asking a backpressure answer that is not ready"},
+    {"--max-metric-names", NULL, .type = OPT_INT,
+     FIELD(fetch.max_metric_names), .lo = 1, .hi = 1000000, .metavar = "N",
+     .def = "2048",
+     .help = "metric names requested per vertex (those left out are named "
+             "under \"errors\")"},
+    END};
+static const opt_group g_flink = {"Flink JobManager (URL inputs, fetch flink)",
+                                  flink_specs};
+
+/* The words that are not options: o->inputs, at most n of them. */
+#define OPERANDS(what, n)                                                     \
+    {.name = "operand", .metavar = what, .type = OPT_LIST, FIELD(inputs),     \
+     .count_off = offsetof(cli_opts, ninputs), .max = n}
+
+/* What analyze, review and baseline take besides their own options. */
+#define RUN_GROUPS                                                            \
+    &g_rules, &g_plugins, &g_inputs, &g_limits, &g_quiet, &g_verbose,         \
+        &g_conn, &g_flink
+
+/* The help of review's --baseline and baseline's -o. */
+#define DECISIONS_FILE                                                        \
+    "the decisions file (default: the config's baseline, else the nearest "   \
+    ".optipipe-baseline.json here or in a parent up to the repository root, " \
+    "else a new one next to optipipe.lua or here)"
+
+/* ---- analyze, normalize ------------------------------------------------------ */
+
+static const opt_spec analyze_specs[] = {
+    {"--format", NULL, .type = OPT_ENUM, FIELD(format),
+     .choice = report_format_name, .metavar = "FMT", .def = "text",
+     .help = "report format (docs/output-formats.md)"},
+    {"--output", "-o", STR(output), .metavar = "FILE",
+     .help = "write the report to FILE instead of stdout"},
+    {"--fail-on", NULL, .type = OPT_ENUM, FIELD(fail_on),
+     .choice = severity_at, .metavar = "LEVEL",
+     .help = "exit 1 when a finding at or above LEVEL exists"},
+    {"--allow-rule-errors", NULL, FLAG(allow_rule_errors),
+     .help = "a rule that failed does not fail the run (otherwise exit 5)"},
+    {"--baseline", NULL, STR(baseline), .metavar = "FILE",
+     .help = "hide findings approved or dismissed in FILE (default: the "
+             "config's, else the nearest .optipipe-baseline.json, found like "
+             "the config)"},
+    {"--no-baseline", NULL, FLAG(no_baseline),
+     .help = "read no decisions file"},
+    {"--show-suppressed", NULL, FLAG(show_suppressed),
+     .help = "show the findings the baseline or the config's ignore hid, "
+             "marked"},
+    {"--emit-changes", NULL, STR(emit_dir), .metavar = "DIR",
+     .help = "write the approved findings' changes as config patches into DIR "
+             "(needs a decisions file, or --all)"},
+    {"--all", NULL, FLAG(emit_all),
+     .help = "with --emit-changes: every finding's changes"},
+    {"--deterministic", NULL, FLAG(deterministic),
+     .help = "zero volatile fields (elapsed time) in reports"},
+    END};
+static const opt_group g_analyze = {"Options", analyze_specs};
+
+const opt_cmd cli_cmd_analyze = {
+    "analyze", "[options] INPUT...", "analyze files, directories, URLs or '-'",
+    "INPUT is a file, a directory (walked recursively, hidden files skipped, "
+    "engines may be mixed), a Flink JobManager URL or '-' for standard input.",
+    {&g_analyze, RUN_GROUPS, NULL},
+    NULL, OPERANDS("INPUT", 4096)};
+
+static const opt_spec normalize_specs[] = {
+    {"--format", NULL, .type = OPT_ENUM, FIELD(format), .choice = json_only,
+     .metavar = "FMT", .def = "json", .help = "output format"},
+    {"--output", "-o", STR(output), .metavar = "FILE",
+     .help = "write the model to FILE instead of stdout"},
+    END};
+static const opt_group g_normalize = {"Options", normalize_specs};
+
+const opt_cmd cli_cmd_normalize = {
+    "normalize", "[options] INPUT...",
+    "print the model exactly as rules see it",
+    "Prints {\"schema\": 1, \"runs\": [...]} with every run and node exactly "
+    "as rules see them (docs/model.md). optipipe reads that output back as an "
+    "input, so a saved or hand-edited model can be analyzed again.",
+    {&g_normalize, &g_plugins, &g_inputs, &g_quiet, &g_verbose, &g_conn,
+     &g_flink, NULL},
+    NULL, OPERANDS("INPUT", 4096)};
+
+/* ---- review, baseline ---------------------------------------------------------- */
+
+static const opt_spec review_specs[] = {
+    {"--baseline", NULL, STR(baseline), .metavar = "FILE",
+     .help = DECISIONS_FILE},
+    {"--fingerprint", NULL, LIST(fingerprints, nfingerprints), .metavar = "FP",
+     .help = "only this finding; FP may be the first digits the text report "
+             "shows, e.g. 9f1c0d3e"},
+    END};
+static const opt_group g_review = {"Options", review_specs};
+
+const opt_cmd cli_cmd_review = {
+    "review", "[options] INPUT...", "approve or dismiss findings one by one",
+    "Analyzes INPUT like `analyze`, then shows each finding that has no "
+    "decision yet and asks: (a)pprove, (d)ismiss with a reason, (s)kip or "
+    "(q)uit. Decisions are saved by fingerprint after each answer to the "
+    "decisions file; `analyze` then hides them.\n\n"
+    "On a terminal, answers are single keys (read from /dev/tty). Otherwise "
+    "standard input gives one answer per line: 'a', 'd REASON', 's' or 'q' "
+    "(also 'approve', 'dismiss REASON', 'skip', 'quit'); end of input quits.",
+    {&g_review, RUN_GROUPS, NULL},
+    NULL, OPERANDS("INPUT", 4096)};
+
+static const opt_spec baseline_specs[] = {
+    {"--output", "-o", STR(output), .metavar = "FILE",
+     .help = DECISIONS_FILE},
+    {"--status", NULL, .type = OPT_ENUM, FIELD(status), .choice = status_at,
+     .metavar = "S", .def = "dismissed", .help = "the decision recorded"},
+    {"--reason", NULL, STR(reason), .metavar = "TEXT",
+     .def = "'accepted as is when the baseline was created'",
+     .help = "the reason recorded"},
+    {"--select", NULL, LIST(select, nselect), .metavar = "GLOB",
+     .help = "only findings of rules matching GLOB"},
+    {"--fingerprint", NULL, LIST(fingerprints, nfingerprints), .metavar = "FP",
+     .help = "only this finding; replaces an existing decision for it. FP may "
+             "be a unique prefix (4+ hex digits), e.g. the 8 the text report "
+             "shows"},
+    {"--prune", NULL, FLAG(prune),
+     .help = "update: drop decisions whose finding is gone"},
+    END};
+static const opt_group g_baseline = {"Options", baseline_specs};
+
+const opt_cmd cli_cmd_baseline = {
+    "baseline", "create|update [options] INPUT...",
+    "record decisions without asking",
+    "Records decisions for the current findings without asking.\n\n"
+    "  create   a new decisions file with every finding of INPUT\n"
+    "  update   keeps the file's decisions and adds the new findings",
+    {&g_baseline, RUN_GROUPS, NULL},
+    NULL, OPERANDS("INPUT", 4096)};
+
+/* ---- rules ------------------------------------------------------------------------ */
+
+static const opt_spec none_specs[] = {END};
+static const opt_group g_none = {"Options", none_specs};
+
+const opt_cmd cli_cmd_rules_list = {
+    "rules list", "[options]", "list the rules that would run",
+    "Every rule that would run (after optipipe.lua): id, the severities it "
+    "can emit ('off' when disabled), pack and title.",
+    {&g_none, &g_rules, &g_quiet, NULL}, NULL, OPERANDS("ARGUMENT", 4096)};
+
+const opt_cmd cli_cmd_rules_show = {
+    "rules show", "ID [options]", "show a rule's metadata and options",
+    "One rule's metadata, its effective severity and the ones it can emit, "
+    "its options (and which come from the config), its file and docs page.",
+    {&g_none, &g_rules, &g_quiet, NULL}, NULL, OPERANDS("ID", 4096)};
+
+static const opt_spec test_specs[] = {
+    {"--junit", NULL, STR(junit), .metavar = "FILE",
+     .help = "also write the results as JUnit XML"},
+    END};
+static const opt_group g_test = {"Options", test_specs};
+
+const opt_cmd cli_cmd_rules_test = {
+    "rules test", "[options] [DIR|FILE...]", "run rule tests (*_test.lua)",
+    "Runs every <rule>_test.lua in each DIR (or the given test FILEs; "
+    "default: every bundled pack), prints one line per case and 'N passed, "
+    "M failed', and exits 1 when a case failed (a named folder without tests "
+    "fails too), 3 when no test was found. Packs load as for analyze: in a "
+    "worker (--isolate auto), under the rule limits. The test format is in "
+    "docs/writing-rules.md.",
+    {&g_test, &g_plugins, &g_inputs, &g_limits, &g_quiet, NULL}, NULL,
+    OPERANDS("DIR", 4096)};
+
+static const opt_spec new_specs[] = {
+    {"--source", NULL, STR(source), .metavar = "NAME", .def = "spark",
+     .help = "the engine the rule reads: a plugin's name (spark, dbt, flink) "
+             "or '*' for every run at once"},
+    {"--force", NULL, FLAG(force), .help = "overwrite existing files"},
+    END};
+static const opt_group g_new = {"Options", new_specs};
+
+const opt_cmd cli_cmd_rules_new = {
+    "rules new", "[options] PACK/NAME",
+    "write a new rule, its test and docs page",
+    "Writes PACK/NAME.lua, PACK/NAME_test.lua (one case that fires, one that "
+    "stays quiet) and PACK/docs/<pack>.NAME.md.",
+    {&g_new, NULL}, NULL, OPERANDS("PACK/NAME", 4096)};
+
+const opt_cmd cli_cmd_rules_lint = {
+    "rules lint", "[options] [DIR...]",
+    "check rule metadata without running rules",
+    "Checks each rule's metadata without running it: load errors, docs page, "
+    "test file, options used without a default, options declared but never "
+    "read. Exits 1 when it finds a problem. Packs load as for analyze.",
+    {&g_none, &g_limits, &g_quiet, NULL}, NULL, OPERANDS("DIR", 4096)};
+
+/* ---- plugins, fetch ----------------------------------------------------------------- */
+
+const opt_cmd cli_cmd_plugins_list = {
+    "plugins list", "[options]", "list input plugins", NULL,
+    {&g_none, &g_plugins, &g_quiet, NULL}, NULL, OPERANDS("ARGUMENT", 4096)};
+
+static const char fetch_exit[] =
+    "Exit codes:\n\n"
+    "  0 complete\n"
+    "  2 usage error\n"
+    "  3 nothing could be fetched\n"
+    "  4 written but incomplete (the failed paths are named on stderr and\n"
+    "    listed in the export under \"errors\")";
+
+static const opt_spec fetch_flink_specs[] = {
+    {"--output", "-o", STR(output), .metavar = "FILE", .def = "stdout",
+     .help = "where to write the export"},
+    END};
+static const opt_group g_fetch_flink = {"Options", fetch_flink_specs};
+
+const opt_cmd cli_cmd_fetch_flink = {
+    "fetch flink", "URL [options]", "collect a Flink JobManager's REST export",
+    "Every JobManager REST response the Flink rules use, written as a "
+    "flink_rest_export (docs/flink.md) for a later `optipipe analyze`.",
+    {&g_fetch_flink, &g_quiet, &g_flink, &g_conn, NULL}, fetch_exit,
+    OPERANDS("URL", 1)};
+
+static const opt_spec fetch_spark_specs[] = {
+    {"--output", "-o", STR(output), .metavar = "DIR", .def = "./APP_ID",
+     .help = "the folder the event logs are unpacked into"},
+    {"--app", NULL, STR(fetch.app), .metavar = "ID",
+     .help = "the application id (required)"},
+    {"--attempt", NULL, STR(fetch.attempt), .metavar = "ID",
+     .def = "all", .help = "one attempt only"},
+    END};
+static const opt_group g_fetch_spark = {"Options", fetch_spark_specs};
+
+const opt_cmd cli_cmd_fetch_spark = {
+    "fetch spark-history", "URL --app APP_ID [options]",
+    "download event logs from a Spark History Server",
+    "The application's event logs from a Spark History Server, unpacked into "
+    "a folder for a later `optipipe analyze`.",
+    {&g_fetch_spark, &g_quiet, &g_conn, NULL}, fetch_exit, OPERANDS("URL", 1)};
+
+const opt_cmd *const cli_cmds[] = {
+    &cli_cmd_analyze, &cli_cmd_normalize, &cli_cmd_review, &cli_cmd_baseline,
+    &cli_cmd_rules_list, &cli_cmd_rules_show, &cli_cmd_rules_test,
+    &cli_cmd_rules_new, &cli_cmd_rules_lint, &cli_cmd_plugins_list,
+    &cli_cmd_fetch_flink, &cli_cmd_fetch_spark, NULL};
+
+/* ---- what the commands share ------------------------------------------------------- */
+
+/* Whether cmd's first word is word (word NULL: every command). */
+static int first_word_is(const opt_cmd *cmd, const char *word)
+{
+    size_t n = word ? strlen(word) : 0;
+
+    return !word || (strncmp(cmd->name, word, n) == 0 &&
+                     (cmd->name[n] == ' ' || cmd->name[n] == '\0'));
+}
+
+size_t cli_help_commands(FILE *f, const char *word)
+{
+    size_t i, n = 0;
+
+    for (i = 0; cli_cmds[i]; i++) {
+        char left[160];
+        if (!first_word_is(cli_cmds[i], word))
+            continue;
+        snprintf(left, sizeof left, "%s %s", cli_cmds[i]->name,
+                 cli_cmds[i]->args ? cli_cmds[i]->args : "");
+        opts_help_row(f, left, cli_cmds[i]->summary);
+        n++;
+    }
+    return n;
+}
+
+const char *cli_suggest_sub(const char *word, const char *sub)
+{
+    const char *subs[64];
+    size_t i, n = 0;
+
+    for (i = 0; cli_cmds[i] && n < 64; i++)
+        if (word && first_word_is(cli_cmds[i], word) &&
+            strchr(cli_cmds[i]->name, ' '))
+            subs[n++] = strchr(cli_cmds[i]->name, ' ') + 1;
+    return util_suggest(sub, subs, n, 3);
+}
+
+int cli_unknown(const char *what, const char *word, const char *suggestion,
+                const char *help_cmd)
+{
+    diag_msg(DIAG_ERROR, "unknown %s '%s'%s%s%s", what, word,
+             suggestion ? " (did you mean '" : "", suggestion ? suggestion : "",
+             suggestion ? "'?)" : "");
+    diag_line(DIAG_ERROR, "Try 'optipipe %s%s--help'.", help_cmd ? help_cmd : "",
+              help_cmd ? " " : "");
+    return EXIT_USAGE;
+}
+
+int cli_subcommand_help(const char *word, int argc, char **argv)
+{
+    char what[64];
+    int help = argc >= 1 && (strcmp(argv[0], "--help") == 0 ||
+                             strcmp(argv[0], "-h") == 0 ||
+                             strcmp(argv[0], "help") == 0);
+    FILE *f = help ? stdout : stderr;
+
+    if (argc >= 1 && !help) {
+        snprintf(what, sizeof what, "%s command", word);
+        return cli_unknown(what, argv[0], cli_suggest_sub(word, argv[0]), word);
+    }
+    fputs("Usage:\n", f);
+    cli_help_commands(f, word);
+    fprintf(f, "\nEach takes --help for its options ('optipipe %s ... --help').\n",
+            word);
+    return help ? EXIT_DONE : EXIT_USAGE;
+}
+
+int cli_parse_opts(cli_opts *o, int argc, char **argv, const opt_cmd *cmd)
+{
+    op_error err;
+    int rc;
+
+    op_error_clear(&err);
+    rc = opts_parse(cmd, o, argc, argv, &err);
+    if (rc == OPTS_HELP) {
+        opts_help(cmd, "optipipe", stdout);
+        exit(EXIT_DONE);
+    }
+    if (rc) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        diag_line(DIAG_ERROR, "Try 'optipipe %s --help'.", cmd->name);
+        return EXIT_USAGE;
+    }
+    if (o->quiet)
+        diag_set_quiet(1);
+    return 0;
+}
