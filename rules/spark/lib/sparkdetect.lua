@@ -1,0 +1,111 @@
+-- sparkdetect: what spark.executor-memory, spark.recomputation and
+-- spark.sql-query share: out-of-memory evidence from the failure and
+-- executor series, the SQL operators of one execution (series
+-- sql_operators) and the stage nodes by the scan they read.
+-- Model names: docs/model-spark.md ("Peaks", "SQL plans", "Scans").
+local su = require "sparkutil"
+
+local M = {}
+
+-- The heap ran out: a task failed with java.lang.OutOfMemoryError.
+local HEAP_OOM = { "OutOfMemoryError" }
+-- The container was killed for its size (heap + overhead): YARN's and
+-- Kubernetes' words, and the exit code of a SIGKILL.
+local KILLED = { "exceeding physical memory limits", "exceeding memory limits",
+  "OOMKilled", "exit code 137", "exit status: 137", "Exit status: 137" }
+
+local function has_any(text, words)
+  for _, w in ipairs(words) do
+    if text:find(w, 1, true) then
+      return w
+    end
+  end
+  return nil
+end
+
+-- { heap = {n, first}, killed = {n, first} }: the task failures and
+-- executor removals that say the JVM ran out of memory, each with a
+-- count and its first text.
+function M.oom_evidence(run)
+  local out = { heap = { n = 0 }, killed = { n = 0 } }
+  local function add(kind, text, n)
+    local e = out[kind]
+    e.n = e.n + (n or 1)
+    e.first = e.first or text
+  end
+  for _, f in ipairs(run.series.task_failures or {}) do
+    local d = f.detail or ""
+    if has_any(d, KILLED) then
+      add("killed", d, f.count)
+    elseif has_any(d, HEAP_OOM) then
+      add("heap", d, f.count)
+    end
+  end
+  for _, e in ipairs(run.series.executors or {}) do
+    local r = e.removed_reason or ""
+    if has_any(r, KILLED) then
+      add("killed", ("executor %s: %s"):format(e.executor_id, r), 1)
+    end
+  end
+  return out
+end
+
+-- The operators of each SQL execution: { ["sql-3"] = { op, ... } }.
+function M.operators(run)
+  local by = {}
+  for _, op in ipairs(run.series.sql_operators or {}) do
+    local list = by[op.sql]
+    if not list then
+      list = {}
+      by[op.sql] = list
+    end
+    list[#list + 1] = op
+  end
+  return by
+end
+
+-- SQL execution nodes (kind "sql").
+function M.sqls(run)
+  local out = {}
+  for _, n in ipairs(run.nodes) do
+    if n.kind == "sql" then
+      out[#out + 1] = n
+    end
+  end
+  return out
+end
+
+-- "sql-3 \"daily report\"" for messages.
+function M.sql_label(n)
+  if n.name and n.name ~= n.id then
+    return ("SQL query %s \"%s\""):format(n.id:gsub("^sql%-", ""), n.name)
+  end
+  return "SQL query " .. n.id:gsub("^sql%-", "")
+end
+
+-- The time an operator is known to take, ms (its own time metrics).
+function M.op_ms(op)
+  return math.max(op.duration_ms or 0, op.scan_ms or 0, op.build_ms or 0,
+    op.sort_ms or 0, op.collect_ms or 0)
+end
+
+-- Stage nodes that read from outside (attrs.scan), grouped by each scan
+-- they read: { [scan] = { stage, ... } }, stages in id order.
+function M.stages_by_scan(run)
+  local by, order = {}, {}
+  for _, n in ipairs(su.stages(run)) do
+    local scan = n.attrs.scan
+    if scan then
+      for item in (scan .. ";"):gmatch("%s*([^;]+);") do
+        if not by[item] then
+          by[item] = {}
+          order[#order + 1] = item
+        end
+        table.insert(by[item], n)
+      end
+    end
+  end
+  return by, order
+end
+
+return M
