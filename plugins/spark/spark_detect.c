@@ -517,26 +517,6 @@ static void stage_id(char *buf, size_t cap, const sp_stage *s)
              (long long)s->attempt);
 }
 
-static void emit_scans(sp_app *a, op_run *r)
-{
-    size_t i;
-    char id[64];
-
-    for (i = 0; i < a->nstages; i++) {
-        const sp_stage *s = a->stages[i];
-        op_node *n;
-        if ((!s->scan && !s->persisted) || !sp_stage_emitted(s))
-            continue;
-        stage_id(id, sizeof id, s);
-        if (!(n = op_node_get(a->b, r, id)))
-            continue;
-        if (s->scan)
-            op_node_attr(a->b, n, "scan", s->scan);
-        if (s->persisted)
-            op_node_attr(a->b, n, "persisted", "true");
-    }
-}
-
 static int cmp_job_id(const void *key, const void *x)
 {
     int64_t k = *(const int64_t *)key, j = ((const sp_job *)x)->id;
@@ -547,6 +527,77 @@ static int cmp_sql_id(const void *key, const void *x)
 {
     int64_t k = *(const int64_t *)key, j = ((const sp_sql *)x)->id;
     return k < j ? -1 : k > j;
+}
+
+/* The SQL execution a stage ran for (jobs and executions sorted by id at
+ * emission), or NULL. */
+static const sp_sql *stage_sql(const sp_app *a, const sp_stage *s)
+{
+    const sp_job *j;
+
+    if (s->job_id < 0)
+        return NULL;
+    j = bsearch(&s->job_id, a->jobs, a->njobs, sizeof *a->jobs, cmp_job_id);
+    if (!j || j->sql_id < 0)
+        return NULL;
+    return bsearch(&j->sql_id, a->sqls, a->nsqls, sizeof *a->sqls, cmp_sql_id);
+}
+
+/* attrs.scan_inputs: each scan of the stage with the files its plan
+ * operator of the same name reads (Location, PartitionFilters), so that
+ * one table read for different partitions is not the same input. */
+static void scan_inputs(const sp_sql *q, const char *scan, char *out,
+                        size_t cap)
+{
+    const char *p = scan;
+    size_t len = 0;
+
+    out[0] = '\0';
+    while (*p && len + 1 < cap) {
+        const char *e = strstr(p, "; ");
+        size_t n = e ? (size_t)(e - p) : strlen(p), i;
+        const sp_op *op = NULL;
+        int w;
+        for (i = 0; q && q->plan && i < q->plan->n; i++) {
+            const sp_op *o = &q->plan->ops[i];
+            if (o->name && strlen(o->name) == n && !memcmp(o->name, p, n) &&
+                o->location) {
+                op = o;
+                break;
+            }
+        }
+        w = snprintf(out + len, cap - len, "%s%.*s%s%s%s%s", len ? "; " : "",
+                     (int)n, p, op ? " @ " : "", op ? op->location : "",
+                     op && op->partition_filters ? " PartitionFilters: " : "",
+                     op && op->partition_filters ? op->partition_filters : "");
+        if (w < 0 || (size_t)w >= cap - len)
+            break;
+        len += (size_t)w;
+        p = e ? e + 2 : p + n;
+    }
+}
+
+static void emit_scans(sp_app *a, op_run *r)
+{
+    size_t i;
+    char id[64], inputs[SP_SCAN_MAX * 2];
+
+    for (i = 0; i < a->nstages; i++) {
+        const sp_stage *s = a->stages[i];
+        op_node *n;
+        if ((!s->scan && !s->persisted) || !sp_stage_emitted(s))
+            continue;
+        stage_id(id, sizeof id, s);
+        if (!(n = op_node_get(a->b, r, id)))
+            continue;
+        if (s->scan) {
+            op_node_attr(a->b, n, "scan", s->scan);
+            scan_inputs(stage_sql(a, s), s->scan, inputs, sizeof inputs);
+            op_node_attr(a->b, n, "scan_inputs", inputs);
+        }
+        if (s->persisted)
+            op_node_attr(a->b, n, "persisted", "true");
+    }
 }
 
 /* Per SQL execution: the stage attempts of its jobs, summed. */
@@ -567,16 +618,9 @@ static sql_sums *sum_stages(sp_app *a)
     }
     for (i = 0; i < a->nstages; i++) {
         const sp_stage *s = a->stages[i];
-        const sp_job *j;
         const sp_sql *q;
         sql_sums *x;
-        if (s->job_id < 0 || !sp_stage_emitted(s))
-            continue;
-        j = bsearch(&s->job_id, a->jobs, a->njobs, sizeof *a->jobs, cmp_job_id);
-        if (!j || j->sql_id < 0)
-            continue;
-        q = bsearch(&j->sql_id, a->sqls, a->nsqls, sizeof *a->sqls, cmp_sql_id);
-        if (!q)
+        if (!sp_stage_emitted(s) || !(q = stage_sql(a, s)))
             continue;
         x = &sums[q - a->sqls];
         x->stages++;

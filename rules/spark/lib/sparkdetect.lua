@@ -3,8 +3,6 @@
 -- executor series, the SQL operators of one execution (series
 -- sql_operators) and the stage nodes by the scan they read.
 -- Model names: docs/model-spark.md ("Peaks", "SQL plans", "Scans").
-local su = require "sparkutil"
-
 local M = {}
 
 -- The heap ran out: a task failed with java.lang.OutOfMemoryError.
@@ -89,23 +87,17 @@ function M.op_ms(op)
     op.sort_ms or 0, op.collect_ms or 0)
 end
 
--- Stage nodes that read from outside (attrs.scan), grouped by each scan
--- they read: { [scan] = { stage, ... } }, stages in id order.
-function M.stages_by_scan(run)
-  local by, order = {}, {}
-  for _, n in ipairs(su.stages(run)) do
-    local scan = n.attrs.scan
-    if scan then
-      for item in (scan .. ";"):gmatch("%s*([^;]+);") do
-        if not by[item] then
-          by[item] = {}
-          order[#order + 1] = item
-        end
-        table.insert(by[item], n)
-      end
-    end
+-- "3, 5, 7 and 4 more"
+function M.list(items, max)
+  local out = {}
+  for i = 1, math.min(#items, max) do
+    out[#out + 1] = tostring(items[i])
   end
-  return by, order
+  local s = table.concat(out, ", ")
+  if #items > max then
+    s = s .. (" and %d more"):format(#items - max)
+  end
+  return s
 end
 
 return M
