@@ -224,6 +224,7 @@ static const char *scan_of(const cJSON *rdd, char *buf, size_t cap)
 {
     const char *scope = sp_jstr(rdd, "Scope"), *name = sp_jstr(rdd, "Name");
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(rdd, "Parent IDs");
+    size_t n;
 
     if (scope) {
         cJSON *sc = cJSON_Parse(scope); /* a small JSON text */
@@ -237,7 +238,10 @@ static const char *scan_of(const cJSON *rdd, char *buf, size_t cap)
     }
     if (!name || (cJSON_IsArray(par) && cJSON_GetArraySize(par) > 0))
         return NULL;
-    if (strstr(name, "Shuffled") || strstr(name, "MapPartitionsRDD"))
+    /* a bare class name (FileScanRDD, PhotonFileScanRDD, ShuffledRDD) says
+     * nothing about the input; textFile's RDDs are named after the path */
+    n = strlen(name);
+    if (!strpbrk(name, " /:") && n >= 3 && !strcmp(name + n - 3, "RDD"))
         return NULL;
     return name;
 }
@@ -545,7 +549,9 @@ static const sp_sql *stage_sql(const sp_app *a, const sp_stage *s)
 
 /* attrs.scan_inputs: each scan of the stage with the files its plan
  * operator of the same name reads (Location, PartitionFilters), so that
- * one table read for different partitions is not the same input. */
+ * one table read for different partitions is not the same input. When no
+ * operator, or several reading different files, carry the name, the item
+ * is the name alone. */
 static void scan_inputs(const sp_sql *q, const char *scan, char *out,
                         size_t cap)
 {
@@ -560,11 +566,17 @@ static void scan_inputs(const sp_sql *q, const char *scan, char *out,
         int w;
         for (i = 0; q && q->plan && i < q->plan->n; i++) {
             const sp_op *o = &q->plan->ops[i];
-            if (o->name && strlen(o->name) == n && !memcmp(o->name, p, n) &&
-                o->location) {
-                op = o;
+            if (!o->name || strlen(o->name) != n || memcmp(o->name, p, n) ||
+                !o->location)
+                continue;
+            if (op && (strcmp(op->location, o->location) ||
+                       !op->partition_filters != !o->partition_filters ||
+                       (op->partition_filters &&
+                        strcmp(op->partition_filters, o->partition_filters)))) {
+                op = NULL; /* two operators of that name read other files */
                 break;
             }
+            op = o;
         }
         w = snprintf(out + len, cap - len, "%s%.*s%s%s%s%s", len ? "; " : "",
                      (int)n, p, op ? " @ " : "", op ? op->location : "",

@@ -83,13 +83,19 @@ local function shrink(run, ctx, heap, peak)
       su.mem_string(heap), su.bytes(peak), su.count(m.executors_with_peaks or 0, "executor"),
       su.bytes(m.executor_peak_onheap_execution_bytes or 0),
       su.bytes(m.executor_peak_onheap_storage_bytes or 0)),
-    recommendation = ("Lower spark.executor.memory from %s to %s (the peak × %.1f headroom): "
-      .. "%s less memory reserved on %s, or more executors on the same nodes."):format(
-      su.mem_string(heap), su.mem_string(to), o.headroom, su.bytes((heap - to) * n),
-      su.count(n, "executor")),
+    recommendation = sd.databricks(run)
+      and ("Databricks sizes the executor heap from the worker type: pick a worker type "
+        .. "with about %s of heap per executor (the peak × %.1f headroom) instead of %s, or "
+        .. "a compute-optimized family with the same cores."):format(su.mem_string(to),
+        o.headroom, su.mem_string(heap))
+      or ("Lower spark.executor.memory from %s to %s (the peak × %.1f headroom): "
+        .. "%s less memory reserved on %s, or more executors on the same nodes."):format(
+        su.mem_string(heap), su.mem_string(to), o.headroom, su.bytes((heap - to) * n),
+        su.count(n, "executor")),
     evidence = ev,
-    changes = { { target = su.target(run), key = "spark.executor.memory",
-                  from = su.mem_string(heap), to = su.mem_string(to) } },
+    changes = not sd.databricks(run) and { { target = su.target(run),
+      key = "spark.executor.memory", from = su.mem_string(heap), to = su.mem_string(to) } }
+      or nil,
   }
 end
 
@@ -106,7 +112,7 @@ local function driver(run, ctx)
     to, sev = grown(heap), "warning"
     msg = ("The driver's heap peaked at %s of its %s: collect(), broadcasts and "
       .. "plans of this app need more."):format(su.bytes(peak), su.mem_string(heap))
-  elseif peak < o.max_used_share * heap and heap >= 2 * o.min_heap_gib * su.GIB then
+  elseif peak < o.max_used_share * heap and heap >= o.min_driver_gib * su.GIB then
     to, sev = shrunk(peak, o), "info"
     if to > heap * (1 - o.min_saving_share) then
       return
@@ -140,6 +146,7 @@ return {
     headroom = 1.5,         -- proposed heap = peak × headroom (rounded up)
     min_saving_share = 0.25, -- propose a smaller heap only when it saves this share
     min_heap_gib = 1,       -- never propose less
+    min_driver_gib = 4,     -- smaller drivers are not worth shrinking
     full_share = 0.95,      -- a heap "ran full" at this share of its size
     min_gc_ratio = 0.05,    -- GC / run time that counts as GC-bound; no shrink above it
     gc_rule_ratio = 0.1,    -- spark.gc's max_ratio: at or above it spark.gc advises
@@ -161,7 +168,9 @@ return {
     if peak and peak >= o.full_share * heap and gc >= o.min_gc_ratio and gc < o.gc_rule_ratio then
       grow(run, ctx, heap, peak, gc)
     elseif peak and peak > 0 and peak < o.max_used_share * heap and gc < o.min_gc_ratio
-        and (m.memory_spill_bytes or 0) == 0 and (m.disk_spill_bytes or 0) == 0 then
+        and (m.memory_spill_bytes or 0) == 0 and (m.disk_spill_bytes or 0) == 0
+        and not su.conf_bool(run, "spark.memory.offHeap.enabled") then
+      -- with off-heap memory on (Photon, RAPIDS) execution memory is not in the heap
       shrink(run, ctx, heap, peak)
     end
   end,

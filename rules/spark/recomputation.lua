@@ -21,7 +21,10 @@ local function groups(run)
     local inputs = n.attrs.scan_inputs or n.attrs.scan
     if inputs then
       for item in (inputs .. "; "):gmatch("(.-); ") do
-        if item ~= "" then
+        -- a SQL scan whose files the plan does not tell apart (no Location,
+        -- or several scans of that name) is no evidence of the same input
+        local sql_scan = item:find("Scan", 1, true) ~= nil
+        if item ~= "" and (not sql_scan or item:find(" @ ", 1, true)) then
           if not by[item] then
             by[item] = {}
             order[#order + 1] = item

@@ -73,12 +73,36 @@ function M.sqls(run)
   return out
 end
 
--- "sql-3 \"daily report\"" for messages.
+-- 'SQL query 3 "daily report"' for messages: the description's first
+-- line, cut at 60 characters (notebooks put whole cells there).
 function M.sql_label(n)
-  if n.name and n.name ~= n.id then
-    return ("SQL query %s \"%s\""):format(n.id:gsub("^sql%-", ""), n.name)
+  local id = n.id:gsub("^sql%-", "")
+  local name = n.name ~= n.id and (n.name or ""):match("^%s*([^\n]*)") or ""
+  name = name:gsub("%s+$", "")
+  if #name > 60 then
+    local cut = 57
+    while cut > 1 and (name:byte(cut + 1) or 0) >= 0x80 and (name:byte(cut + 1) or 0) < 0xC0 do
+      cut = cut - 1 -- never inside a UTF-8 character
+    end
+    name = name:sub(1, cut) .. "..."
   end
-  return "SQL query " .. n.id:gsub("^sql%-", "")
+  if name == "" then
+    return "SQL query " .. id
+  end
+  return ("SQL query %s \"%s\""):format(id, name)
+end
+
+-- Databricks sizes executors by the worker type, not spark.executor.memory.
+function M.databricks(run)
+  if run.attrs and run.attrs.platform then
+    return run.attrs.platform == "databricks"
+  end
+  for k in pairs(run.config) do
+    if k:find("^spark%.databricks%.") then
+      return true
+    end
+  end
+  return false
 end
 
 -- The time an operator is known to take, ms (its own time metrics).
