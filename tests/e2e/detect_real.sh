@@ -10,8 +10,10 @@
 #    table for 13 different days (not the same input);
 #  - dbt.thread-utilization says that 3 threads were counted from the
 #    thread names and how many nodes waited (BigQuery 1.7);
-#  - a dbt manifest alone is analyzed: the 5-view chain of the
-#    dbt_bouncer project is named.
+#  - every real dbt manifest given alone is analyzed as one static run
+#    with all its entries (exit 0); their staging views are renames of
+#    seeds and sources and chain at most 2 deep: dbt.materialization quiet.
+#    (The firing cases are fixtures: rules/dbt/materialization_test.lua.)
 # Usage: detect_real.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
 set -u
 bin=$1
@@ -87,4 +89,25 @@ check "photon: off-heap execution memory, no smaller heap" \
 BQ17="$D/run_results.v5.dbt-1.7.0.bigquery.build.jaffle_shop_elementary.json $D/manifest.v11.dbt-1.7.0.bigquery.build.jaffle_shop_elementary.json"
 check "dbt: inferred threads say so, and how many nodes waited" \
     eval 'findings dbt.thread-utilization $BQ17 && grep -q "All 3 threads (counted from the thread names) were busy 96% of the 56 s build while 48 ready nodes waited" "$tmp/f.txt" && grep -q "\"threads_inferred\": true" "$tmp/f.txt"'
+# static_run MANIFEST: one run, manifest_only, every entry a node, exit 0
+static_run() {
+    "$bin" normalize --format json "$1" >"$tmp/n.json" 2>"$E2E_ERR" || return 1
+    python3 - "$tmp/n.json" "$1" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+m = json.load(open(sys.argv[2]))
+want = sum(len(m.get(k) or {}) for k in ("nodes", "sources", "exposures", "unit_tests"))
+r = runs[0] if len(runs) == 1 else {}
+ok = (len(runs) == 1 and r["metrics"].get("manifest_only") == 1
+      and r["metrics"].get("executing") == 0 and len(r["nodes"]) == want
+      and r["config"].get("optipipe.static") == "manifest")
+print("%d runs, %d of %d nodes" % (len(runs), len(r.get("nodes", [])), want))
+sys.exit(0 if ok else 1)
+PY
+}
+for m in "$D"/manifest.*.json; do
+    check "dbt manifest alone: $(basename "$m")" static_run "$m"
+    check "dbt manifest alone, static checks quiet: $(basename "$m")" \
+        eval 'findings dbt.materialization "$m" && [ ! -s "$tmp/f.txt" ]'
+done
 finish
