@@ -18,7 +18,7 @@
 
 #define SP_MAX_ACCUMS (1u << 20)  /* SQL metric values kept per app */
 #define SP_PLAN_OPS_MAX 4096      /* operators kept per plan */
-#define SP_PLAN_DEPTH 512         /* plan nesting followed */
+#define SP_PLAN_DEPTH 256         /* plan nesting followed (cJSON: 500) */
 #define SP_OP_METRICS 8           /* known metrics kept per operator */
 #define SP_MAX_OP_RECORDS 20000   /* sql_operators records per run */
 #define SP_SCAN_MAX 1024          /* bytes of attrs.scan */
@@ -217,6 +217,30 @@ void sp_on_exec_metrics(sp_app *a, const cJSON *o, int heartbeat)
 
 /* --- what a stage reads -------------------------------------------------- */
 
+/* The "name" of an RDD scope, a small JSON text Spark writes as
+ * {"id":"...","name":"..."}: read in place (no allocation), unescaped
+ * into buf. Returns 0 when there is none. */
+static int scope_name(const char *scope, char *buf, size_t cap)
+{
+    const char *p = strstr(scope, "\"name\"");
+    sp_span v;
+
+    if (!p)
+        return 0;
+    p += 6;
+    while (*p == ' ' || *p == ':')
+        p++;
+    if (*p != '"')
+        return 0;
+    v.s = ++p;
+    while (*p && *p != '"')
+        p += p[0] == '\\' && p[1] ? 2 : 1;
+    if (*p != '"')
+        return 0;
+    v.n = (size_t)(p - v.s);
+    return sp_unescape(v, buf, cap) > 0;
+}
+
 /* A scan: an RDD whose operator scope names a scan (SQL), or a root RDD
  * of the lineage that is not a shuffle read (RDD API: its name is the
  * path or the source). */
@@ -226,16 +250,9 @@ static const char *scan_of(const cJSON *rdd, char *buf, size_t cap)
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(rdd, "Parent IDs");
     size_t n;
 
-    if (scope) {
-        cJSON *sc = cJSON_Parse(scope); /* a small JSON text */
-        const char *sn = sp_jstr(sc, "name");
-        int is_scan = sn && (strstr(sn, "Scan") || strstr(sn, "scan"));
-        if (is_scan)
-            snprintf(buf, cap, "%s", sn);
-        cJSON_Delete(sc);
-        if (is_scan)
-            return buf;
-    }
+    if (scope && scope_name(scope, buf, cap) &&
+        (strstr(buf, "Scan") || strstr(buf, "scan")))
+        return buf;
     if (!name || (cJSON_IsArray(par) && cJSON_GetArraySize(par) > 0))
         return NULL;
     /* a bare class name (FileScanRDD, PhotonFileScanRDD, ShuffledRDD) says
