@@ -424,26 +424,4 @@ void sp_detect_emit(sp_app *a, op_run *r);
 void sp_plan_free(struct sp_plan *p);
 void sp_detect_free(sp_app *a);
 
-/* --- what detection rules need (spark_detect.c) ------------------------ */
-
-int sp_stage_emitted(const sp_stage *s);
-/* Reads the executor metrics object o (either path) into peak[]; returns
- * 1 when it had any of them. */
-int sp_peaks_from_json(const cJSON *o, int64_t peak[SP_PK_COUNT]);
-/* Folds one executor's peaks into its record (max per metric). */
-void sp_peaks_add(sp_app *a, sp_span executor, const int64_t *peak);
-/* StageExecutorMetrics / ExecutorMetricsUpdate events. */
-void sp_on_exec_metrics(sp_app *a, const cJSON *o, int heartbeat);
-/* What a StageInfo's "RDD Info" says the stage reads and persists. */
-void sp_stage_rdds(sp_app *a, sp_stage *s, const cJSON *info);
-/* The physical plan of an execution (start or adaptive update). */
-void sp_sql_plan(sp_app *a, sp_sql *q, const cJSON *o);
-/* SQL metric values: a StageInfo's Accumulables, DriverAccumUpdates. */
-void sp_accum_stage(sp_app *a, const cJSON *info);
-void sp_accum_driver(sp_app *a, const cJSON *o);
-/* Writes peaks, stage scans and SQL plans into run r (nodes exist). */
-void sp_detect_emit(sp_app *a, op_run *r);
-void sp_plan_free(struct sp_plan *p);
-void sp_detect_free(sp_app *a);
-
 #endif
