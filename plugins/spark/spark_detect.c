@@ -746,9 +746,12 @@ static void emit_sqls(sp_app *a, op_run *r)
             records += (size_t)emit_op(a, r, id, j, &q->plan->ops[j]);
         }
     }
-    if (cut)
-        op_run_warning(a->b, r, "more than 20000 SQL operators; the rest are "
-                                "left out of sql_operators");
+    if (cut) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "more than %d SQL operators; the rest are "
+                 "left out of sql_operators", SP_MAX_OP_RECORDS);
+        op_run_warning(a->b, r, msg);
+    }
     free(sums);
 }
 
