@@ -129,6 +129,7 @@ typedef struct dbt_mnode {
 typedef struct dbt_manifest {
     char *project;    /* metadata.project_name, else the main package */
     char *invocation; /* metadata.invocation_id */
+    char *dbt_version; /* metadata.dbt_version */
     char *origin;
     int64_t generated_us;
     int has_generated;
@@ -176,5 +177,12 @@ int dbt_read_manifest(const cJSON *root, const char *name,
 /* The plugin's finish(): joins, critical path, history keys; frees the
  * slot whatever happens. */
 int dbt_finish(op_builder *b, op_error *err);
+
+/* dbt_join.c: a node's attrs from its manifest entry (model-dbt.md). */
+void dbt_node_attrs(op_builder *b, op_node *n, const dbt_mnode *mn);
+/* dbt_static.c: writes manifest m, which no run matched, as a run of its
+ * own (nodes, parents, attrs; no timings). Returns 0, -1 on no memory.
+ * m stays the caller's. */
+int dbt_static_run(op_builder *b, const dbt_manifest *m);
 
 #endif

@@ -132,7 +132,7 @@ static void collect(join_ctx *c, size_t i, const dbt_mnode *mn, int depth)
     }
 }
 
-static void node_attrs(join_ctx *c, op_node *n, const dbt_mnode *mn)
+void dbt_node_attrs(op_builder *b, op_node *n, const dbt_mnode *mn)
 {
     static const struct {
         size_t off;
@@ -155,13 +155,13 @@ static void node_attrs(join_ctx *c, op_node *n, const dbt_mnode *mn)
     for (f = 0; f < sizeof fields / sizeof *fields; f++) {
         const char *v = *(char *const *)((const char *)mn + fields[f].off);
         if (v && *v)
-            op_node_attr(c->b, n, fields[f].key, v);
+            op_node_attr(b, n, fields[f].key, v);
     }
     /* manifests before v5 have no attached_node: a test's first
      * dependency is what it tests (kept even when not in this run) */
     if (!mn->attached_node && mn->resource_type &&
         !strcmp(mn->resource_type, "test") && mn->ndeps && mn->deps[0])
-        op_node_attr(c->b, n, "attached_node", mn->deps[0]);
+        op_node_attr(b, n, "attached_node", mn->deps[0]);
 }
 
 /* Parents and manifest attributes of every node of the run. */
@@ -179,7 +179,7 @@ static void join_nodes(join_ctx *c)
         n = op_node_get(c->b, c->r, rn->id);
         if (!n)
             continue;
-        node_attrs(c, n, &c->m->nodes[k]);
+        dbt_node_attrs(c->b, n, &c->m->nodes[k]);
         collect(c, i, &c->m->nodes[k], 0);
         for (p = c->poff[i]; p < c->npar; p++)
             op_node_parent(c->b, n, c->rr->nodes[c->par[p]].id);
@@ -455,29 +455,22 @@ static void set_identity(op_builder *b, op_run *r, const dbt_rrun *rr,
 
 /* --- finish ---------------------------------------------------------------------- */
 
-static int report_unused(dbt_state *st, op_error *err)
+/* A manifest no run_results.json or sources.json matched is a run of its
+ * own: the DAG without timings (dbt_static.c). */
+static int report_unused(op_builder *b, dbt_state *st, op_error *err)
 {
-    size_t i, unused = 0;
-    const dbt_manifest *first = NULL;
+    size_t i;
 
     for (i = 0; i < st->nmanifests; i++)
-        if (!st->manifests[i]->used) {
-            unused++;
-            if (!first)
-                first = st->manifests[i];
-        }
+        if (!st->manifests[i]->used &&
+            dbt_static_run(b, st->manifests[i]))
+            return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                                st->manifests[i]->origin);
     if (st->dropped_manifests)
         return op_error_set(err, OP_ELIMIT, "more than %d dbt manifests; %d "
                             "were not used", DBT_MAX_MANIFESTS,
                             st->dropped_manifests);
-    if (!first)
-        return 0;
-    return op_error_set(err, OP_ENOTFOUND,
-                        "%s: manifest of project %s matched no "
-                        "run_results.json or sources.json in the inputs; not "
-                        "used%s", first->origin ? first->origin : "manifest",
-                        first->project ? first->project : "(unknown)",
-                        unused > 1 ? " (and other manifests)" : "");
+    return 0;
 }
 
 int dbt_finish(op_builder *b, op_error *err)
@@ -520,7 +513,7 @@ int dbt_finish(op_builder *b, op_error *err)
                          proj[i] ? proj[i] : infer_project(st, proj, i));
     }
     if (!rc)
-        rc = report_unused(st, err);
+        rc = report_unused(b, st, err);
 out:
     free(proj);
     dbt_state_free(st);

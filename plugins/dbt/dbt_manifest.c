@@ -240,6 +240,8 @@ int dbt_read_manifest(const cJSON *root, const char *name,
     inv = dbt_jstr(meta, "invocation_id");
     c.m->invocation = inv && strlen(inv) < 128 ? dbt_strdup(inv, &c.oom) : NULL;
     c.m->origin = dbt_strdup(name, &c.oom);
+    inv = dbt_jstr(meta, "dbt_version");
+    c.m->dbt_version = inv && strlen(inv) < 64 ? dbt_strdup(inv, &c.oom) : NULL;
     if (notes && notes->n && !(c.m->notes = malloc(sizeof *notes)))
         c.oom = 1;
     else if (c.m->notes) {

@@ -388,6 +388,7 @@ void dbt_manifest_free(dbt_manifest *m)
     dbt_map_free(&m->index);
     free(m->project);
     free(m->invocation);
+    free(m->dbt_version);
     free(m->origin);
     free(m->notes);
     free(m);

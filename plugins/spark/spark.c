@@ -61,6 +61,11 @@ static int wanted(const char *n, size_t len)
         "SparkListenerStageSubmitted",    "SparkListenerStageCompleted",
         "SparkListenerExecutorAdded",     "SparkListenerExecutorRemoved",
         "SparkListenerSQLExecutionStart", "SparkListenerSQLExecutionEnd",
+        /* spark_detect.c: plans, SQL metric values, executor peaks */
+        "SparkListenerSQLAdaptiveExecutionUpdate",
+        "SparkListenerDriverAccumUpdates",
+        "SparkListenerStageExecutorMetrics",
+        "SparkListenerExecutorMetricsUpdate",
     };
     const char *dot;
     size_t i;
@@ -94,6 +99,8 @@ static void bad_line(sp_app *a, uint64_t line_no, const char *line,
 
 static void task_event(sp_app *a, int end, const sp_task *t)
 {
+    if (end && t->has_peak)
+        sp_peaks_add(a, t->executor, t->peak);
     if (end)
         sp_on_task_end(a, t);
     else

@@ -639,6 +639,7 @@ void sp_app_free(sp_app *a)
         free(s->name);
         free(s->failure);
         free(s->parents);
+        free(s->scan);
         free(s);
     }
     free(a->stages);
@@ -657,6 +658,7 @@ void sp_app_free(sp_app *a)
     for (i = 0; i < a->nsqls; i++) {
         free(a->sqls[i].description);
         free(a->sqls[i].error);
+        sp_plan_free(a->sqls[i].plan);
     }
     free(a->sqls);
     for (i = 0; i < a->nexecs; i++) {
@@ -672,6 +674,7 @@ void sp_app_free(sp_app *a)
     }
     free(a->fails);
     free(a->live.keys);
+    sp_detect_free(a);
     for (i = 0; i < (size_t)a->nwarnings; i++)
         free(a->warnings[i]);
     free(a->app_id);

@@ -42,7 +42,7 @@ static const char *stage_status(int st, const char **raw)
     }
 }
 
-static int stage_emitted(const sp_stage *s)
+int sp_stage_emitted(const sp_stage *s)
 {
     return s->seen_submit || s->status == SP_ST_ACTIVE ||
            s->status == SP_ST_COMPLETE || s->status == SP_ST_FAILED;
@@ -73,7 +73,7 @@ static const sp_stage *latest_attempt(sp_app *a, int64_t id)
             continue;
         }
         misses = 0;
-        if (stage_emitted(s))
+        if (sp_stage_emitted(s))
             best = s;
     }
     return best;
@@ -434,7 +434,7 @@ static void run_sums(sp_app *a, op_run *r)
         const sp_stage *s = a->stages[i];
         if (s->status == SP_ST_SKIPPED)
             skipped++;
-        if (!stage_emitted(s))
+        if (!sp_stage_emitted(s))
             continue;
         stages++;
         if (metrics_at_bound(&s->sum) || at_bound(s->task_time_ms)) {
@@ -594,11 +594,12 @@ static void emit_nodes(sp_app *a, op_run *r)
         qsort(order, a->nstages, sizeof *order, cmp_stage);
     }
     for (i = 0; i < a->nstages; i++)
-        if (stage_emitted(order[i]))
+        if (sp_stage_emitted(order[i]))
             emit_stage(a, r, order[i]);
     free(order);
     for (i = 0; i < a->nsqls; i++)
         emit_sql(a, r, &a->sqls[i]);
+    sp_detect_emit(a, r);
 }
 
 /* Spark before 1.3 wrote no job times: take them from the job's stages
@@ -614,7 +615,7 @@ static void job_times_from_stages(sp_app *a)
         const sp_stage *s = a->stages[i];
         sp_job key, *j;
         key.id = s->job_id;
-        if (s->job_id < 0 || !stage_emitted(s))
+        if (s->job_id < 0 || !sp_stage_emitted(s))
             continue;
         j = bsearch(&key, a->jobs, a->njobs, sizeof *a->jobs, cmp_job);
         if (!j || (j->submitted_at > 0 && j->completed_at > 0 && !j->derived))

@@ -122,6 +122,7 @@ static void stage_info(sp_app *a, sp_stage *s, const cJSON *info)
         set_str(a, &s->name, name);
     if (n >= 0)
         s->num_tasks = n;
+    sp_stage_rdds(a, s, info);
     if (cJSON_IsArray(par)) {
         int k = cJSON_GetArraySize(par), i;
         int64_t *ids = k > 0 ? malloc((size_t)k * sizeof *ids) : NULL;
@@ -316,6 +317,7 @@ static void on_stage_completed(sp_app *a, const cJSON *o)
     if (!s || !s->live)
         return;
     stage_info(a, s, info);
+    sp_accum_stage(a, info);
     if (s->submitted_at < 0)
         s->submitted_at = sp_jint(info, "Submission Time", -1);
     s->completed_at = sp_jint(info, "Completion Time", -1);
@@ -441,6 +443,7 @@ static void on_sql_start(sp_app *a, const cJSON *o)
     q->started_at = sp_jint(o, "time", -1);
     saw_time(a, q->started_at);
     set_str(a, &q->description, sp_jstr(o, "description"));
+    sp_sql_plan(a, q, o);
 }
 
 static void on_sql_end(sp_app *a, const cJSON *o)
@@ -489,6 +492,15 @@ int sp_on_event(sp_app *a, const char *ev, const cJSON *o)
         on_sql_end(a, o);
     } else if (strcmp(n, "SparkListenerSQLAdaptiveExecutionUpdate") == 0) {
         a->sql_adaptive_updates++;
+        if (o && sp_jint(o, "executionId", -1) >= 0)
+            sp_sql_plan(a, sql_get(a, sp_jint(o, "executionId", -1)), o);
+    } else if (strcmp(n, "SparkListenerDriverAccumUpdates") == 0) {
+        if (o)
+            sp_accum_driver(a, o);
+    } else if (strcmp(n, "SparkListenerStageExecutorMetrics") == 0 ||
+               strcmp(n, "SparkListenerExecutorMetricsUpdate") == 0) {
+        if (o)
+            sp_on_exec_metrics(a, o, strstr(n, "Update") != NULL);
     } else if (strstr(n, "Blacklisted") || strstr(n, "Excluded")) {
         a->blacklist_events++;
     } else {
@@ -546,6 +558,8 @@ int sp_task_from_json(const cJSON *o, int end_event, sp_task *t, char *buf,
     }
     if (!end_event)
         return 0;
+    t->has_peak = sp_peaks_from_json(
+        cJSON_GetObjectItemCaseSensitive(o, "Task Executor Metrics"), t->peak);
     if (cJSON_IsObject(reason) && cap > 0 && cap <= 1u << 30) {
         /* the failure details are read again from this text */
         if (cJSON_PrintPreallocated((cJSON *)reason, buf, (int)cap, 0)) {

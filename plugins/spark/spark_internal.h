@@ -56,6 +56,35 @@ typedef struct sp_metrics {
     int64_t in_bytes, in_records, out_bytes, out_records;
 } sp_metrics;
 
+/* Peak executor metrics (Spark's ExecutorMetricType names) read from
+ * "Task Executor Metrics" (TaskEnd), StageExecutorMetrics and heartbeat
+ * events: memory peaks and the cumulative GC counters. Names of both
+ * sides in sp_peak_keys (spark_detect.c), docs/model-spark.md. */
+enum sp_peak_id {
+    SP_PK_JVM_HEAP = 0,
+    SP_PK_JVM_OFFHEAP,
+    SP_PK_ONHEAP_EXEC,
+    SP_PK_OFFHEAP_EXEC,
+    SP_PK_ONHEAP_STORAGE,
+    SP_PK_OFFHEAP_STORAGE,
+    SP_PK_DIRECT_POOL,
+    SP_PK_JVM_RSS,
+    SP_PK_PYTHON_RSS,
+    SP_PK_OTHER_RSS,
+    SP_PK_MINOR_GC_MS,
+    SP_PK_MAJOR_GC_MS,
+    SP_PK_TOTAL_GC_MS,
+    SP_PK_COUNT
+};
+
+typedef struct sp_peak_key {
+    const char *spark; /* the key in the event */
+    size_t len;        /* strlen(spark), at compile time */
+    const char *model; /* the name in the model */
+} sp_peak_key;
+
+extern const sp_peak_key sp_peak_keys[SP_PK_COUNT];
+
 /* A borrowed span of the line (raw JSON string contents, still escaped). */
 typedef struct sp_span {
     const char *s;
@@ -73,6 +102,8 @@ typedef struct sp_task {
     int has_metrics;
     sp_metrics m;
     unsigned absent; /* 1 << enum sp_dist_id: out of range in this task */
+    int has_peak;    /* "Task Executor Metrics" were read */
+    int64_t peak[SP_PK_COUNT];
 } sp_task;
 
 /* Which fast path a line takes, from its "Event" value. */
@@ -177,6 +208,8 @@ typedef struct sp_stage {
         slow_duration;
     char slow_exec[SP_ID_MAX], slow_host[SP_ID_MAX];
     int has_slow;
+    char *scan;    /* what the stage reads from outside (spark_detect.c) */
+    int persisted; /* an RDD of the stage has a storage level */
 } sp_stage;
 
 typedef struct sp_job {
@@ -197,6 +230,7 @@ typedef struct sp_sql {
     char *error;
     int ended;
     int64_t jobs; /* jobs of the execution (counted at emission) */
+    struct sp_plan *plan; /* its latest physical plan (spark_detect.c) */
 } sp_sql;
 
 typedef struct sp_exec {
@@ -295,6 +329,7 @@ typedef struct sp_app {
     char *warnings[SP_MAX_WARNINGS];
     int nwarnings;
     int64_t warnings_dropped;
+    struct sp_detect *det; /* peaks and SQL metric values (spark_detect.c) */
     int oom;
 } sp_app;
 
@@ -366,5 +401,27 @@ int64_t sp_jint(const cJSON *o, const char *key, int64_t def);
 int64_t sp_jnum(const cJSON *v, int64_t def);
 const char *sp_jstr(const cJSON *o, const char *key);
 char *sp_strdup_max(const char *s, size_t max);
+
+/* --- what detection rules need (spark_detect.c) ------------------------ */
+
+int sp_stage_emitted(const sp_stage *s);
+/* Reads the executor metrics object o (either path) into peak[]; returns
+ * 1 when it had any of them. */
+int sp_peaks_from_json(const cJSON *o, int64_t peak[SP_PK_COUNT]);
+/* Folds one executor's peaks into its record (max per metric). */
+void sp_peaks_add(sp_app *a, sp_span executor, const int64_t *peak);
+/* StageExecutorMetrics / ExecutorMetricsUpdate events. */
+void sp_on_exec_metrics(sp_app *a, const cJSON *o, int heartbeat);
+/* What a StageInfo's "RDD Info" says the stage reads and persists. */
+void sp_stage_rdds(sp_app *a, sp_stage *s, const cJSON *info);
+/* The physical plan of an execution (start or adaptive update). */
+void sp_sql_plan(sp_app *a, sp_sql *q, const cJSON *o);
+/* SQL metric values: a StageInfo's Accumulables, DriverAccumUpdates. */
+void sp_accum_stage(sp_app *a, const cJSON *info);
+void sp_accum_driver(sp_app *a, const cJSON *o);
+/* Writes peaks, stage scans and SQL plans into run r (nodes exist). */
+void sp_detect_emit(sp_app *a, op_run *r);
+void sp_plan_free(struct sp_plan *p);
+void sp_detect_free(sp_app *a);
 
 #endif

@@ -479,6 +479,22 @@ static const char *read_metrics(const char *p, const char *end,
     return r == 0 ? it.p : NULL;
 }
 
+/* "Task Executor Metrics" (Spark 3.0+): the executor's peaks while the
+ * task ran, names from sp_peak_keys. */
+static const char *read_peaks(const char *p, const char *end, sp_task *t)
+{
+    int_field f[SP_PK_COUNT];
+    int i;
+
+    for (i = 0; i < SP_PK_COUNT; i++) {
+        f[i].key = sp_peak_keys[i].spark;
+        f[i].len = sp_peak_keys[i].len;
+        f[i].dst = &t->peak[i];
+    }
+    t->has_peak = *p == '{';
+    return read_int_obj(p, end, f, SP_PK_COUNT);
+}
+
 static const char *read_task_info(const char *p, const char *end,
                                   sp_task *t)
 {
@@ -619,6 +635,8 @@ int sp_scan_task(const char *line, size_t len, int end_event, sp_task *t)
                 e = read_metrics(v, it.end, &t->m);
                 t->has_metrics = 1;
             }
+        } else if (end_event && KEY_IS(k, "Task Executor Metrics")) {
+            e = seen_twice(&seen, 6) ? NULL : read_peaks(v, it.end, t);
         } else if (end_event && KEY_IS(k, "Task End Reason"))
             e = seen_twice(&seen, 4) ? NULL : read_reason(v, it.end, t);
         else if (KEY_IS(k, "Event")) /* a second one would win in Spark */

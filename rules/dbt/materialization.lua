@@ -1,7 +1,9 @@
 -- dbt.materialization: materializations that cost time. A slow, large
 -- `table` rebuilt in full every run → incremental; a chain of views (each
 -- query on the last one re-runs them all) or a view feeding many slow
--- models → table. Needs the manifest for materialized / file / parents.
+-- models → table. Needs the manifest for materialized / file / parents;
+-- a manifest alone gets the static checks (chains, views and ephemeral
+-- models that many nodes run again).
 -- docs/rules/dbt.materialization.md
 local du = require "dbtutil"
 local stats = require "optipipe.stats"
@@ -167,6 +169,75 @@ local function busy_views(run, ctx)
   end
 end
 
+-- Static (a manifest alone): a view or ephemeral model runs its query for
+-- every node that reads it; through a view or ephemeral child, for every
+-- node that reads that one. Returns the nodes that execute n's query.
+local INLINED = { view = true, ephemeral = true }
+
+local function executions(run, n, seen, out)
+  for _, cid in ipairs(n.children) do
+    local c = run.by_id[cid]
+    if c and not seen[cid] then
+      seen[cid] = true
+      if INLINED[mat(c) or ""] then
+        executions(run, c, seen, out)
+      elseif du.builds(c) or du.is_test(c) then
+        out[#out + 1] = c
+      end
+    end
+  end
+  return out
+end
+
+local function read_views(run, ctx)
+  local o = ctx.options
+  local found = {}
+  for _, n in ipairs(run.nodes) do
+    local m = mat(n)
+    -- as busy_views: a view of one source or seed is a rename, cheap to rerun
+    if INLINED[m or ""] and reads_models(run, n) then
+      local ex = executions(run, n, { [n.id] = true }, {})
+      if #ex >= o.min_view_readers then
+        local models, tests, names = 0, 0, {}
+        for _, c in ipairs(ex) do
+          if du.is_test(c) then
+            tests = tests + 1
+          else
+            models = models + 1
+            names[#names + 1] = du.name(c)
+          end
+        end
+        found[#found + 1] = { n = n, ex = ex, models = models, tests = tests, names = names }
+      end
+    end
+  end
+  table.sort(found, function(a, b)
+    if #a.ex ~= #b.ex then
+      return #a.ex > #b.ex
+    end
+    return a.n.id < b.n.id
+  end)
+  for i = 1, math.min(#found, o.max_reports) do
+    local f = found[i]
+    local m = mat(f.n)
+    table.sort(f.names)
+    ctx.report {
+      node = f.n.id,
+      message = ("%s %s is %s %s%s%s: each of them runs its query again."):format(
+        m == "view" and "View" or "Ephemeral model", du.name(f.n),
+        m == "view" and "queried by" or "inlined into", du.plural(#f.ex, "node"),
+        f.tests > 0 and (" (%s, %s)"):format(du.plural(f.models, "model"),
+          du.plural(f.tests, "test")) or "",
+        f.models > 0 and (": " .. du.list(f.names, 4)) or ""),
+      recommendation = ("Materialize %s as a table so its query runs once per build and "
+        .. "the %s read the result."):format(du.target(f.n), du.plural(#f.ex, "reader")),
+      evidence = { readers = #f.ex, reader_models = f.models, reader_tests = f.tests,
+                   materialized = m },
+      changes = { { target = du.target(f.n), key = "materialized", from = m, to = "table" } },
+    }
+  end
+end
+
 return {
   id = "dbt.materialization",
   title = "Materialization that costs time (table → incremental, view → table)",
@@ -183,8 +254,15 @@ return {
     min_view_children = 3,    -- a view with this many model children ...
     children_total_s = 600,   -- ... slow together ...
     slow_view_s = 60,         -- ... or slow itself → table
+    min_view_readers = 5,     -- manifest alone: a view/ephemeral run by this many nodes
   },
   check = function(run, ctx)
+    if run.metrics.manifest_only == 1 then
+      -- a manifest alone: the DAG's shape, no timings (docs/model-dbt.md)
+      view_chains(run, ctx)
+      read_views(run, ctx)
+      return
+    end
     if not du.executing(run) then
       return
     end

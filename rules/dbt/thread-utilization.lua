@@ -4,6 +4,29 @@
 -- DAG cannot use them. docs/rules/dbt.thread-utilization.md
 local du = require "dbtutil"
 
+-- Worker nodes that waited at least min_node_wait_s for a free thread
+-- after their parents ended, and the longest wait.
+local function waited(run, ctx)
+  local n, max, floor = 0, 0, ctx.options.min_node_wait_s * 1000
+  for _, node in ipairs(run.nodes) do
+    local w = node.metrics.ready_wait_ms
+    if w and w >= floor then
+      n, max = n + 1, math.max(max, w)
+    end
+  end
+  return n, max
+end
+
+-- "3 threads" or "3 threads (counted from the thread names)": a count
+-- inferred from thread ids is a lower bound and says so.
+local function threads_text(m)
+  local s = du.plural(m.threads, "thread")
+  if m.threads_inferred == 1 then
+    s = s .. " (counted from the thread names)"
+  end
+  return s
+end
+
 -- Saturated: every thread busy almost all the time and ready nodes
 -- waiting for one (needs the manifest's ready-waits).
 local function saturated(run, ctx)
@@ -16,6 +39,10 @@ local function saturated(run, ctx)
   if wait < o.min_wait_share * span then
     return false
   end
+  local nwait, max_wait = waited(run, ctx)
+  if nwait == 0 then
+    return false
+  end
   local hook = m.hook_ms or 0
   local want = math.ceil(busy / math.max(cp, 1))
   want = math.max(threads + 1, math.min(want, threads * o.max_factor))
@@ -24,15 +51,17 @@ local function saturated(run, ctx)
   if gain < o.min_gain_s * 1000 or gain < o.min_gain_share * span then
     return false
   end
-  local who = threads == 1 and "The single thread was"
-    or ("All %d threads%s were"):format(threads,
-      m.threads_inferred == 1 and " (counted from the thread names)" or "")
+  local who = threads == 1 and "The single thread" or ("All " .. threads_text(m))
+  if threads == 1 and m.threads_inferred == 1 then
+    who = who .. " (counted from the thread names)"
+  end
   ctx.report {
-    message = ("%s busy %s of the %s build while ready models waited %s on average "
-      .. "for a free thread. With %s it could take about %s (%s less); no "
-      .. "thread count can bring it below the critical path of %s."):format(
-      who, du.pct(util, 0), du.dur(span), du.dur(wait), du.plural(want, "thread"), du.dur(est),
-      du.dur(gain), du.dur(cp)),
+    message = ("%s %s busy %s of the %s build while %s waited for a free thread "
+      .. "(up to %s; %s on average over all models). With %s it could take about %s "
+      .. "(%s less); no thread count can bring it below the critical path of %s."):format(
+      who, threads == 1 and "was" or "were", du.pct(util, 0), du.dur(span),
+      du.plural(nwait, "ready node"), du.dur(max_wait), du.dur(wait),
+      du.plural(want, "thread"), du.dur(est), du.dur(gain), du.dur(cp)),
     recommendation = ("Raise threads from %d to %d in %s (or pass --threads %d), if the "
       .. "warehouse can run that many queries at once (BigQuery slots, Snowflake "
       .. "warehouse size and max_concurrency_level, Postgres connections)."):format(
@@ -41,6 +70,8 @@ local function saturated(run, ctx)
       utilization = math.floor(util * 1000 + 0.5) / 1000, threads = threads,
       peak_concurrency = m.peak_concurrency, span_s = du.secs(span),
       busy_s = du.secs(busy), mean_ready_wait_s = du.secs(wait),
+      models_waited = nwait, max_ready_wait_s = du.secs(max_wait),
+      threads_inferred = m.threads_inferred == 1 or nil,
       critical_path_s = du.secs(cp), estimated_span_s = du.secs(est),
     },
     changes = { { target = du.threads_target(run), key = "threads", from = threads, to = want } },
@@ -69,13 +100,14 @@ local function idle(run, ctx)
     .. "longest chain (see dbt.critical-path)."):format(du.plural(peak, "node"), to)
   ctx.report {
     severity = "info",
-    message = ("The %d threads were busy %s of the %s build (on average %.1f nodes ran at "
-      .. "once, at most %d): the DAG cannot use them.%s"):format(threads, du.pct(util, 0),
+    message = ("The %s were busy %s of the %s build (on average %.1f nodes ran at "
+      .. "once, at most %d): the DAG cannot use them.%s"):format(threads_text(m), du.pct(util, 0),
       du.dur(m.span_ms), m.avg_active or 0, peak, why),
     recommendation = rec,
     evidence = {
       utilization = math.floor(util * 1000 + 0.5) / 1000, threads = threads,
       peak_concurrency = peak, span_s = du.secs(m.span_ms), busy_s = du.secs(m.busy_ms),
+      threads_inferred = m.threads_inferred == 1 or nil,
       critical_path_s = cp and du.secs(cp) or nil,
     },
     changes = changes,
@@ -93,6 +125,7 @@ return {
     min_span_s = 30,       -- shorter builds are left alone
     high_util = 0.85,      -- saturated at or above
     min_wait_share = 0.05, -- mean ready-wait / span for "models waited"
+    min_node_wait_s = 1,   -- a model "waited" when its ready-wait reached this
     max_factor = 4,        -- never suggest more than this many times the threads
     min_gain_s = 20,       -- estimated gain needed, seconds ...
     min_gain_share = 0.2,  -- ... and as a share of the span
