@@ -6,26 +6,10 @@
 local du = require "dbtutil"
 local stats = require "optipipe.stats"
 
--- The MAD of a normal distribution is 0.6745 sigma.
-local MAD_TO_SIGMA = 1.4826
-
+-- The median + MAD test shared by every history rule (optipipe.stats).
 local function regressed(cur, vals, o)
-  if #vals < o.min_history then
-    return nil
-  end
-  local med, mad = stats.median(vals), stats.mad(vals)
-  if med <= 0 then
-    return nil
-  end
-  local ratio = cur / med
-  local delta = cur - med
-  if ratio < o.min_ratio or delta < o.min_increase_s * 1000 then
-    return nil
-  end
-  if delta <= o.mad_threshold * MAD_TO_SIGMA * mad then
-    return nil
-  end
-  return { median = med, mad = mad, ratio = ratio, delta = delta }
+  return stats.regression(cur, vals, { min_history = o.min_history, min_ratio = o.min_ratio,
+    min_increase = o.min_increase_s * 1000, mad_threshold = o.mad_threshold })
 end
 
 local function node_findings(run, ctx, hist)
