@@ -1,0 +1,93 @@
+-- Tests of spark.regression: optipipe rules test rules/spark
+-- Inline nightly runs of one app (a history by history_key); the run-store
+-- cases (history = {...}) use fixtures/spark-nightly.
+local DAY = 86400000
+local MIB = 1048576
+local jitter = { 1.00, 1.03, 0.98, 1.01, 0.97, 1.02, 0.99 }
+
+-- One night: n = 1..; o = { slow (join stage factor), input (factor),
+-- executors, partitions, extra (a stage before the others: ids shift),
+-- order }.
+local function night(n, o)
+  o = o or {}
+  local j = jitter[(n - 1) % #jitter + 1]
+  local slow, vol, ex = o.slow or 1, o.input or 1, o.executors or 4
+  local scan_ms = math.floor(400000 * j * vol)
+  local join_ms = math.floor(300000 * j * slow * vol)
+  local dur = math.floor(600000 * j * (1 + 0.5 * (slow - 1)) * vol * 4 / ex)
+  local nodes, sid = {}, 0
+  local function stage(name, ms, m)
+    m.executor_run_ms = ms
+    nodes[#nodes + 1] = { id = ("stage-%d-0"):format(sid), kind = "stage", name = name,
+      status = "succeeded", duration_ms = ms // 16, metrics = m, attrs = {} }
+    sid = sid + 1
+  end
+  if o.extra then
+    stage("cache at Orders.scala:12", 1000, {})
+  end
+  stage("scan orders at Orders.scala:41", scan_ms, { input_bytes = 10240 * MIB * vol })
+  stage("join at Orders.scala:70", join_ms, { shuffle_read_bytes = 2048 * MIB * vol })
+  local id = ("application_1700000000000_%04d"):format(n)
+  return { source = "spark", id = id, name = "nightly-orders", status = "succeeded",
+    started_at = 1700000000000 + n * DAY, duration_ms = dur, engine_version = "3.5.1",
+    config = { ["spark.app.id"] = id, ["spark.executor.cores"] = "4",
+               ["spark.sql.shuffle.partitions"] = o.partitions or "64" },
+    metrics = { executors_max = ex, executor_cores_max = ex * 4,
+                executor_core_ms = dur * ex * 4, input_bytes = 10240 * MIB * vol },
+    nodes = nodes, history_key = "nightly-orders", history_order = o.order or n }
+end
+
+local function nights(k, last)
+  local t = {}
+  for n = 1, k do
+    t[n] = night(n)
+  end
+  t[#t + 1] = last
+  return t
+end
+
+return { rule = "spark.regression", cases = {
+  { name = "a stage 3x slower with the same input: the stage and the changed key",
+    inputs = nights(7, night(8, { slow = 3, partitions = "16" })),
+    expect = {
+      { node = "stage-1-0", severity = "warning",
+        message = "Stage 'join at Orders.scala:70' spent 15m 00s in tasks, 3× its median",
+        evidence = { stage = "join at Orders.scala:70#1", ratio = 3, history_runs = 7,
+                     input_ratio = 1, changed_keys = { "spark.sql.shuffle.partitions" } } },
+      { severity = "warning",
+        message = "the stage that grew most: 'join at Orders.scala:70'" },
+    } },
+  { name = "the changed key is named with both values",
+    inputs = nights(7, night(8, { slow = 3, partitions = "16" })),
+    expect = {
+      { node = "stage-1-0", message = "application_1700000000000_0007: spark.sql.shuffle.partitions 64 -> 16" },
+      { message = "spark.sql.shuffle.partitions 64 -> 16" },
+    } },
+  { name = "the same slowdown with 3x the input is volume growth (info)",
+    inputs = nights(7, night(8, { input = 3 })),
+    expect = { { severity = "info", message = "as expected: its input grew 3×",
+                 evidence = { input_ratio = 3 } } } },
+  { name = "a run on half the executors is not a code regression",
+    inputs = nights(7, night(8, { executors = 2 })),
+    expect = { { severity = "info",
+                 message = "it ran on 8 executor cores against a median of 16" } } },
+  { name = "stage ids shift (a stage added before): matched by name, not id",
+    inputs = nights(7, night(8, { slow = 3, extra = true })),
+    expect = {
+      { node = "stage-2-0", message = "Nothing in the config, executors x cores or Spark version changed" },
+      { message = "join at Orders.scala:70" },
+    } },
+  { name = "stage ids shift and nothing is slower: quiet",
+    inputs = nights(7, night(8, { extra = true })),
+    expect = {} },
+  { name = "normal jitter: quiet",
+    inputs = nights(7, night(8)),
+    expect = {} },
+  { name = "two earlier runs are too few for a baseline",
+    inputs = nights(2, night(8, { slow = 3 })),
+    expect = {} },
+  { name = "min_history is an option",
+    inputs = nights(2, night(8, { slow = 3 })),
+    options = { min_history = 2 },
+    expect = { { node = "stage-1-0" }, { message = "The app took" } } },
+} }
