@@ -513,7 +513,7 @@ static int record_all(cli_session *s, int create, size_t *added,
     *added = *replaced = 0;
     for (i = 0; i < s->res.n; i++) {
         const finding *f = &s->res.f[i];
-        int decided = baseline_find(&s->bl, f->fingerprint) != NULL;
+        int decided = baseline_decision_of(&s->bl, f) != NULL;
         if (f->suppressed == FINDING_IGNORED || !chosen(o, f))
             continue;
         if (decided && !o->nfingerprints)
