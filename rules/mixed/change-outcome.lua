@@ -58,14 +58,19 @@ local function applied(run, f, node_name)
   return true
 end
 
--- What the outcome is measured with: the run time when the finding
--- predicted time saved (or nothing else); for a streaming (Flink) run, the
--- worst backpressure of its vertices. Lower is better for both.
-local function metric_of(run_source, f)
+-- What the outcome is measured with: for a finding on a node, that node's
+-- time (found by id, else by name) — where the change acts; else the run
+-- time. For a streaming (Flink) run without a time prediction, the worst
+-- backpressure (of the node, else of every vertex). Lower is better.
+local function metric_of(run_source, f, node_name)
+  local function nodes_of(r)
+    local n = f.node and find_node(r, f.node, node_name)
+    return n and { n } or (not f.node and r.nodes) or {}
+  end
   if run_source == "flink" and not (f.impact and f.impact.time_saved_ms) then
     return { name = "backpressure", fmt = units.format_pct, get = function(r)
       local worst
-      for _, n in ipairs(r.nodes or {}) do
+      for _, n in ipairs(nodes_of(r)) do
         local v = (n.metrics or {}).backpressure_ratio
         if v and (not worst or v > worst) then
           worst = v
@@ -73,6 +78,13 @@ local function metric_of(run_source, f)
       end
       return worst
     end }
+  end
+  if f.node and node_name then
+    return { name = ("%s time"):format(node_name), fmt = units.format_duration,
+      get = function(r)
+        local n = find_node(r, f.node, node_name)
+        return n and n.duration_ms
+      end }
   end
   return { name = "run time", fmt = units.format_duration, get = function(r)
     return r.duration_ms
@@ -138,7 +150,7 @@ end
 local function report(ctx, run, h, f, res, metric, before, after, med, change)
   local pct = units.format_pct(math.abs(change))
   local saved = f.impact and f.impact.time_saved_ms
-  local predicted = saved and metric.name == "run time"
+  local predicted = saved and metric.fmt == units.format_duration
     and ("; the finding predicted -%s"):format(units.format_duration(saved)) or ""
   local head = ("The change %s approved on %s's finding (%s, run %s) is applied in this run: "
     .. "%s %s against a median of %s over the %s before it (%s%s%s)"):format(
@@ -219,7 +231,7 @@ return {
       for j = 1, a.i - 1 do
         first = first and not applied(hist[j], f, name)
       end
-      local metric = metric_of(run.source, f)
+      local metric = metric_of(run.source, f, name)
       local after = first and metric.get(run)
       if after then
         local before = before_values(hist, a.i, f, name, metric, o.before_runs)

@@ -181,6 +181,23 @@ local function report_stage(ctx, s, why, diff)
   }
 end
 
+-- A stage slower because it read more: info, so "why is it slower" has
+-- its answer, but not a warning.
+local function report_volume_stage(ctx, s)
+  local r = s.r
+  ctx.report {
+    node = s.node.id, severity = "info",
+    message = ("Stage %s spent %s in tasks, %s its median of %s over the %s, as expected: "
+      .. "volume grew %s (it read %s against a median of %s) and the time per byte did not "
+      .. "rise. Not a regression of the code."):format(stage_label(s.key), su.dur(s.cur),
+      su.times(r.ratio), su.dur(r.median), su.count(#s.vals, "previous run"),
+      su.times(s.volume), su.bytes(s.input), su.bytes(s.median_input)),
+    recommendation = "Nothing to fix in the stage; plan capacity for the larger input if it stays.",
+    evidence = { stage = s.key, task_time_ms = math.floor(s.cur), median_ms = math.floor(r.median),
+      ratio = round2(r.ratio), history_runs = #s.vals, input_ratio = round2(s.volume) },
+  }
+end
+
 local function explained_text(a)
   local parts = {}
   if a.more_input then
@@ -275,13 +292,18 @@ return {
       keys[i] = d.key
     end
     local slow = {}
+    local a = app_result(run, hist, o)
     for _, s in ipairs(stage_results(run, hist, o)) do
-      if not s.explained then
+      if s.explained then
+        -- the app's own info finding already says the volume grew
+        if not (a and a.explained) then
+          report_volume_stage(ctx, s)
+        end
+      else
         slow[#slow + 1] = s
         report_stage(ctx, s, why, keys)
       end
     end
-    local a = app_result(run, hist, o)
     if a then
       report_app(ctx, run, a, slow, why, keys)
     end

@@ -6,14 +6,15 @@ local MIB = 1048576
 local jitter = { 1.00, 1.03, 0.98, 1.01, 0.97, 1.02, 0.99 }
 
 -- One night: n = 1..; o = { slow (join stage factor), input (factor),
--- executors, partitions, extra (a stage before the others: ids shift),
+-- executors, partitions, join_input (the join's input factor), extra (a stage before the others: ids shift),
 -- order }.
 local function night(n, o)
   o = o or {}
   local j = jitter[(n - 1) % #jitter + 1]
   local slow, vol, ex = o.slow or 1, o.input or 1, o.executors or 4
   local scan_ms = math.floor(400000 * j * vol)
-  local join_ms = math.floor(300000 * j * slow * vol)
+  local jin = o.join_input or 1
+  local join_ms = math.floor(300000 * j * slow * vol * jin)
   local dur = math.floor(600000 * j * (1 + 0.5 * (slow - 1)) * vol * 4 / ex)
   local nodes, sid = {}, 0
   local function stage(name, ms, m)
@@ -26,7 +27,7 @@ local function night(n, o)
     stage("cache at Orders.scala:12", 1000, {})
   end
   stage("scan orders at Orders.scala:41", scan_ms, { input_bytes = 10240 * MIB * vol })
-  stage("join at Orders.scala:70", join_ms, { shuffle_read_bytes = 2048 * MIB * vol })
+  stage("join at Orders.scala:70", join_ms, { shuffle_read_bytes = 2048 * MIB * vol * jin })
   local id = ("application_1700000000000_%04d"):format(n)
   return { source = "spark", id = id, name = "nightly-orders", status = "succeeded",
     started_at = 1700000000000 + n * DAY, duration_ms = dur, engine_version = "3.5.1",
@@ -67,6 +68,10 @@ return { rule = "spark.regression", cases = {
     inputs = nights(7, night(8, { input = 3 })),
     expect = { { severity = "info", message = "as expected: its input grew 3×",
                  evidence = { input_ratio = 3 } } } },
+  { name = "one stage read 3x more and took 3x longer, the app did not regress: info on the stage",
+    inputs = nights(7, night(8, { join_input = 3 })),
+    expect = { { node = "stage-1-0", severity = "info",
+                 message = "as expected: volume grew 3× (it read 6 GiB against a median of 2 GiB)" } } },
   { name = "a run on half the executors is not a code regression",
     inputs = nights(7, night(8, { executors = 2 })),
     expect = { { severity = "info",
