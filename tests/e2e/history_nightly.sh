@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Issue 15's "Done when", end to end: nightly Spark runs of one app (a new
+# app id each night, fixtures/spark-nightly written by its gen.py) analyzed
+# night after night with a run store (analyze --history):
+#   steady/     a finding dismissed on night 7 stays dismissed on night 8;
+#   slower/     a stage 3x slower on night 8 with unchanged input is named by
+#               spark.regression together with the config key that changed;
+#   volume/     the same slowdown with 3x the input is called volume growth;
+#   partitions/ an approved spark.sql.shuffle.partitions change applied on
+#               night 8 is reported effective by mixed.change-outcome.
+# Usage: history_nightly.sh OPTIPIPE SOURCE_DIR REAL_DIR
+set -u
+bin=$1
+src=$2
+. "$(dirname "$0")/lib/check.sh"
+E2E_OUT=out
+E2E_ERR=err
+export SOURCE_DATE_EPOCH=1732870000
+cd "$tmp" || exit 1
+nightly=$src/fixtures/spark-nightly
+
+night() { printf '%s/%s/night-%02d.log.gz' "$nightly" "$1" "$2"; }
+
+# analyze SCENARIO NIGHT: one night into the scenario's store, with its
+# decisions file; the JSON report in out (and SCENARIO-NN.json).
+analyze() {
+    "$bin" analyze --no-config --format json --history "$1.db" --baseline "$1.decisions.json" \
+        "$(night "$1" "$2")" >out 2>err
+    rc=$?
+    cp out "$(printf '%s-%02d.json' "$1" "$2")"
+}
+
+# nights SCENARIO FIRST LAST: analyze each night in order.
+nights() {
+    local n
+    for n in $(seq "$2" "$3"); do
+        analyze "$1" "$n"
+        [ "$rc" = 0 ] || return 1
+    done
+}
+
+# pick JSON RULE [FIELD]: the first finding of RULE (FIELD of it, default
+# the fingerprint), empty when none.
+pick() {
+    python3 - "$@" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["findings"]:
+    if f["rule"] == sys.argv[2]:
+        print(f.get(sys.argv[3] if len(sys.argv) > 3 else "fingerprint", ""))
+        break
+EOF
+}
+
+# findings JSON RULE: "severity|suppressed|node|message" per finding of RULE.
+findings() {
+    python3 - "$@" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["findings"]:
+    if f["rule"] == sys.argv[2]:
+        print("%s|%s|%s|%s" % (f["severity"], bool(f.get("suppressed")), f.get("node") or "-",
+                               f["message"]))
+EOF
+}
+
+decide() { # decide SCENARIO NIGHT FINGERPRINT STATUS
+    "$bin" baseline update --no-config -o "$1.decisions.json" --fingerprint "$3" \
+        --status "$4" --reason "nightly e2e" "$(night "$1" "$2")" >out 2>err
+}
+
+# --- a dismissal sticks across app ids ------------------------------------
+check "steady: nights 1-7 are recorded" nights steady 1 7
+fp=$(pick steady-07.json spark.config)
+check "steady: night 7 has a spark.config finding" test -n "$fp"
+check "steady: it is dismissed" decide steady 7 "$fp" dismissed
+analyze steady 8
+check "steady: night 8 analyzed" test "$rc" = 0
+findings steady-08.json spark.config >f8
+check "steady: night 8 still has the finding (a new app id)" test -s f8
+check "steady: ... and it stays dismissed" has f8 '|True|'
+check "steady: ... with the same fingerprint" test "$(pick steady-08.json spark.config)" = "$fp"
+findings steady-08.json spark.regression >r8
+check "steady: no regression on a steady night" test ! -s r8
+
+# --- a stage 3x slower, same input: the stage and the key -----------------
+check "slower: nights 1-8 are recorded" nights slower 1 8
+findings slower-08.json spark.regression >r8
+check "slower: spark.regression names the stage" \
+    grep -q "^warning|False|stage-1-0|Stage 'aggregate at Orders.scala:57' spent .* 3× its median" r8
+check "slower: ... with the same input" has r8 'with the same input (1×'
+check "slower: ... and the config key that changed" has r8 'spark.executor.memory 8g -> 4g'
+check "slower: ... since the last good run (night 7)" has r8 'last good run application_1700000000000_0207'
+
+# --- the same slowdown on 3x the input: volume growth ---------------------
+check "volume: nights 1-8 are recorded" nights volume 1 8
+findings volume-08.json spark.regression >r8
+check "volume: spark.regression calls it volume growth" grep -q '^info|.*volume grew 3×' r8
+check "volume: ... not a regression of the code" has r8 'Not a regression of the code'
+check "volume: ... and gives no warning" sh -c '! grep -q "^warning" r8'
+
+# --- an approved change applied on the next night: effective --------------
+check "partitions: nights 1-7 are recorded" nights partitions 1 7
+fp=$(pick partitions-07.json spark.shuffle-partitions)
+check "partitions: night 7 proposes spark.sql.shuffle.partitions" test -n "$fp"
+check "partitions: the change is approved" decide partitions 7 "$fp" approved
+analyze partitions 8
+check "partitions: night 8 analyzed" test "$rc" = 0
+findings partitions-08.json mixed.change-outcome >c8
+check "partitions: mixed.change-outcome reports the change" \
+    has c8 'The change spark.sql.shuffle.partitions 600 -> 16 approved on spark.shuffle-partitions'
+check "partitions: ... effective, with the numbers" grep -q '^info|.*against a median of .*: effective\.$' c8
+analyze partitions 8
+findings partitions-08.json mixed.change-outcome >c8again
+check "partitions: the same night analyzed again reports it once" test "$(wc -l <c8again)" = 1
+
+finish
