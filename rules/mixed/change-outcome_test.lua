@@ -1,0 +1,51 @@
+-- Tests of mixed.change-outcome: optipipe rules test rules/mixed
+-- Nightly Spark logs of one app (fixtures/spark-nightly, gen.py): history
+-- inputs go into the case's private run store, with the decisions given.
+local function p(scenario, n)
+  return ("../../fixtures/spark-nightly/%s/night-%02d.log.gz"):format(scenario, n)
+end
+
+local function approved(scenario, n)
+  return { input = p(scenario, n), decisions = { {
+    rule = "spark.shuffle-partitions", node = "stage-1-0", status = "approved" } } }
+end
+
+return { rule = "mixed.change-outcome", cases = {
+  { name = "an approved change applied on the next run: effective, with the numbers",
+    history = { p("partitions", 4), p("partitions", 5), p("partitions", 6), approved("partitions", 7) },
+    inputs = { p("partitions", 8) },
+    expect = { { severity = "info",
+      message = "The change spark.sql.shuffle.partitions 600 -> 16 approved on spark.shuffle-partitions",
+      evidence = { outcome = "effective", metric = "aggregate at Orders.scala:57 time",
+                   before_runs = 4, approved_on = "application_1700000000000_0107" } } } },
+  { name = "applied on a slower stage: worse, and the revert as a change",
+    history = { p("worse-partitions", 1), p("worse-partitions", 2), p("worse-partitions", 3),
+                approved("worse-partitions", 4) },
+    inputs = { p("worse-partitions", 5) },
+    expect = { { severity = "warning", message = ": worse.",
+      recommendation = "Revert it: spark.sql.shuffle.partitions 16 -> 600.",
+      evidence = { outcome = "worse" },
+      changes = { { key = "spark.sql.shuffle.partitions", to = "600" } } } } },
+  { name = "the same change without a decision: quiet",
+    history = { p("partitions", 5), p("partitions", 6), p("partitions", 7) },
+    inputs = { p("partitions", 8) },
+    expect = {} },
+  { name = "a dismissed change: quiet",
+    history = { p("partitions", 6), { input = p("partitions", 7), decisions = { {
+      rule = "spark.shuffle-partitions", node = "stage-1-0", status = "dismissed" } } } },
+    inputs = { p("partitions", 8) },
+    expect = {} },
+  { name = "approved but not applied yet: quiet",
+    history = { p("partitions", 5), approved("partitions", 6) },
+    inputs = { p("partitions", 7) },
+    expect = {} },
+  { name = "min_effect is an option: a 90% bar makes it no effect",
+    history = { p("partitions", 5), p("partitions", 6), approved("partitions", 7) },
+    inputs = { p("partitions", 8) },
+    options = { min_effect = 0.9 },
+    expect = { { severity = "info", message = ": no measurable effect.",
+                 evidence = { outcome = "no effect" } } } },
+  { name = "without a run store: quiet",
+    inputs = { p("partitions", 8) },
+    expect = {} },
+} }
