@@ -38,6 +38,19 @@ local function night(n, o)
     nodes = nodes, history_key = "nightly-orders", history_order = o.order or n }
 end
 
+-- The committed nightly logs (fixtures/spark-nightly/gen.py), for cases
+-- over the run store: history = nights 1..7, input night 8.
+local function logs(scenario)
+  local t = {}
+  for n = 1, 7 do
+    t[n] = ("../../fixtures/spark-nightly/%s/night-%02d.log.gz"):format(scenario, n)
+  end
+  return t, { ("../../fixtures/spark-nightly/%s/night-08.log.gz"):format(scenario) }
+end
+local slower_hist, slower_8 = logs("slower")
+local volume_hist, volume_8 = logs("volume")
+local steady_hist, steady_8 = logs("steady")
+
 local function nights(k, last)
   local t = {}
   for n = 1, k do
@@ -90,6 +103,17 @@ return { rule = "spark.regression", cases = {
     expect = {} },
   { name = "two earlier runs are too few for a baseline",
     inputs = nights(2, night(8, { slow = 3 })),
+    expect = {} },
+  { name = "run store: night 8's aggregate 3x slower, the key that changed",
+    history = slower_hist, inputs = slower_8,
+    expect = { { node = "stage-1-0", severity = "warning",
+      message = "Stage 'aggregate at Orders.scala:57' spent",
+      evidence = { changed_keys = { "spark.executor.memory" }, history_runs = 7 } } } },
+  { name = "run store: the same slowdown on 3x the input is volume growth",
+    history = volume_hist, inputs = volume_8,
+    expect = { { node = "stage-1-0", severity = "info", message = "as expected: volume grew 3×" } } },
+  { name = "run store: a steady night is quiet",
+    history = steady_hist, inputs = steady_8,
     expect = {} },
   { name = "min_history is an option",
     inputs = nights(2, night(8, { slow = 3 })),
