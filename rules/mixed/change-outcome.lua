@@ -152,7 +152,7 @@ local function report(ctx, run, h, f, res, metric, before, after, med, change)
   local saved = f.impact and f.impact.time_saved_ms
   local predicted = saved and metric.fmt == units.format_duration
     and ("; the finding predicted -%s"):format(units.format_duration(saved)) or ""
-  local head = ("The change %s approved on %s's finding (%s, run %s) is applied in this run: "
+  local head = ("The approved change %s (%s finding %s of run %s) is applied in this run: "
     .. "%s %s against a median of %s over the %s before it (%s%s%s)"):format(
     describe_changes(f.changes), f.rule, f.fingerprint and f.fingerprint:sub(1, 8) or "?",
     h.id, metric.name, metric.fmt(after), metric.fmt(med),

@@ -15,7 +15,7 @@ return { rule = "mixed.change-outcome", cases = {
     history = { p("partitions", 4), p("partitions", 5), p("partitions", 6), approved("partitions", 7) },
     inputs = { p("partitions", 8) },
     expect = { { severity = "info",
-      message = "The change spark.sql.shuffle.partitions 600 -> 16 approved on spark.shuffle-partitions",
+      message = "The approved change spark.sql.shuffle.partitions 600 -> 16 (spark.shuffle-partitions finding",
       evidence = { outcome = "effective", metric = "aggregate at Orders.scala:57 time",
                    before_runs = 4, approved_on = "application_1700000000000_0107" } } } },
   { name = "applied on a slower stage: worse, and the revert as a change",

@@ -108,7 +108,7 @@ analyze partitions 8
 check "partitions: night 8 analyzed" test "$rc" = 0
 findings partitions-08.json mixed.change-outcome >c8
 check "partitions: mixed.change-outcome reports the change" \
-    has c8 'The change spark.sql.shuffle.partitions 600 -> 16 approved on spark.shuffle-partitions'
+    has c8 'The approved change spark.sql.shuffle.partitions 600 -> 16 (spark.shuffle-partitions finding'
 check "partitions: ... effective, with the numbers" grep -q '^info|.*against a median of .*: effective\.$' c8
 analyze partitions 8
 findings partitions-08.json mixed.change-outcome >c8again
