@@ -131,18 +131,15 @@ end
 -- The runs before the change: from the finding's run back, those without
 -- it applied, at most n.
 local function before_values(hist, from, f, node_name, metric, n)
-  local vals = {}
+  local older = {}
   for i = from, #hist do
-    if #vals >= n then
-      break
-    end
-    local h = hist[i]
-    if h.status == "succeeded" and not applied(h, f, node_name) then
-      local v = metric.get(h)
-      if v then
-        vals[#vals + 1] = v
-      end
-    end
+    older[#older + 1] = hist[i]
+  end
+  local vals = history.values(history.filter(older, function(h)
+    return h.status == "succeeded" and not applied(h, f, node_name)
+  end), metric.get)
+  while #vals > n do
+    vals[#vals] = nil
   end
   return vals
 end
