@@ -127,16 +127,23 @@ local function trend(run, hist, ctx, t)
     return
   end
   local days = (hi - lo) / DAY
+  local oldest = ys[#ys]
+  for i, x in ipairs(xs) do
+    if x == lo then
+      oldest = ys[i]
+    end
+  end
   ctx.report {
-    message = ("The %s (%s) rose from %s to %s over %s of exports (%d exports, %s a day, r² %s)."):format(
-      t.what, key, t.fmt(a), t.fmt(b), units.format_duration(hi - lo), #xs,
-      "+" .. t.fmt(line.slope * DAY), ("%.2f"):format(line.r2)),
+    message = ("The %s (%s) rose from %s to %s over %s of exports (%d exports; the trend "
+      .. "line grows %s a day, %s over the span, r² %s)."):format(
+      t.what, key, t.fmt(oldest), t.fmt(run.metrics[key]), units.format_duration(hi - lo), #xs,
+      "+" .. t.fmt(line.slope * DAY), units.format_ratio(b / a), ("%.2f"):format(line.r2)),
     recommendation = t.what == "checkpoint duration"
         and "Find what grows: state size (TTL, incremental checkpoints), backpressure during "
           .. "alignment (unaligned checkpoints) or the storage's throughput; see flink.checkpoint-phases."
       or "State grows without bound: set a state TTL, check windows and joins that never clean "
         .. "up, and use incremental checkpoints for large state.",
-    evidence = { metric = key, first = round(a, 0), last = round(b, 0), growth = round(b / a, 2),
+    evidence = { metric = key, first = oldest, last = run.metrics[key], growth = round(b / a, 2),
       per_day = round(line.slope * DAY, 0), r2 = round(line.r2, 3), exports = #xs,
       days = round(days, 2) },
   }

@@ -35,7 +35,35 @@ local function days(n, last, f)
   return t
 end
 
+-- Daily exports in the run store (fixtures/flink-nightly/gen.py): a new
+-- job id every day, the same job name.
+local function day(scenario, d)
+  return ("../../fixtures/flink-nightly/%s/day-%d.json"):format(scenario, d)
+end
+local function days_of(scenario, first, last)
+  local t = {}
+  for d = first, last do
+    t[#t + 1] = day(scenario, d)
+  end
+  return t
+end
+
 return { rule = "flink.regression", cases = {
+  { name = "run store: checkpoints growing 40% a day over six daily exports",
+    history = days_of("checkpoints", 1, 5), inputs = { day("checkpoints", 6) },
+    expect = {
+      { message = "The checkpoint duration (checkpoint_duration_p50_ms) rose from",
+        evidence = { exports = 6 } },
+      { message = "The checkpoint size (checkpoint_state_size_p50_bytes) rose from" } } },
+  { name = "run store: the window needs 3x the busy time for the same rate",
+    history = days_of("steady", 1, 5), inputs = { day("capacity", 6) },
+    expect = { { message = "per busy subtask, 1/3.0 of its median" } } },
+  { name = "run store: 8 restarts in 6 hours against none before",
+    history = days_of("steady", 1, 5), inputs = { day("restarts", 6) },
+    expect = { { message = "The job restarted 8 times in 6h 00m" } } },
+  { name = "run store: a steady sixth day is quiet",
+    history = days_of("steady", 1, 5), inputs = { day("steady", 6) },
+    expect = {} },
   { name = "a vertex processes a quarter of its records per busy subtask",
     inputs = days(6, export(7, { rate = 40000, busy = 1.0, parallelism = 16 })),
     expect = { { node = "v-win", message = "Window(orders) processes 2475 records/s per busy subtask",
