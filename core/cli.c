@@ -219,7 +219,7 @@ typedef enum opt_id {
     O_ALL, O_PRUNE, O_FORCE, O_FORMAT, O_OUTPUT, O_RULES, O_PACK,
     O_PLUGIN_PATH, O_FAIL_ON, O_MAX_LINE, O_MAX_BYTES, O_TIMEOUT, O_MEMORY,
     O_INSTRUCTIONS, O_PACK_TIMEOUT, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
-    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT, O_ALLOW_RULE_ERRORS
+    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT, O_ALLOW_RULE_ERRORS, O_HISTORY
 } opt_id;
 
 typedef struct opt_def {
@@ -263,6 +263,7 @@ static const opt_def opt_table[] = {
     {"--select", NULL, O_SELECT, 1, CMD_BASELINE},
     {"--fingerprint", NULL, O_FINGERPRINT, 1, CMD_BASELINE | CMD_REVIEW},
     {"--allow-rule-errors", NULL, O_ALLOW_RULE_ERRORS, 0, CMD_ANALYZE},
+    {"--history", NULL, O_HISTORY, 1, CMD_ANALYZE | CMD_HISTORY},
 };
 
 static const opt_def *find_opt(const char *a, unsigned cmd)
@@ -348,6 +349,7 @@ static int set_value(cli_opts *o, const char *a, opt_id id, const char *val)
     case O_PLUGIN_PATH: o->plugin_path = val; return 0;
     case O_CONFIG: o->config_path = val; return 0;
     case O_BASELINE: o->baseline = val; return 0;
+    case O_HISTORY: o->history = val; return 0;
     case O_EMIT: o->emit_dir = val; return 0;
     case O_JUNIT: o->junit = val; return 0;
     case O_REASON: o->reason = val; return 0;
@@ -625,6 +627,7 @@ int cli_session_run(cli_session *s, cli_opts *o)
     if ((code = read_inputs(s)))
         return code;
     s->t_read = cli_now_ms() - t;
+    cli_history_open(s);
     t = cli_now_ms();
     if (ruleset_run(s->rs, s->an.m, &s->res, &err)) {
         diag_msg(DIAG_ERROR, "rule engine: %s", err.msg);
@@ -633,7 +636,10 @@ int cli_session_run(cli_session *s, cli_opts *o)
     results_finish(&s->res, s->an.m);
     s->t_rules += cli_now_ms() - t;
     s->nignored = config_ignore_findings(&s->cfg, s->an.m, &s->res);
-    return load_baseline(s);
+    if ((code = load_baseline(s)))
+        return code;
+    cli_history_record(s);
+    return EXIT_DONE;
 }
 
 void cli_session_free(cli_session *s)

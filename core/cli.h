@@ -38,7 +38,8 @@ enum {
     CMD_BASELINE = 1 << 5,
     CMD_RULES_TEST = 1 << 6,
     CMD_RULES_NEW = 1 << 7,
-    CMD_RULES_LINT = 1 << 8
+    CMD_RULES_LINT = 1 << 8,
+    CMD_HISTORY = 1 << 9
 };
 
 typedef struct cli_opts {
@@ -66,6 +67,8 @@ typedef struct cli_opts {
     int no_config;           /* --no-config */
     const config *cfg;       /* applied by cli_load_rules when set */
     const char *baseline;    /* --baseline FILE */
+    const char *history;     /* --history FILE (analyze) */
+    int record;              /* this command records into the run store */
     int no_baseline;         /* --no-baseline */
     const char *baseline_default; /* review, baseline: where a new decisions
                                    * file goes when none is found */
@@ -143,7 +146,22 @@ typedef struct cli_session {
     char new_baseline[4096];
     char plugin_path[8192];
     unsigned long t_read, t_rules; /* milliseconds */
+    const char *history_path; /* --history, OPTIPIPE_HISTORY, the config's;
+                               * NULL when none or unusable */
+    size_t nrecorded;         /* runs written into it */
 } cli_session;
+
+/* The run store of an analysis (cli_history.c, docs/history.md).
+ * cli_history_open picks it (--history, OPTIPIPE_HISTORY, the config's
+ * `history`), creates or migrates it and hands it to the rules
+ * (model.store_path); a store that cannot be used is an error on stderr
+ * naming it and the analysis goes on without history. cli_history_record
+ * records the finished analysis (findings, baseline decisions) in it. */
+void cli_history_open(cli_session *s);
+void cli_history_record(cli_session *s);
+
+/* `optipipe history ...` (cli_history.c). */
+int history_main(int argc, char **argv);
 
 /* Runs the session (s is initialised here; free it with
  * cli_session_free() whatever the result). Returns an EXIT_* code. */

@@ -6,6 +6,7 @@
  * and everything that touches Lua values runs in a protected call.
  */
 #include "lua_rule.h"
+#include "lua_history.h"
 
 #include <lauxlib.h>
 
@@ -828,9 +829,20 @@ static void push_options(lua_State *L, const lrule_call *c)
     lua_setmetatable(L, -2);
 }
 
+/* ctx.history(run [, opts]) (lua_history.c); only inside its own call. */
+static int l_history(lua_State *L)
+{
+    lrule_call *c = sbx_user(sbx_of(L));
+
+    if (!c || lua_tointeger(L, lua_upvalueindex(1)) != c->serial)
+        return luaL_error(L, "ctx.history: called outside the rule call "
+                             "that received this ctx");
+    return lhist_call(L, c->m);
+}
+
 static void push_ctx(lua_State *L, lrule_call *c)
 {
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 5);
     push_options(L, c);
     lua_setfield(L, -2, "options");
     lua_createtable(L, 0, 2);
@@ -844,6 +856,9 @@ static void push_ctx(lua_State *L, lrule_call *c)
     lua_setfield(L, -2, "report");
     lua_pushcfunction(L, l_log);
     lua_setfield(L, -2, "log");
+    lua_pushinteger(L, c->serial);
+    lua_pushcclosure(L, l_history, 1);
+    lua_setfield(L, -2, "history");
 }
 
 static int prep_step(lua_State *L)

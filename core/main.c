@@ -38,6 +38,8 @@ static const char usage_main[] =
     "  rules new PACK/NAME          write a new rule, its test and docs page\n"
     "  rules lint [DIR...]          check rule metadata without running rules\n"
     "  plugins list                 list input plugins\n"
+    "  history jobs|runs JOB|show RUN|prune\n"
+    "                               what the run store holds (docs/history.md)\n"
     "\n"
     "  optipipe --version | --help | COMMAND --help\n"
     "\n"
@@ -73,6 +75,10 @@ static const char usage_analyze[] =
     "                       (default: the config's, else the nearest\n"
     "                       .optipipe-baseline.json, found like the config)\n"
     "  --no-baseline        read no decisions file\n"
+    "  --history FILE       record this analysis in the SQLite run store FILE\n"
+    "                       and give rules the earlier runs of each job\n"
+    "                       (default: OPTIPIPE_HISTORY, else the config's\n"
+    "                       history; docs/history.md)\n"
     "  --show-suppressed    show them anyway, marked\n"
     "  --emit-changes DIR   write the approved findings' changes as config\n"
     "                       patches into DIR (needs a decisions file, or --all)\n"
@@ -154,6 +160,7 @@ static int cmd_analyze(int argc, char **argv)
     cli_opts_default(&o);
     if ((code = cli_parse_opts(&o, argc, argv, usage_analyze, CMD_ANALYZE)))
         return code;
+    o.record = 1;
     report = report_find(o.format);
     if (!report)
         return cli_usage_error("unknown --format '%s' (see optipipe analyze --help)",
@@ -304,6 +311,7 @@ static const command commands[] = {
     {"rules", rules_main},
     {"plugins", cmd_plugins},
     {"fetch", fetch_main},
+    {"history", history_main},
 };
 
 int main(int argc, char **argv)

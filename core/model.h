@@ -126,6 +126,8 @@ typedef struct model {
     int frozen;
     int failed; /* sticky out-of-memory flag of the builder */
     mslot slots[MODEL_MAX_SLOTS]; /* per-plugin state (plugin_slot) */
+    const char *store_path; /* run store ctx.history reads (borrowed);
+                             * NULL: no history */
     size_t nslots;
 } model;
 

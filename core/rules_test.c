@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "jsonw.h"
 #include "sbx.h"
+#include "store.h"
 
 #define MAX_CASE_INPUTS 64
 #define MAX_RESULTS 100000
@@ -484,6 +485,160 @@ static int read_case(analysis *an, const cli_opts *o, char paths[][PATH_MAX],
     return 0;
 }
 
+/* ---- history = { ... }: earlier runs in a private run store --------------- */
+
+/* A private temporary run store: dir/history.db. */
+typedef struct case_store {
+    char dir[PATH_MAX];
+    char path[PATH_MAX + 16];
+} case_store;
+
+static int case_store_make(case_store *cs, char *why, size_t whylen)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(cs->dir, sizeof cs->dir, "%s/optipipe-history-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(cs->dir)) {
+        snprintf(why, whylen, "cannot make a temporary folder: %s",
+                 strerror(errno));
+        cs->dir[0] = '\0';
+        return -1;
+    }
+    snprintf(cs->path, sizeof cs->path, "%s/history.db", cs->dir);
+    return 0;
+}
+
+static void case_store_remove(case_store *cs)
+{
+    static const char *const tails[] = {"", "-wal", "-shm", "-journal"};
+    char p[PATH_MAX + 32];
+    size_t i;
+
+    if (!cs->dir[0])
+        return;
+    for (i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        snprintf(p, sizeof p, "%s%s", cs->path, tails[i]);
+        unlink(p);
+    }
+    rmdir(cs->dir);
+}
+
+/* The decisions of one history input: { rule =, node =?, status =,
+ * comment =? } each applied to the findings of that rule (on that node). */
+static int history_decisions(const cJSON *list, const results *res,
+                             baseline *bl, char *why, size_t whylen)
+{
+    const cJSON *d;
+    size_t i;
+
+    cJSON_ArrayForEach(d, list) {
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "rule");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "node");
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(d, "status");
+        const cJSON *cm = cJSON_GetObjectItemCaseSensitive(d, "comment");
+        int status = cJSON_IsString(st) ? decision_status_parse(st->valuestring)
+                                        : -1;
+        if (!cJSON_IsString(r) || status < 0) {
+            snprintf(why, whylen, "history decisions need rule and status "
+                                  "(approved or dismissed)");
+            return -1;
+        }
+        for (i = 0; i < res->n; i++) {
+            const finding *f = &res->f[i];
+            if (strcmp(f->rule, r->valuestring) ||
+                (cJSON_IsString(n) &&
+                 strcmp(f->node_id ? f->node_id : "", n->valuestring)))
+                continue;
+            if (baseline_set(bl, f, (decision_status)status,
+                             cJSON_IsString(cm) ? cm->valuestring : NULL,
+                             "2024-01-01T00:00:00Z")) {
+                snprintf(why, whylen, "out of memory");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int read_case(analysis *an, const cli_opts *o, char paths[][PATH_MAX],
+                     size_t n, char *why, size_t whylen);
+
+/* Analyzes one history input with the rule under test and records it
+ * (findings, decisions) into the store at cs. */
+static int history_step(const cli_opts *o, ruleset *rs, const char *test_dir,
+                        const cJSON *item, const case_store *cs, char *why,
+                        size_t whylen)
+{
+    const cJSON *in = cJSON_IsObject(item)
+                          ? cJSON_GetObjectItemCaseSensitive(item, "input")
+                          : item;
+    char path[1][PATH_MAX];
+    analysis an;
+    results res;
+    baseline bl;
+    store *st = NULL;
+    op_error err;
+    int rc = -1;
+
+    memset(&an, 0, sizeof an);
+    results_init(&res);
+    baseline_init(&bl);
+    op_error_clear(&err);
+    if (!cJSON_IsString(in)) {
+        snprintf(why, whylen, "history = { \"path\", ... } or { { input = "
+                              "\"path\", decisions = { ... } }, ... }");
+        goto out;
+    }
+    if (in->valuestring[0] == '/')
+        snprintf(path[0], PATH_MAX, "%s", in->valuestring);
+    else
+        snprintf(path[0], PATH_MAX, "%s/%s", test_dir, in->valuestring);
+    if (read_case(&an, o, path, 1, why, whylen))
+        goto out;
+    an.m->store_path = cs->path;
+    if (ruleset_run(rs, an.m, &res, &err)) {
+        snprintf(why, whylen, "%s", err.msg);
+        goto out;
+    }
+    results_finish(&res, an.m);
+    if (cJSON_IsObject(item) &&
+        history_decisions(cJSON_GetObjectItemCaseSensitive(item, "decisions"),
+                          &res, &bl, why, whylen))
+        goto out;
+    if (store_open(cs->path, 1, &st, &err) ||
+        store_record(st, an.m, &res, &bl, NULL, &err)) {
+        snprintf(why, whylen, "%s", err.msg);
+        goto out;
+    }
+    rc = 0;
+out:
+    store_close(st);
+    baseline_free(&bl);
+    results_free(&res);
+    analysis_free(&an);
+    return rc;
+}
+
+/* Fills a private store with the case's history inputs, oldest first. */
+static int case_history(const cli_opts *o, ruleset *rs, const char *test_dir,
+                        const cJSON *hist, case_store *cs, char *why,
+                        size_t whylen)
+{
+    const cJSON *item;
+
+    if (!cJSON_IsArray(hist) && !(cJSON_IsObject(hist) && !hist->child)) {
+        snprintf(why, whylen, "'history' is a list of inputs, oldest first");
+        return -1;
+    }
+    if (case_store_make(cs, why, whylen))
+        return -1;
+    cJSON_ArrayForEach(item, hist)
+        if (history_step(o, rs, test_dir, item, cs, why, whylen))
+            return -1;
+    return 0;
+}
+
 static void pack_open(const cli_opts *o, const char *dir, pack_load *pl)
 {
     char lua_dir[PATH_MAX];
@@ -518,7 +673,9 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(c, "inputs");
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
     char paths[MAX_CASE_INPUTS][PATH_MAX];
+    const cJSON *hist = cJSON_GetObjectItemCaseSensitive(c, "history");
     char inline_path[PATH_MAX] = "";
+    case_store cs;
     size_t npaths = 0;
     analysis an;
     results res;
@@ -527,6 +684,7 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
     int ok = 0;
 
     memset(&an, 0, sizeof an);
+    memset(&cs, 0, sizeof cs);
     results_init(&res);
     op_error_clear(&err);
     /* an empty Lua table converts to an empty object: {} means none */
@@ -552,8 +710,12 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
         load_error(&pl->errs, rule, why, whylen);
         goto out;
     }
+    if (hist && case_history(o, rs, test_dir, hist, &cs, why, whylen))
+        goto out;
     if (read_case(&an, o, paths, npaths, why, whylen))
         goto out;
+    if (hist)
+        an.m->store_path = cs.path;
     if (ruleset_run(rs, an.m, &res, &err)) {
         snprintf(why, whylen, "%s", err.msg);
         goto out;
@@ -567,6 +729,7 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
 out:
     if (inline_path[0])
         unlink(inline_path);
+    case_store_remove(&cs);
     results_free(&res);
     analysis_free(&an);
     return ok;

@@ -15,10 +15,11 @@ end
 local function node_findings(run, ctx, hist)
   local o = ctx.options
   local found = {}
+  local all = du.history_values(hist)
   for _, n in ipairs(run.nodes) do
     local cur = du.exec_ms(n)
     if n.status == "succeeded" and cur and not n.attrs.untimed then
-      local vals = du.node_history(hist, n.id)
+      local vals = all[n.id] or {}
       local r = regressed(cur, vals, o)
       if r then
         found[#found + 1] = { node = n, cur = cur, vals = vals, r = r }
@@ -107,7 +108,7 @@ return {
     if not du.executing(run) then
       return
     end
-    local hist = du.history(run)
+    local hist = du.history(run, ctx)
     if #hist < ctx.options.min_history then
       return
     end
