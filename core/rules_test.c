@@ -561,6 +561,47 @@ static int history_decisions(const cJSON *list, const results *res,
     return 0;
 }
 
+/* Findings of other rules on one history input, given by the case (the
+ * harness runs only the rule under test): { rule =, node =?, message =?,
+ * changes =?, impact =? } each, recorded with the input's first run so
+ * that a rule reading stored findings (mixed.change-outcome) is testable.
+ * Added before the decisions, which may then name them. */
+static int history_findings(const cJSON *list, const model *m, results *res,
+                            char *why, size_t whylen)
+{
+    static const char *const dflt[][2] = {{"title", "(given by the test)"},
+                                          {"severity", "warning"},
+                                          {"message", "(given by the test)"}};
+    const cJSON *f;
+    op_error err;
+
+    cJSON_ArrayForEach(f, list) {
+        int named = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "rule"));
+        cJSON *o = named ? cJSON_Duplicate(f, 1) : NULL;
+        int rc = o ? 0 : -1;
+        size_t i;
+
+        for (i = 0; o && !rc && i < sizeof dflt / sizeof dflt[0]; i++)
+            if (!cJSON_HasObjectItem(o, dflt[i][0]) &&
+                !cJSON_AddStringToObject(o, dflt[i][0], dflt[i][1]))
+                rc = -1;
+        if (o && !rc) {
+            cJSON_DeleteItemFromObjectCaseSensitive(o, "run");
+            rc = cJSON_AddNumberToObject(o, "run", 0) ? 0 : -1;
+        }
+        op_error_clear(&err);
+        if (!rc && (rc = results_add_finding(res, m, o, &err)))
+            snprintf(why, whylen, "history findings: %s", err.msg);
+        else if (rc)
+            snprintf(why, whylen, "%s",
+                     named ? "out of memory" : "history findings need a rule");
+        cJSON_Delete(o);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
 static int read_case(analysis *an, const cli_opts *o, char paths[][PATH_MAX],
                      size_t n, char *why, size_t whylen);
 
@@ -601,6 +642,10 @@ static int history_step(const cli_opts *o, ruleset *rs, const char *test_dir,
         snprintf(why, whylen, "%s", err.msg);
         goto out;
     }
+    if (cJSON_IsObject(item) &&
+        history_findings(cJSON_GetObjectItemCaseSensitive(item, "findings"),
+                         an.m, &res, why, whylen))
+        goto out;
     results_finish(&res, an.m);
     if (cJSON_IsObject(item) &&
         history_decisions(cJSON_GetObjectItemCaseSensitive(item, "decisions"),

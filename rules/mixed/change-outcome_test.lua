@@ -5,9 +5,26 @@ local function p(scenario, n)
   return ("../../fixtures/spark-nightly/%s/night-%02d.log.gz"):format(scenario, n)
 end
 
+-- The finding spark.shuffle-partitions makes on those nights (the harness
+-- runs only the rule under test on history inputs, so the test gives it).
+local function proposed()
+  return { { rule = "spark.shuffle-partitions", node = "stage-1-0",
+    message = "spark.sql.shuffle.partitions is 600 but the stage read 2.4 MiB",
+    changes = { { target = "nightly-orders", key = "spark.sql.shuffle.partitions",
+                  from = "600", to = 16 } } } }
+end
+
+local function decided(scenario, n, status)
+  return { input = p(scenario, n), findings = proposed(), decisions = { {
+    rule = "spark.shuffle-partitions", node = "stage-1-0", status = status } } }
+end
+
 local function approved(scenario, n)
-  return { input = p(scenario, n), decisions = { {
-    rule = "spark.shuffle-partitions", node = "stage-1-0", status = "approved" } } }
+  return decided(scenario, n, "approved")
+end
+
+local function proposed_on(scenario, n)
+  return { input = p(scenario, n), findings = proposed() }
 end
 
 return { rule = "mixed.change-outcome", cases = {
@@ -27,12 +44,11 @@ return { rule = "mixed.change-outcome", cases = {
       evidence = { outcome = "worse" },
       changes = { { key = "spark.sql.shuffle.partitions", to = "600" } } } } },
   { name = "the same change without a decision: quiet",
-    history = { p("partitions", 5), p("partitions", 6), p("partitions", 7) },
+    history = { p("partitions", 5), p("partitions", 6), proposed_on("partitions", 7) },
     inputs = { p("partitions", 8) },
     expect = {} },
   { name = "a dismissed change: quiet",
-    history = { p("partitions", 6), { input = p("partitions", 7), decisions = { {
-      rule = "spark.shuffle-partitions", node = "stage-1-0", status = "dismissed" } } } },
+    history = { p("partitions", 6), decided("partitions", 7, "dismissed") },
     inputs = { p("partitions", 8) },
     expect = {} },
   { name = "approved but not applied yet: quiet",
