@@ -24,7 +24,7 @@ night() { printf '%s/%s/night-%02d.log.gz' "$nightly" "$1" "$2"; }
 # analyze SCENARIO NIGHT: one night into the scenario's store, with its
 # decisions file; the JSON report in out (and SCENARIO-NN.json).
 analyze() {
-    "$bin" analyze --no-config --format json --history "$1.db" --baseline "$1.decisions.json" \
+    "$bin" analyze --no-config --format json --show-suppressed --history "$1.db" --baseline "$1.decisions.json" \
         "$(night "$1" "$2")" >out 2>err
     rc=$?
     cp out "$(printf '%s-%02d.json' "$1" "$2")"
@@ -104,6 +104,10 @@ check "partitions: nights 1-7 are recorded" nights partitions 1 7
 fp=$(pick partitions-07.json spark.shuffle-partitions)
 check "partitions: night 7 proposes spark.sql.shuffle.partitions" test -n "$fp"
 check "partitions: the change is approved" decide partitions 7 "$fp" approved
+# WORKAROUND until hist-store joins the active baseline onto stored findings
+# (/work/helpers/hist-store.requests.md 4): record night 7 again, now with
+# its decision (same run id and content hash: the stored run is updated).
+analyze partitions 7
 analyze partitions 8
 check "partitions: night 8 analyzed" test "$rc" = 0
 findings partitions-08.json mixed.change-outcome >c8
