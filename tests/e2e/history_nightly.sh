@@ -7,7 +7,8 @@
 #               spark.regression together with the config key that changed;
 #   volume/     the same slowdown with 3x the input is called volume growth;
 #   partitions/ an approved spark.sql.shuffle.partitions change applied on
-#               night 8 is reported effective by mixed.change-outcome.
+#               night 8 is reported effective by mixed.change-outcome;
+# and the rule-test harness records findings given for history inputs.
 # Usage: history_nightly.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$1
@@ -117,5 +118,34 @@ check "partitions: ... effective, with the numbers" grep -q '^info|.*against a m
 analyze partitions 8
 findings partitions-08.json mixed.change-outcome >c8again
 check "partitions: the same night analyzed again reports it once" test "$(wc -l <c8again)" = 1
+
+# --- the rule-test harness: findings of other rules on history inputs -----
+mkdir -p pk
+cat >pk/seen.lua <<'EOF'
+return { id = "pk.seen", title = "t", severity = "info", sources = { "spark" },
+  check = function(run, ctx)
+    for _, h in ipairs(ctx.history(run)) do
+      for _, f in ipairs(h.findings) do
+        ctx.report { message = f.rule .. " " .. (f.decision and f.decision.status or "none") }
+      end
+    end
+  end }
+EOF
+cat >pk/seen_test.lua <<EOF
+local n7, n8 = "$(night steady 7)", "$(night steady 8)"
+return { rule = "pk.seen", cases = {
+  { name = "given findings are stored, with their decisions",
+    history = { { input = n7, findings = { { rule = "x.other" } },
+                  decisions = { { rule = "x.other", status = "approved" } } } },
+    inputs = { n8 }, expect = { { message = "x.other approved" } } },
+  { name = "a given finding needs a rule",
+    history = { { input = n7, findings = { { node = "stage-1-0" } } } },
+    inputs = { n8 }, expect = {} },
+} }
+EOF
+"$bin" rules test pk >out 2>err
+check "harness: a history entry's findings reach ctx.history" has out '^ok   pk.seen: given findings'
+check "harness: ... and one without a rule fails the case, saying why" \
+    has out 'FAIL pk.seen: a given finding needs a rule - history findings need a rule'
 
 finish
