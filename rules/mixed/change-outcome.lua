@@ -68,7 +68,7 @@ local function metric_of(run_source, f, node_name)
     return n and { n } or (not f.node and r.nodes) or {}
   end
   if run_source == "flink" and not (f.impact and f.impact.time_saved_ms) then
-    return { name = "backpressure", fmt = units.format_pct, get = function(r)
+    return { name = "backpressure", fmt = units.format_pct, absolute = true, get = function(r)
       local worst
       for _, n in ipairs(nodes_of(r)) do
         local v = (n.metrics or {}).backpressure_ratio
@@ -111,13 +111,26 @@ local function reverts(f)
   return out
 end
 
--- Outcome from the before values (runs without the change) and after.
-local function outcome(before, after, o)
+-- Whether every change lowers a parallelism (a scale-down: the goal is the
+-- same health with fewer subtasks).
+local function scale_down(f)
+  for _, c in ipairs(f.changes) do
+    local a, b = tonumber(c.from), tonumber(c.to)
+    if c.key ~= "parallelism" or not a or not b or b >= a then
+      return false
+    end
+  end
+  return true
+end
+
+-- Outcome from the before values (runs without the change) and after. A
+-- ratio metric (backpressure, 0..1) changes by points, others relatively.
+local function outcome(before, after, o, metric)
   local med, mad = stats.median(before), stats.mad(before)
-  if not med or med <= 0 then
+  if not med or (med <= 0 and not metric.absolute) then
     return nil
   end
-  local change = (after - med) / med
+  local change = metric.absolute and after - med or (after - med) / med
   local beyond_noise = math.abs(after - med) > o.mad_threshold * MAD_TO_SIGMA * mad
   if change <= -o.min_effect and beyond_noise then
     return "effective", med, change
@@ -136,7 +149,7 @@ local function before_values(hist, from, f, node_name, metric, n)
     older[#older + 1] = hist[i]
   end
   local vals = history.values(history.filter(older, function(h)
-    return h.status == "succeeded" and not applied(h, f, node_name)
+    return (h.status == "succeeded" or h.status == "running") and not applied(h, f, node_name)
   end), metric.get)
   while #vals > n do
     vals[#vals] = nil
@@ -145,7 +158,7 @@ local function before_values(hist, from, f, node_name, metric, n)
 end
 
 local function report(ctx, run, h, f, res, metric, before, after, med, change)
-  local pct = units.format_pct(math.abs(change))
+  local pct = units.format_pct(math.abs(change)) .. (metric.absolute and " points" or "")
   local saved = f.impact and f.impact.time_saved_ms
   local predicted = saved and metric.fmt == units.format_duration
     and ("; the finding predicted -%s"):format(units.format_duration(saved)) or ""
@@ -167,7 +180,7 @@ local function report(ctx, run, h, f, res, metric, before, after, med, change)
     }
   elseif res == "effective" then
     ctx.report { node = node, severity = "info", evidence = ev,
-      message = head .. ": effective.",
+      message = head .. (scale_down(f) and ": effective, on fewer subtasks." or ": effective."),
       recommendation = "Keep it; nothing to do." }
   else
     ctx.report { node = node, severity = "info", evidence = ev,
@@ -232,7 +245,10 @@ return {
       local after = first and metric.get(run)
       if after then
         local before = before_values(hist, a.i, f, name, metric, o.before_runs)
-        local res, med, change = outcome(before, after, o)
+        local res, med, change = outcome(before, after, o, metric)
+        if res == "no effect" and scale_down(f) then
+          res = "effective" -- as healthy as before, on fewer subtasks
+        end
         if res then
           report(ctx, run, a.h, f, res, metric, before, after, med, change)
         end

@@ -1,6 +1,10 @@
 -- Tests of mixed.change-outcome: optipipe rules test rules/mixed
 -- Nightly Spark logs of one app (fixtures/spark-nightly, gen.py): history
 -- inputs go into the case's private run store, with the decisions given.
+-- The window vertex of fixtures/flink-nightly/steady/day-5.json (Flink
+-- vertex ids of these fixtures change with the job; matched by name).
+local WINDOW_DAY5 = "5056b5afc18be6f76446a8c684542066"
+
 local function p(scenario, n)
   return ("../../fixtures/spark-nightly/%s/night-%02d.log.gz"):format(scenario, n)
 end
@@ -61,6 +65,24 @@ return { rule = "mixed.change-outcome", cases = {
     options = { min_effect = 0.9 },
     expect = { { severity = "info", message = ": no measurable effect.",
                  evidence = { outcome = "no effect" } } } },
+  { name = "a Flink scale-down applied (the vertex now has the target parallelism): effective",
+    history = { "../../fixtures/flink-nightly/steady/day-3.json",
+                "../../fixtures/flink-nightly/steady/day-4.json",
+                { input = "../../fixtures/flink-nightly/steady/day-5.json",
+                  findings = { { rule = "flink.scale-down", node = WINDOW_DAY5,
+                    changes = { { target = "Window", key = "parallelism", from = 4, to = 2 } } } },
+                  decisions = { { rule = "flink.scale-down", status = "approved" } } } },
+    inputs = { "../../fixtures/flink-nightly/rescaled/day-6.json" },
+    expect = { { severity = "info", message = ": effective, on fewer subtasks.",
+                 evidence = { outcome = "effective", metric = "backpressure", after = 0 } } } },
+  { name = "the same scale-down not applied yet: quiet",
+    history = { "../../fixtures/flink-nightly/steady/day-4.json",
+                { input = "../../fixtures/flink-nightly/steady/day-5.json",
+                  findings = { { rule = "flink.scale-down", node = WINDOW_DAY5,
+                    changes = { { target = "Window", key = "parallelism", from = 4, to = 2 } } } },
+                  decisions = { { rule = "flink.scale-down", status = "approved" } } } },
+    inputs = { "../../fixtures/flink-nightly/steady/day-6.json" },
+    expect = {} },
   { name = "without a run store: quiet",
     inputs = { p("partitions", 8) },
     expect = {} },
