@@ -87,6 +87,17 @@ unsigned long cli_now_ms(void)
 /* The bar of the one session a command runs (the CLI runs one at a time). */
 static progress_watcher session_bar;
 
+const char *cli_history_path(const char *given, const config *c)
+{
+    const char *env = getenv("OPTIPIPE_HISTORY");
+
+    if (given)
+        return given;
+    if (env && *env)
+        return env;
+    return c ? c->history : NULL;
+}
+
 void cli_session_opts(cli_opts *o, op_session_opts *so)
 {
     op_session_opts_default(so);
@@ -116,6 +127,8 @@ void cli_session_opts(cli_opts *o, op_session_opts *so)
     so->baseline_default = o->baseline_default;
     so->fail_on = o->fail_on;
     so->allow_rule_errors = o->allow_rule_errors;
+    so->history = cli_history_path(o->history, NULL); /* the config's: core */
+    so->record = o->record;
 }
 
 int cli_session_error(const op_session *s, int status, const op_error *err)

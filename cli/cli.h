@@ -49,6 +49,8 @@ typedef struct cli_opts {
     const char *config_path; /* --config FILE */
     int no_config;           /* --no-config */
     const char *baseline;    /* --baseline FILE */
+    const char *history;     /* --history FILE (analyze) */
+    int record;              /* this command records into the run store */
     int no_baseline;         /* --no-baseline */
     const char *baseline_default; /* review, baseline: where a new decisions
                                    * file goes when none is found */
@@ -103,6 +105,13 @@ int cli_session_run(op_session *s, cli_opts *o, op_session_mode mode);
 
 /* The request of cli_session_run alone (o must outlive the session). */
 void cli_session_opts(cli_opts *o, op_session_opts *so);
+
+/* The run store: given (--history), else OPTIPIPE_HISTORY, else c's
+ * `history` (c may be NULL); NULL when none. Borrowed. */
+const char *cli_history_path(const char *given, const config *c);
+
+/* `optipipe history ...` (cmd_history.c). */
+int history_main(int argc, char **argv);
 
 /* Prints the error of a failed session; returns its EXIT_* code. */
 int cli_session_error(const op_session *s, int status, const op_error *err);

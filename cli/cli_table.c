@@ -284,6 +284,10 @@ static const opt_spec analyze_specs[] = {
              "the config)"},
     {"--no-baseline", NULL, FLAG(no_baseline),
      .help = "read no decisions file"},
+    {"--history", NULL, STR(history), .metavar = "FILE",
+     .help = "record the analysis in the run store FILE and give rules the "
+             "earlier runs of each job (default: OPTIPIPE_HISTORY, else the "
+             "config's history)"},
     {"--show-suppressed", NULL, FLAG(show_suppressed),
      .help = "show the findings the baseline or the config's ignore hid, "
              "marked"},

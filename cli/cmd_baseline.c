@@ -106,7 +106,7 @@ static int record_all(const cli_opts *o, op_session *s, int create,
     *added = *replaced = 0;
     for (i = 0; i < s->res.n; i++) {
         const finding *f = &s->res.f[i];
-        int decided = baseline_find(&s->bl, f->fingerprint) != NULL;
+        int decided = baseline_decision_of(&s->bl, f) != NULL;
         if (f->suppressed == FINDING_IGNORED || !cli_chosen(o, f))
             continue;
         if (decided && !o->nfingerprints)

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "jsonw.h"
 #include "sbx.h"
+#include "store.h"
 #include "util.h"
 
 #define MAX_CASE_INPUTS 64
@@ -461,12 +462,15 @@ static int case_inputs(const cJSON *inputs, const char *test_dir,
     return 0;
 }
 
+static int add_given_findings(void *ud, const model *m, results *res,
+                              op_error *err);
+
 /* Reads the case's inputs and runs the selected rule through the pipeline
  * every command runs: no config, no decisions file, nothing printed; the
  * first problem of an input fails the case. */
 static int run_inputs(op_session *s, const cli_opts *o, ruleset *rs,
-                      char paths[][PATH_MAX], size_t n, char *why,
-                      size_t whylen)
+                      char paths[][PATH_MAX], size_t n, const char *store_path,
+                      const cJSON *given, char *why, size_t whylen)
 {
     const char *inputs[MAX_CASE_INPUTS];
     op_session_opts so;
@@ -484,10 +488,211 @@ static int run_inputs(op_session *s, const cli_opts *o, ruleset *rs,
     so.rules = rs;
     so.no_config = 1;
     so.no_baseline = 1;
+    so.history = store_path;
+    so.quiet = 1;
+    if (given) {
+        so.add_findings = add_given_findings;
+        so.add_findings_ud = (void *)given;
+    }
     if (op_session_run(s, &so, &err)) {
         snprintf(why, whylen, "%s", err.msg);
         return -1;
     }
+    return 0;
+}
+
+/* ---- history = { ... }: earlier runs in a private run store --------------- */
+
+/* A private temporary run store: dir/history.db. */
+typedef struct case_store {
+    char dir[PATH_MAX];
+    char path[PATH_MAX + 16];
+} case_store;
+
+static int case_store_make(case_store *cs, char *why, size_t whylen)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(cs->dir, sizeof cs->dir, "%s/optipipe-history-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(cs->dir)) {
+        snprintf(why, whylen, "cannot make a temporary folder: %s",
+                 strerror(errno));
+        cs->dir[0] = '\0';
+        return -1;
+    }
+    snprintf(cs->path, sizeof cs->path, "%s/history.db", cs->dir);
+    return 0;
+}
+
+static void case_store_remove(case_store *cs)
+{
+    static const char *const tails[] = {"", "-wal", "-shm", "-journal"};
+    char p[PATH_MAX + 32];
+    size_t i;
+
+    if (!cs->dir[0])
+        return;
+    for (i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        snprintf(p, sizeof p, "%s%s", cs->path, tails[i]);
+        unlink(p);
+    }
+    rmdir(cs->dir);
+}
+
+/* The decisions of one history input: { rule =, node =?, status =,
+ * comment =? } each applied to the findings of that rule (on that node). */
+static int history_decisions(const cJSON *list, const results *res,
+                             baseline *bl, char *why, size_t whylen)
+{
+    const cJSON *d;
+    size_t i;
+
+    cJSON_ArrayForEach(d, list) {
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "rule");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "node");
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(d, "status");
+        const cJSON *cm = cJSON_GetObjectItemCaseSensitive(d, "comment");
+        int status = cJSON_IsString(st) ? decision_status_parse(st->valuestring)
+                                        : -1;
+        if (!cJSON_IsString(r) || status < 0) {
+            snprintf(why, whylen, "history decisions need rule and status "
+                                  "(approved or dismissed)");
+            return -1;
+        }
+        for (i = 0; i < res->n; i++) {
+            const finding *f = &res->f[i];
+            if (strcmp(f->rule, r->valuestring) ||
+                (cJSON_IsString(n) &&
+                 strcmp(f->node_id ? f->node_id : "", n->valuestring)))
+                continue;
+            if (baseline_set(bl, f, (decision_status)status,
+                             cJSON_IsString(cm) ? cm->valuestring : NULL,
+                             "2024-01-01T00:00:00Z")) {
+                snprintf(why, whylen, "out of memory");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Findings of other rules on one history input, given by the case (the
+ * harness runs only the rule under test): { rule =, node =?, message =?,
+ * changes =?, impact =? } each, recorded with the input's first run so
+ * that a rule reading stored findings (mixed.change-outcome) is testable.
+ * Added before the decisions, which may then name them. */
+static int history_findings(const cJSON *list, const model *m, results *res,
+                            char *why, size_t whylen)
+{
+    static const char *const dflt[][2] = {{"title", "(given by the test)"},
+                                          {"severity", "warning"},
+                                          {"message", "(given by the test)"}};
+    const cJSON *f;
+    op_error err;
+
+    cJSON_ArrayForEach(f, list) {
+        int named = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "rule"));
+        cJSON *o = named ? cJSON_Duplicate(f, 1) : NULL;
+        int rc = o ? 0 : -1;
+        size_t i;
+
+        for (i = 0; o && !rc && i < sizeof dflt / sizeof dflt[0]; i++)
+            if (!cJSON_HasObjectItem(o, dflt[i][0]) &&
+                !cJSON_AddStringToObject(o, dflt[i][0], dflt[i][1]))
+                rc = -1;
+        if (o && !rc) {
+            cJSON_DeleteItemFromObjectCaseSensitive(o, "run");
+            rc = cJSON_AddNumberToObject(o, "run", 0) ? 0 : -1;
+        }
+        op_error_clear(&err);
+        if (!rc && (rc = results_add_finding(res, m, o, &err)))
+            snprintf(why, whylen, "history findings: %s", err.msg);
+        else if (rc)
+            snprintf(why, whylen, "%s",
+                     named ? "out of memory" : "history findings need a rule");
+        cJSON_Delete(o);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* op_session_opts.add_findings: ud is the history entry's findings list. */
+static int add_given_findings(void *ud, const model *m, results *res,
+                              op_error *err)
+{
+    char why[512] = "";
+
+    if (history_findings((const cJSON *)ud, m, res, why, sizeof why))
+        return op_error_set(err, OP_EUSAGE, "%s", why);
+    return 0;
+}
+
+/* Analyzes one history input with the rule under test and records it
+ * (findings, decisions) into the store at cs. */
+static int history_step(const cli_opts *o, ruleset *rs, const char *test_dir,
+                        const cJSON *item, const case_store *cs, char *why,
+                        size_t whylen)
+{
+    const cJSON *in = cJSON_IsObject(item)
+                          ? cJSON_GetObjectItemCaseSensitive(item, "input")
+                          : item;
+    char path[1][PATH_MAX];
+    op_session s;
+    store *st = NULL;
+    op_error err;
+    int rc = -1;
+
+    memset(&s, 0, sizeof s);
+    op_error_clear(&err);
+    if (!cJSON_IsString(in)) {
+        snprintf(why, whylen, "history = { \"path\", ... } or { { input = "
+                              "\"path\", decisions = { ... } }, ... }");
+        goto out;
+    }
+    if (in->valuestring[0] == '/')
+        snprintf(path[0], PATH_MAX, "%s", in->valuestring);
+    else
+        snprintf(path[0], PATH_MAX, "%s/%s", test_dir, in->valuestring);
+    if (run_inputs(&s, o, rs, path, 1, cs->path,
+                   cJSON_IsObject(item)
+                       ? cJSON_GetObjectItemCaseSensitive(item, "findings")
+                       : NULL,
+                   why, whylen))
+        goto out;
+    if (cJSON_IsObject(item) &&
+        history_decisions(cJSON_GetObjectItemCaseSensitive(item, "decisions"),
+                          &s.res, &s.bl, why, whylen))
+        goto out;
+    if (store_open(cs->path, 1, &st, &err) ||
+        store_record(st, s.an.m, &s.res, &s.bl, NULL, &err)) {
+        snprintf(why, whylen, "%s", err.msg);
+        goto out;
+    }
+    rc = 0;
+out:
+    store_close(st);
+    op_session_free(&s);
+    return rc;
+}
+
+/* Fills a private store with the case's history inputs, oldest first. */
+static int case_history(const cli_opts *o, ruleset *rs, const char *test_dir,
+                        const cJSON *hist, case_store *cs, char *why,
+                        size_t whylen)
+{
+    const cJSON *item;
+
+    if (!cJSON_IsArray(hist) && !(cJSON_IsObject(hist) && !hist->child)) {
+        snprintf(why, whylen, "'history' is a list of inputs, oldest first");
+        return -1;
+    }
+    if (case_store_make(cs, why, whylen))
+        return -1;
+    cJSON_ArrayForEach(item, hist)
+        if (history_step(o, rs, test_dir, item, cs, why, whylen))
+            return -1;
     return 0;
 }
 
@@ -525,13 +730,16 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(c, "inputs");
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
     char paths[MAX_CASE_INPUTS][PATH_MAX];
+    const cJSON *hist = cJSON_GetObjectItemCaseSensitive(c, "history");
     char inline_path[PATH_MAX] = "";
+    case_store cs;
     size_t npaths = 0;
     op_session s;
     ruleset *rs = pl->rs;
     int ok = 0;
 
     memset(&s, 0, sizeof s);
+    memset(&cs, 0, sizeof cs);
     /* an empty Lua table converts to an empty object: {} means none */
     if (!(cJSON_IsArray(inputs) || cJSON_IsObject(inputs)) ||
         !(cJSON_IsArray(expect) || (cJSON_IsObject(expect) && !expect->child))) {
@@ -555,7 +763,10 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
         load_error(&pl->errs, rule, why, whylen);
         goto out;
     }
-    if (run_inputs(&s, o, rs, paths, npaths, why, whylen))
+    if (hist && case_history(o, rs, test_dir, hist, &cs, why, whylen))
+        goto out;
+    if (run_inputs(&s, o, rs, paths, npaths, hist ? cs.path : NULL, NULL, why,
+                   whylen))
         goto out;
     ok = s.res.ne == 0 && match_all(expect, &s.res, rule, why, whylen);
     if (s.res.ne && !why[0])
@@ -565,6 +776,7 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
 out:
     if (inline_path[0])
         unlink(inline_path);
+    case_store_remove(&cs);
     op_session_free(&s);
     return ok;
 }

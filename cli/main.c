@@ -95,6 +95,7 @@ static int cmd_analyze(int argc, char **argv)
     cli_opts_default(&o);
     if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_analyze)))
         return code;
+    o.record = 1;
     report = report_find(o.format); /* the table's name: --format checked it */
     if (!o.ninputs)
         return cli_usage_error("%s", "analyze needs at least one INPUT");
@@ -222,6 +223,7 @@ static const command commands[] = {
     {"rules", rules_main},
     {"plugins", cmd_plugins},
     {"fetch", fetch_main},
+    {"history", history_main},
 };
 
 /* `optipipe --help`: every command of the table above, each form of it

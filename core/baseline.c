@@ -252,6 +252,25 @@ const decision *baseline_find(const baseline *b, const char *fingerprint)
     return bsearch(&key, b->d, b->n, sizeof *b->d, fp_cmp);
 }
 
+const decision *baseline_decision_of(const baseline *b, const finding *f)
+{
+    const decision *d = baseline_find(b, f->fingerprint);
+
+    if (!d && f->legacy_fp[0] && strcmp(f->legacy_fp, f->fingerprint))
+        d = baseline_find(b, f->legacy_fp);
+    return d;
+}
+
+/* Removes the decision at d (one of b's). */
+static void baseline_remove(baseline *b, decision *d)
+{
+    size_t i = (size_t)(d - b->d);
+
+    decision_free(d);
+    memmove(&b->d[i], &b->d[i + 1], (b->n - i - 1) * sizeof *b->d);
+    b->n--;
+}
+
 void baseline_now(char *buf, size_t len)
 {
     const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -275,6 +294,13 @@ int baseline_set(baseline *b, const finding *f, decision_status status,
     decision nd;
     char now[32];
     int oom = 0;
+
+    /* A decision kept under the legacy fingerprint is rewritten under the
+     * new one (read both, write the new). */
+    if (!d && baseline_decision_of(b, f)) {
+        baseline_remove(b, (decision *)baseline_decision_of(b, f));
+        d = NULL;
+    }
 
     if (!when) {
         baseline_now(now, sizeof now);
@@ -308,7 +334,8 @@ static int has_fingerprint(const results *res, const char *fp)
     size_t i;
 
     for (i = 0; i < res->n; i++)
-        if (strcmp(res->f[i].fingerprint, fp) == 0)
+        if (strcmp(res->f[i].fingerprint, fp) == 0 ||
+            strcmp(res->f[i].legacy_fp, fp) == 0)
             return 1;
     return 0;
 }
@@ -334,7 +361,7 @@ size_t baseline_apply(const baseline *b, results *res)
     size_t i, n = 0;
 
     for (i = 0; i < res->n; i++)
-        if (!res->f[i].suppressed && baseline_find(b, res->f[i].fingerprint)) {
+        if (!res->f[i].suppressed && baseline_decision_of(b, &res->f[i])) {
             res->f[i].suppressed = FINDING_BASELINE;
             n++;
         }

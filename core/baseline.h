@@ -45,6 +45,10 @@ int baseline_save(baseline *b, const char *path, op_error *err);
 /* The decision for a fingerprint, or NULL. */
 const decision *baseline_find(const baseline *b, const char *fingerprint);
 
+/* The decision for finding f: under its fingerprint, else under its
+ * legacy one (decisions written before job keys). NULL when none. */
+const decision *baseline_decision_of(const baseline *b, const finding *f);
+
 /* Records (or replaces) the decision for finding f. reason and when
  * (NULL: now) are copied. Returns 0 or OP_ENOMEM. */
 int baseline_set(baseline *b, const finding *f, decision_status status,

@@ -53,6 +53,7 @@ void config_free(config *c)
     free(c->rules_dirs);
     free(c->plugin_path);
     free(c->baseline);
+    free(c->history);
     free(c->fail_on);
     free(c->path);
     free(c->dir);
@@ -373,6 +374,8 @@ static int read_top(rd *r, const cJSON *root)
             rc = read_plugin_paths(r, it);
         else if (strcmp(k, "baseline") == 0)
             rc = read_string(r, it, k, &r->c->baseline, 1);
+        else if (strcmp(k, "history") == 0)
+            rc = read_string(r, it, k, &r->c->history, 1);
         else if (strcmp(k, "fail_on") == 0) {
             if (severity_parse(cJSON_IsString(it) ? it->valuestring : NULL) < 0)
                 return bad(r, k, "expected \"info\", \"warning\" or \"error\"");
@@ -390,7 +393,7 @@ static int read_top(rd *r, const cJSON *root)
             r->c->allow_rule_errors = cJSON_IsTrue(it);
         } else
             return bad(r, k, "unknown setting (known: rules, packs, ignore, "
-                             "rules_dirs, plugin_paths, baseline, fail_on, "
+                             "rules_dirs, plugin_paths, baseline, history, fail_on, "
                              "rule_pack_timeout_ms, allow_rule_errors)");
         if (rc)
             return rc;

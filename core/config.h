@@ -51,6 +51,7 @@ typedef struct config {
     size_t nrules_dirs;
     char *plugin_path; /* ':'-joined, resolved against dir; NULL if none */
     char *baseline;    /* resolved against dir; NULL if none */
+    char *history;     /* run store (docs/history.md), resolved; NULL if none */
     char *fail_on;     /* "info" | "warning" | "error"; NULL if none */
     long long rule_pack_timeout_ms; /* rule_limits.pack_timeout_ms; -1 if none */
     int allow_rule_errors; /* 1: a rule error does not fail analyze (exit 5) */

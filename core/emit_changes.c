@@ -364,7 +364,7 @@ static int selected(const finding *f, const baseline *bl, int all)
 
     if (f->suppressed == FINDING_IGNORED || !cJSON_GetArraySize(f->changes))
         return 0;
-    d = baseline_find(bl, f->fingerprint);
+    d = baseline_decision_of(bl, f);
     if (all)
         return !d || d->status != DECISION_DISMISSED;
     return d && d->status == DECISION_APPROVED;

@@ -267,32 +267,35 @@ static uint64_t fnv(uint64_t h, const char *s)
     return h;
 }
 
-/* What stays the same about a run from one day to the next: its history
- * key (a dbt project, a Spark app's attempts), else its name (a Flink job
- * or Spark app name), else its id. Ids alone (app ids, invocation ids, job
- * ids) change with every execution, and a dismissed finding must stay
- * dismissed on tomorrow's log of the same pipeline. */
-static const char *run_identity(const model *m, size_t run_index)
+/* What stays the same about a run from one day to the next: its job key
+ * (model_run_job). Ids alone (app ids, invocation ids, job ids) change
+ * with every execution, and a dismissed finding must stay dismissed on
+ * tomorrow's log of the same pipeline. The legacy identity is what
+ * fingerprints used before job keys (the history key, which for a Spark
+ * app with attempts was its app id), read so old baselines keep working. */
+static const char *run_identity(const model *m, size_t run_index, int legacy)
 {
     const struct op_run *r;
 
     if (!m || run_index >= m->nruns)
         return NULL;
     r = m->runs[run_index];
+    if (!legacy)
+        return model_run_job(r);
     return r->history_key ? r->history_key : r->name ? r->name : r->id;
 }
 
 /* Identity of a finding: rule, source, the run's stable identity, node and
  * the config keys it changes. Never the message (its numbers move between
  * runs) nor any address. */
-static uint64_t identity(const finding *f, const model *m)
+static uint64_t identity(const finding *f, const model *m, int legacy)
 {
     uint64_t h = 1469598103934665603ull;
     const cJSON *c;
 
     h = fnv(h, f->rule);
     h = fnv(h, f->source);
-    h = fnv(h, run_identity(m, f->run_index));
+    h = fnv(h, run_identity(m, f->run_index, legacy));
     h = fnv(h, f->node_id);
     cJSON_ArrayForEach(c, f->changes) {
         h = fnv(h, str_item(c, "target"));
@@ -331,35 +334,41 @@ static int error_cmp(const void *pa, const void *pb)
     return c ? c : strcmp(a->error, b->error);
 }
 
-void results_finish(results *r, const model *m)
+/* Fills every finding's fingerprint (legacy: legacy_fp). Equal
+ * identities (one rule, two findings on one node) are told apart by their
+ * rank in the sorted order, which is itself stable. */
+static void fingerprint_all(results *r, const model *m, int legacy)
 {
-    uint64_t *ids;
+    uint64_t *ids = r->n ? malloc(r->n * sizeof *ids) : NULL;
     size_t i, j;
 
-    if (r->n > 1)
-        qsort(r->f, r->n, sizeof *r->f, finding_cmp);
-    if (r->ne > 1)
-        qsort(r->e, r->ne, sizeof *r->e, error_cmp);
-    /* Equal identities (one rule, two findings on one node) are told apart
-     * by their rank in the sorted order, which is itself stable. */
-    ids = r->n ? malloc(r->n * sizeof *ids) : NULL;
     for (i = 0; i < r->n; i++) {
-        uint64_t h = identity(&r->f[i], m);
+        uint64_t h = identity(&r->f[i], m, legacy);
         unsigned dup_rank = 0;
+        char *out = legacy ? r->f[i].legacy_fp : r->f[i].fingerprint;
         if (ids)
             ids[i] = h;
         for (j = 0; j < i; j++)
-            if ((ids ? ids[j] : identity(&r->f[j], m)) == h)
+            if ((ids ? ids[j] : identity(&r->f[j], m, legacy)) == h)
                 dup_rank++;
         if (dup_rank) {
             char ord[16];
             snprintf(ord, sizeof ord, "#%u", dup_rank);
             h = fnv(h, ord);
         }
-        snprintf(r->f[i].fingerprint, sizeof r->f[i].fingerprint, "%016llx",
-                 (unsigned long long)h);
+        snprintf(out, 17, "%016llx", (unsigned long long)h);
     }
     free(ids);
+}
+
+void results_finish(results *r, const model *m)
+{
+    if (r->n > 1)
+        qsort(r->f, r->n, sizeof *r->f, finding_cmp);
+    if (r->ne > 1)
+        qsort(r->e, r->ne, sizeof *r->e, error_cmp);
+    fingerprint_all(r, m, 0);
+    fingerprint_all(r, m, 1);
 }
 
 size_t results_count_shown_at_least(const results *r, severity sev)

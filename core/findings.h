@@ -46,7 +46,9 @@ typedef struct finding {
     cJSON *changes;  /* array of {target,key,from,to}, owned */
     double impact_ms; /* estimated time saved; < 0 when the rule gave none */
     size_t run_index; /* into model.runs; SIZE_MAX for bundle-wide findings */
-    char fingerprint[17]; /* 16 hex digits */
+    char fingerprint[17]; /* 16 hex digits, keyed by the run's job */
+    char legacy_fp[17];   /* the same before job keys (history key, name or
+                           * id): decisions recorded under it still apply */
     finding_hidden suppressed; /* FINDING_SHOWN unless hidden */
 } finding;
 

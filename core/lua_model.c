@@ -518,6 +518,7 @@ static void build_run(lua_State *L, const model *m, const struct op_run *r,
     t = lua_gettop(L);
     set_str(L, t, "source", r->source);
     set_str(L, t, "id", r->id);
+    set_str(L, t, "job", model_run_job(r));
     set_str(L, t, "name", r->name);
     set_str(L, t, "status", r->status ? r->status : "unknown");
     set_str(L, t, "raw_status", r->raw_status);

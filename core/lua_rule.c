@@ -6,6 +6,7 @@
  * and everything that touches Lua values runs in a protected call.
  */
 #include "lua_rule.h"
+#include "lua_history.h"
 
 #include <lauxlib.h>
 
@@ -824,15 +825,27 @@ static void push_options(lua_State *L, const lrule_call *c)
     lua_setmetatable(L, -2);
 }
 
+/* ctx.history(run [, opts]) (lua_history.c); only inside its own call. */
+static int l_history(lua_State *L)
+{
+    lrule_call *c = sbx_user(sbx_of(L));
+
+    if (!c || lua_tointeger(L, lua_upvalueindex(1)) != c->serial)
+        return luaL_error(L, "ctx.history: called outside the rule call "
+                             "that received this ctx");
+    return lhist_call(L, c->m);
+}
+
 /* The functions of ctx; each gets the call's serial as upvalue 1. */
 static const luaL_Reg ctx_fns[] = {
     {"report", l_report},
     {"log", l_log},
+    {"history", l_history},
     {NULL, NULL}};
 
 static void push_ctx(lua_State *L, lrule_call *c)
 {
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 5);
     push_options(L, c);
     lua_setfield(L, -2, "options");
     lua_createtable(L, 0, 2);
@@ -841,7 +854,7 @@ static void push_ctx(lua_State *L, lrule_call *c)
     lua_pushstring(L, severity_name(c->meta->sev));
     lua_setfield(L, -2, "severity");
     lua_setfield(L, -2, "rule");
-    lua_pushinteger(L, c->serial); /* report's upvalue; log ignores it */
+    lua_pushinteger(L, c->serial); /* report's, history's upvalue */
     luaL_setfuncs(L, ctx_fns, 1);
 }
 

@@ -828,6 +828,21 @@ static void b_run_history(op_builder *ob, op_run *r, const char *key,
     r->history_order = order;
 }
 
+static void b_run_job(op_builder *ob, op_run *r, const char *key)
+{
+    model *m = ((mbuilder *)ob)->m;
+
+    if (!r || !key || !*key || !writable(m))
+        return;
+    r->job = dup(m, key);
+}
+
+const char *model_run_job(const struct op_run *r)
+{
+    return r->job ? r->job : r->history_key ? r->history_key
+                                            : r->name ? r->name : r->id;
+}
+
 static void **b_plugin_slot(op_builder *ob)
 {
     mbuilder *b = (mbuilder *)ob;
@@ -879,6 +894,7 @@ static const struct op_builder_api builder_api = {
     .run_history = b_run_history,
     .plugin_slot = b_plugin_slot,
     .run_find = b_run_find,
+    .run_job = b_run_job,
 };
 
 /* ---- model lifecycle ------------------------------------------------------ */

@@ -104,6 +104,7 @@ struct op_run {
      * (rules do not check it on its own). */
     const char *history_key;
     int64_t history_order;
+    const char *job; /* builder run_job; NULL: see model_run_job() */
     struct op_run **history;
     size_t nhistory;
     int superseded;
@@ -125,6 +126,8 @@ typedef struct model {
     int frozen;
     int failed; /* sticky out-of-memory flag of the builder */
     mslot slots[MODEL_MAX_SLOTS]; /* per-plugin state (plugin_slot) */
+    const char *store_path; /* run store ctx.history reads (borrowed);
+                             * NULL: no history */
     size_t nslots;
 } model;
 
@@ -165,6 +168,11 @@ void model_freeze(model *m);
 const struct op_node *model_find_node(const struct op_run *r, const char *id);
 const mentry *mmap_get(const mmap *m, const char *key);
 const mseries *model_find_series(const struct op_run *r, const char *name);
+
+/* The run's logical job key (DESIGN §4): what the plugin set with
+ * run_job, else its history key, else its name, else its id. Borrowed
+ * from the model. */
+const char *model_run_job(const struct op_run *r);
 
 /* Computes count/min/quantiles/max/mean/sum of v (NaNs skipped; sorts v in
  * place). Quantiles use linear interpolation between closest ranks. */

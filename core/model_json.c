@@ -138,6 +138,8 @@ void model_json_run(jw *w, const struct op_run *r)
     jw_str(w, r->source);
     jw_key(w, "id");
     jw_str(w, r->id);
+    jw_key(w, "job");
+    jw_str(w, model_run_job(r));
     opt_str(w, "name", r->name);
     jw_key(w, "status");
     jw_str(w, r->status ? r->status : "unknown");

@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "home.h"
 #include "session.h"
+#include "store.h"
 #include "util.h"
 
 #define SESSION_MAX_PACKS 256 /* bundled pack folders looked at */
@@ -293,6 +294,50 @@ static int stage_inputs(op_session *s, op_error *err)
     return 0;
 }
 
+/* ---- run store --------------------------------------------------------------- */
+
+/* Opened for writing up front: created or migrated before any rule reads
+ * it, and a bad file is said once, before the report. */
+static int stage_history(op_session *s, op_error *err)
+{
+    const char *path = s->o.history ? s->o.history : s->cfg.history;
+    op_error e;
+    store *st = NULL;
+
+    (void)err;
+    if (s->o.mode != OP_SESSION_ALL || !path || !*path)
+        return 0;
+    op_error_clear(&e);
+    if (store_open(path, 1, &st, &e)) {
+        diag_msg(DIAG_ERROR, "%s (the analysis goes on without history)", e.msg);
+        return 0;
+    }
+    store_close(st);
+    s->history_path = path;
+    s->an.m->store_path = path;
+    return 0;
+}
+
+/* A store that fails here loses this recording only: said, not fatal. */
+static int stage_record(op_session *s, op_error *err)
+{
+    op_error e;
+    store *st = NULL;
+
+    (void)err;
+    if (s->o.mode != OP_SESSION_ALL || !s->o.record || !s->history_path)
+        return 0;
+    op_error_clear(&e);
+    if (store_open(s->history_path, 1, &st, &e) ||
+        store_record(st, s->an.m, &s->res, &s->bl, &s->nrecorded, &e))
+        diag_msg(DIAG_ERROR, "%s (nothing of this analysis was recorded)", e.msg);
+    else if (!s->o.quiet)
+        diag_msg(DIAG_NOTE, "%s: recorded %zu run%s", s->history_path,
+                 s->nrecorded, s->nrecorded == 1 ? "" : "s");
+    store_close(st);
+    return 0;
+}
+
 /* ---- findings -------------------------------------------------------------- */
 
 static int stage_run(op_session *s, op_error *err)
@@ -303,6 +348,8 @@ static int stage_run(op_session *s, op_error *err)
     if (s->o.mode != OP_SESSION_ALL)
         return 0;
     rc = ruleset_run(s->rs, s->an.m, &s->res, err);
+    if (!rc && s->o.add_findings)
+        rc = s->o.add_findings(s->o.add_findings_ud, s->an.m, &s->res, err);
     s->t_rules += (unsigned long)util_now_ms() - t;
     return rc == OP_EUSAGE ? (err->code = OP_EIO) : rc;
 }
@@ -352,10 +399,12 @@ static const struct {
     {OP_STAGE_CONFIG, stage_config},
     {OP_STAGE_RULES, stage_rules},
     {OP_STAGE_INPUTS, stage_inputs},
+    {OP_STAGE_HISTORY, stage_history},
     {OP_STAGE_RUN, stage_run},
     {OP_STAGE_FINISH, stage_finish},
     {OP_STAGE_IGNORE, stage_ignore},
     {OP_STAGE_BASELINE, stage_baseline},
+    {OP_STAGE_RECORD, stage_record},
 };
 
 int op_session_run(op_session *s, const op_session_opts *o, op_error *err)

@@ -19,8 +19,12 @@
  *   ignore    mark the findings the config's `ignore` hides
  *   baseline  load the decisions file (--baseline, the config's, else the
  *             nearest .optipipe-baseline.json) and mark decided findings
- * Steps after the findings (recording the run in a history store) are
- * added as stages after `baseline` in session.c's table.
+ *   history   (after inputs) open the run store, creating or migrating
+ *             it, and hand it to the rules (model.store_path); a store
+ *             that cannot be used is said on o->diag and the analysis goes
+ *             on without history
+ *   record    (after baseline, when o.record) record the runs, findings
+ *             and decisions in the run store (one transaction)
  *
  * Process-global state it still touches: diag.h's stream and quiet flag
  * (notes on rule folders and decisions files go through it), op_home()'s
@@ -84,12 +88,21 @@ typedef struct op_session_opts {
                                    * NULL: none is read */
     const char *fail_on;         /* NULL: the config's */
     int allow_rule_errors;       /* or the config's */
+    /* run store (docs/history.md) */
+    const char *history;         /* the store; NULL: the config's history */
+    int record;                  /* record this analysis into it */
+    /* after the rules ran, before the findings are finished: adds findings
+     * of its own (the rules-test harness's given history findings);
+     * returns 0 or an op_status with err. NULL: none. */
+    int (*add_findings)(void *ud, const model *m, results *res, op_error *err);
+    void *add_findings_ud;
 } op_session_opts;
 
 /* Which stage stopped the session (op_session.failed). */
 typedef enum op_session_stage {
     OP_STAGE_NONE = 0, OP_STAGE_CONFIG, OP_STAGE_RULES, OP_STAGE_INPUTS,
-    OP_STAGE_RUN, OP_STAGE_FINISH, OP_STAGE_IGNORE, OP_STAGE_BASELINE
+    OP_STAGE_HISTORY, OP_STAGE_RUN, OP_STAGE_FINISH, OP_STAGE_IGNORE,
+    OP_STAGE_BASELINE, OP_STAGE_RECORD
 } op_session_stage;
 
 /* The result. The caller owns it (op_session_free); every field is
@@ -106,6 +119,8 @@ typedef struct op_session {
     size_t nignored, nbaselined; /* findings hidden by config, baseline */
     op_session_stage failed; /* OP_STAGE_NONE when it ran through */
     unsigned long t_read, t_rules; /* milliseconds */
+    const char *history_path; /* the run store in use; NULL: none */
+    size_t nrecorded;    /* runs written into it */
     /* owned storage behind o's folded lists and paths */
     const char **dirs_buf;
     char *plugin_path_buf;

@@ -101,6 +101,7 @@ typedef struct dbt_rrun {
     int kind;
     char *run_id;     /* = invocation_id (the model's run id) */
     char *which;      /* args.which; NULL when unknown */
+    char *select;     /* args.select joined by spaces; NULL when none */
     char *origin;     /* the input's display name */
     char *packages;   /* sorted distinct packages joined by '+' */
     char *project_dir; /* basename of args.project_dir when a package */

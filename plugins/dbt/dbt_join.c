@@ -441,10 +441,13 @@ static const char *infer_project(dbt_state *st, const char **proj, size_t i)
 static void set_identity(op_builder *b, op_run *r, const dbt_rrun *rr,
                          const char *project)
 {
-    char key[512], name[512];
+    char key[512], name[512], job[1100];
 
     snprintf(key, sizeof key, "%s%s%s", project, rr->which ? "/" : "",
              rr->which ? rr->which : "");
+    snprintf(job, sizeof job, "%s%s%s", key, rr->select ? " -s " : "",
+             rr->select ? rr->select : "");
+    op_run_job(b, r, job);
     snprintf(name, sizeof name, "%s: dbt %s", project,
              rr->which ? rr->which : "run");
     op_run_str(b, r, OP_F_NAME, name);

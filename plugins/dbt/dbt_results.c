@@ -251,10 +251,38 @@ static void config_value(rr_ctx *c, const char *key, const cJSON *v)
     op_run_config(c->b, c->r, key, buf);
 }
 
+/* args.select (a string, or an array of strings) joined by spaces, for
+ * the job key: one project's `dbt build -s tag:hourly` and its nightly
+ * full build are different jobs. Longer than 512 bytes: cut (and still
+ * stable from one run to the next). */
+static void read_select(rr_ctx *c, const cJSON *args)
+{
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(args, "select"), *it;
+    char buf[512];
+    size_t n = 0;
+
+    buf[0] = 0;
+    if (cJSON_IsString(sel))
+        snprintf(buf, sizeof buf, "%s", sel->valuestring);
+    else if (cJSON_IsArray(sel))
+        cJSON_ArrayForEach(it, sel) {
+            int k;
+            if (!cJSON_IsString(it) || n >= sizeof buf - 1)
+                continue;
+            k = snprintf(buf + n, sizeof buf - n, "%s%s", n ? " " : "",
+                         it->valuestring);
+            n = k < 0 ? n : n + (size_t)k >= sizeof buf ? sizeof buf - 1
+                                                       : n + (size_t)k;
+        }
+    if (buf[0])
+        c->rec->select = strdup(buf); /* NULL on OOM: the key lacks it */
+}
+
 static void read_args(rr_ctx *c, const cJSON *args)
 {
     const cJSON *it;
 
+    read_select(c, args);
     cJSON_ArrayForEach(it, args)
         if (it->string && *it->string)
             config_value(c, it->string, it);

@@ -347,6 +347,7 @@ void dbt_rrun_free(dbt_rrun *r)
     dbt_map_free(&r->index);
     free(r->run_id);
     free(r->which);
+    free(r->select);
     free(r->origin);
     free(r->packages);
     free(r->project_dir);

@@ -1411,8 +1411,10 @@ static void run_basics(fl_ctx *c, op_run *r, const char *jid,
         name = fl_str(plan, "name");
     if (!name)
         name = fl_str(jc, "name");
-    if (name)
+    if (name) {
         op_run_str(c->b, r, OP_F_NAME, name);
+        op_run_job(c->b, r, name); /* job ids change on every submission */
+    }
     op_run_str(c->b, r, OP_F_STATUS, fl_status(state));
     if (state)
         op_run_str(c->b, r, OP_F_RAW_STATUS, state);

@@ -418,6 +418,8 @@ static int read_run(rd *r, const cJSON *o, int index)
     cJSON_ArrayForEach(n, w)
         if (cJSON_IsString(n))
             op_run_warning(r->b, run, n->valuestring);
+    if (jstr(o, "job"))
+        op_run_job(r->b, run, jstr(o, "job"));
     hk = jstr(o, "history_key");
     if (hk) {
         /* history_order, else started_at, else the position in the file */

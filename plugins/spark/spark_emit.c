@@ -629,8 +629,41 @@ static void job_times_from_stages(sp_app *a)
     }
 }
 
+static const char *prop(const sp_app *a, const char *key)
+{
+    const cJSON *v = a->props ? cJSON_GetObjectItemCaseSensitive(a->props, key)
+                              : NULL;
+    return cJSON_IsString(v) && *v->valuestring ? v->valuestring : NULL;
+}
+
+/* The logical job (docs/model.md "Job identity"): what stays the same from
+ * one night's app to the next, whose app id is new every time. An explicit
+ * spark.optipipe.job wins; a Databricks job run names its job (job.id, or
+ * the "job-<id>-run-<n>" cluster a job launches, whose app is always
+ * "Databricks Shell"); otherwise the app name. */
+static const char *job_key(const sp_app *a, char *buf, size_t cap)
+{
+    const char *v = prop(a, "spark.optipipe.job");
+    long id, runno;
+    char tail;
+
+    if (v)
+        return v;
+    if ((v = prop(a, "spark.databricks.job.id"))) {
+        snprintf(buf, cap, "databricks job %s", v);
+        return buf;
+    }
+    v = prop(a, "spark.databricks.clusterUsageTags.clusterName");
+    if (v && sscanf(v, "job-%ld-run-%ld%c", &id, &runno, &tail) == 2) {
+        snprintf(buf, cap, "databricks job %ld", id);
+        return buf;
+    }
+    return a->app_name;
+}
+
 void sp_app_emit(sp_app *a)
 {
+    char jobbuf[160];
     op_builder *b = a->b;
     char idbuf[256];
     const char *id = a->app_id;
@@ -655,6 +688,7 @@ void sp_app_emit(sp_app *a)
     if (attempt > 0 && a->app_id)
         op_run_history(b, r, a->app_id, attempt);
     op_run_str(b, r, OP_F_NAME, a->app_name ? a->app_name : id);
+    op_run_job(b, r, job_key(a, jobbuf, sizeof jobbuf));
     if (a->version)
         op_run_str(b, r, OP_F_ENGINE_VERSION, a->version);
     run_status(a, r);

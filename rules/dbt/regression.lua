@@ -6,35 +6,20 @@
 local du = require "dbtutil"
 local stats = require "optipipe.stats"
 
--- The MAD of a normal distribution is 0.6745 sigma.
-local MAD_TO_SIGMA = 1.4826
-
+-- The median + MAD test shared by every history rule (optipipe.stats).
 local function regressed(cur, vals, o)
-  if #vals < o.min_history then
-    return nil
-  end
-  local med, mad = stats.median(vals), stats.mad(vals)
-  if med <= 0 then
-    return nil
-  end
-  local ratio = cur / med
-  local delta = cur - med
-  if ratio < o.min_ratio or delta < o.min_increase_s * 1000 then
-    return nil
-  end
-  if delta <= o.mad_threshold * MAD_TO_SIGMA * mad then
-    return nil
-  end
-  return { median = med, mad = mad, ratio = ratio, delta = delta }
+  return stats.regression(cur, vals, { min_history = o.min_history, min_ratio = o.min_ratio,
+    min_increase = o.min_increase_s * 1000, mad_threshold = o.mad_threshold })
 end
 
 local function node_findings(run, ctx, hist)
   local o = ctx.options
   local found = {}
+  local all = du.history_values(hist)
   for _, n in ipairs(run.nodes) do
     local cur = du.exec_ms(n)
     if n.status == "succeeded" and cur and not n.attrs.untimed then
-      local vals = du.node_history(hist, n.id)
+      local vals = all[n.id] or {}
       local r = regressed(cur, vals, o)
       if r then
         found[#found + 1] = { node = n, cur = cur, vals = vals, r = r }
@@ -123,7 +108,7 @@ return {
     if not du.executing(run) then
       return
     end
-    local hist = du.history(run)
+    local hist = du.history(run, ctx)
     if #hist < ctx.options.min_history then
       return
     end

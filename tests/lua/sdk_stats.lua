@@ -165,6 +165,29 @@ near(stats.linreg(ro { 1, 2, 3, 4, 5 }, ro { 2, 4, 5, 4, 5 }).slope, 0.6, nil, "
 near(stats.robust_trend(ro { 1, 2, 3, 4, 5 }, ro { 1, 2, 3, 4, 100 }).slope, 1, nil, "robust of proxies")
 assert(p[1] == 5 and p[5] == 3, "proxy source reordered")
 
+-- regression: the history rules' median + MAD test.
+local ro5 = { 100, 102, 98, 101, 99 }
+local o = { min_history = 3, min_ratio = 1.5, min_increase = 10, mad_threshold = 5 }
+local r = stats.regression(300, ro5, o)
+near(r.median, 100, nil, "regression median")
+near(r.ratio, 3, nil, "regression ratio")
+near(r.delta, 200, nil, "regression delta")
+assert(r.n == 5 and r.mad == 1)
+assert(stats.regression(140, ro5, o) == nil, "under min_ratio")
+assert(stats.regression(300, { 100, 100 }, o) == nil, "too few values")
+assert(stats.regression(300, { 10, 100, 400, 50, 900 }, o) == nil, "inside the MAD band")
+assert(stats.regression(300, ro5, { min_history = 3, min_ratio = 1.5, min_increase = 500,
+  mad_threshold = 5 }) == nil, "under min_increase")
+assert(stats.regression(0 / 0, ro5, o) == nil, "NaN current")
+local f = stats.regression(40, ro5, { min_history = 3, min_ratio = 1.5, min_increase = 10,
+  mad_threshold = 5, falls = true })
+near(f.ratio, 2.5, nil, "falls ratio")
+near(f.delta, 60, nil, "falls delta")
+assert(stats.regression(0, ro5, { min_history = 3, min_ratio = 1.5, min_increase = 10,
+  mad_threshold = 5, falls = true }).ratio == math.huge, "fell to zero")
+assert(stats.regression(90, ro5, { min_history = 3, min_ratio = 1.5, min_increase = 10,
+  mad_threshold = 5, falls = true }) == nil, "a small fall")
+
 -- The module table is all functions: no state a rule could trip over.
 for k, v in pairs(stats) do
   assert(type(v) == "function", "stats." .. k .. " is not a function")

@@ -232,6 +232,7 @@ static void test_other_sdk_files(void **state)
 static void test_modules_load_bare(void **state)
 {
     static const char *const mods[] = {"optipipe.stats", "optipipe.units",
+                                       "optipipe.history",
                                        "optipipe.graph", NULL};
     static const char *const absent[] = {"io", "os", "debug", "package",
                                          NULL};

@@ -86,15 +86,49 @@ end
 
 -- The earlier runs comparable with run (oldest first): executing runs of
 -- the same full_refresh setting. Empty when the engine gives no history.
-function M.history(run)
+-- The earlier runs come from the files given together (run.history), else,
+-- with a ctx, from the run store (ctx.history, newest first: reversed here).
+function M.history(run, ctx)
   local out = {}
   local fr = run.config.full_refresh or "false"
-  for _, h in ipairs(run.history or {}) do
+  local src = run.history or {}
+  if #src == 0 and ctx and ctx.history then
+    local stored = ctx.history(run, { limit = 30 })
+    src = {}
+    for i = #stored, 1, -1 do
+      src[#src + 1] = stored[i]
+    end
+  end
+  for _, h in ipairs(src) do
     if M.executing(h) and (h.config.full_refresh or "false") == fr then
       out[#out + 1] = h
     end
   end
   return out
+end
+
+-- Every node's execution times (ms) over the given runs where it
+-- succeeded, oldest first: id -> { ms, ... }. One pass over each run's
+-- nodes, so stored runs are loaded once each and need not stay in memory.
+function M.history_values(runs)
+  local vals = {}
+  for _, h in ipairs(runs) do
+    local nodes = h.nodes
+    for _, n in ipairs(nodes) do
+      if n.status == "succeeded" then
+        local v = M.exec_ms(n)
+        if v then
+          local list = vals[n.id]
+          if not list then
+            list = {}
+            vals[n.id] = list
+          end
+          list[#list + 1] = v
+        end
+      end
+    end
+  end
+  return vals
 end
 
 -- The node's execution times (ms) in the given runs where it succeeded,

@@ -120,6 +120,13 @@ struct op_builder_api {
     op_run *(*run_find)(op_builder *b, const char *source, const char *id);
 
     /* New entries are appended below this line only. */
+
+    /* The run's logical job key: what stays the same from one execution
+     * of a pipeline to the next (a Spark app name, a Flink job name, a dbt
+     * project + command + selection; docs/model.md). Fingerprints and the
+     * run store key on it. Unset: the history key, else the name, else
+     * the id. */
+    void (*run_job)(op_builder *b, op_run *r, const char *key);
 };
 
 /* Every builder starts with its function table. */
@@ -244,6 +251,13 @@ static inline op_run *op_run_find(op_builder *b, const char *source,
                                   const char *id)
 {
     return b->api->run_find(b, source, id);
+}
+/* Hosts older than run_job ignore the call (the size field tells). */
+static inline void op_run_job(op_builder *b, op_run *r, const char *key)
+{
+    if (b->api->size > offsetof(struct op_builder_api, run_job) &&
+        b->api->run_job)
+        b->api->run_job(b, r, key);
 }
 static inline int op_builder_failed(op_builder *b, op_error *err)
 {

@@ -364,4 +364,35 @@ function M.robust_trend(xs, ys)
   }
 end
 
+-- The MAD of a normal distribution is 0.6745 sigma.
+local MAD_TO_SIGMA = 1.4826
+
+--- Whether cur is far above the robust baseline of vals (earlier values of
+--- the same measure): the history rules' one test. o = { min_history,
+--- min_ratio, min_increase, mad_threshold [, falls] }: at least min_history
+--- values, cur / median >= min_ratio, cur - median >= min_increase (in
+--- cur's unit) and cur - median > mad_threshold * 1.4826 * MAD (robust
+--- sigmas), so jitter and short histories stay quiet. With falls = true the
+--- test is mirrored (median / cur, median - cur: a throughput that fell).
+--- Returns { median, mad, ratio, delta, n } or nil.
+function M.regression(cur, vals, o)
+  local _, n = numbers("regression", vals)
+  if type(cur) ~= "number" or is_nan(cur) or n < o.min_history then
+    return nil
+  end
+  local med, mad = M.median(vals), M.mad(vals)
+  if med <= 0 then
+    return nil
+  end
+  local ratio, delta = cur / med, cur - med
+  if o.falls then
+    ratio, delta = cur > 0 and med / cur or math.huge, med - cur
+  end
+  if ratio < o.min_ratio or delta < o.min_increase
+      or delta <= o.mad_threshold * MAD_TO_SIGMA * mad then
+    return nil
+  end
+  return { median = med, mad = mad, ratio = ratio, delta = delta, n = n }
+end
+
 return M

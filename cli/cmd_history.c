@@ -1,0 +1,533 @@
+/*
+ * cmd_history.c - the run store from the command line (docs/history.md):
+ * `optipipe history jobs | runs JOB | show RUN | prune`. Which store an
+ * analysis uses and its recording are the pipeline's (core/session.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "jsonw.h"
+#include "report_util.h"
+#include "store.h"
+
+/* ---- optipipe history ------------------------------------------------------- */
+
+static const char usage_history[] =
+    "Usage: optipipe history jobs [options]\n"
+    "       optipipe history runs JOB [--metric NAME] [--limit N] [options]\n"
+    "       optipipe history show RUN [options]\n"
+    "       optipipe history prune [--keep N] [--older-than AGE] [options]\n"
+    "\n"
+    "What the run store holds (docs/history.md). RUN is a stored run id, or\n"
+    "JOB@latest / JOB@previous.\n"
+    "\n"
+    "Options:\n"
+    "  --history FILE     the run store (default: OPTIPIPE_HISTORY, else the\n"
+    "                     config's history)\n"
+    "  --format FMT       text (default) or json\n"
+    "  --metric NAME      runs: the metric of the trend (default duration_ms;\n"
+    "                     else a run metric such as jobs_wall_ms)\n"
+    "  --limit N          runs: the newest N (default 30, at most 1000)\n"
+    "  --keep N           prune: keep the newest N runs of each job\n"
+    "  --older-than AGE   prune: remove runs started more than AGE ago\n"
+    "                     (30d, 12h, 90m, 2w)\n"
+    "  --config FILE      the config that names the store; --no-config\n"
+    "  -q, --quiet        no notes\n";
+
+typedef struct hist_opts {
+    const char *history, *format, *metric, *config_path, *older_than;
+    int64_t keep, limit;
+    int no_config, quiet;
+    const char *args[2];
+    int nargs;
+} hist_opts;
+
+static int parse_count(const char *opt, const char *v, int64_t max,
+                       int64_t *out)
+{
+    char *end;
+    long long n;
+
+    errno = 0;
+    n = strtoll(v, &end, 10);
+    if (errno || end == v || *end || n < 1 || n > max) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s takes a whole number from 1 to %lld",
+                 opt, (long long)max);
+        return cli_usage_error("%s", msg);
+    }
+    *out = n;
+    return 0;
+}
+
+/* "30d" / "12h" / "90m" / "45s" / "2w" in milliseconds; -1 when bad. */
+static int64_t parse_age(const char *v)
+{
+    char *end;
+    long long n;
+    int64_t unit;
+
+    errno = 0;
+    n = strtoll(v, &end, 10);
+    if (errno || end == v || n < 0 || end[0] == 0 || end[1] != 0)
+        return -1;
+    switch (*end) {
+    case 's': unit = 1000; break;
+    case 'm': unit = 60000; break;
+    case 'h': unit = 3600000; break;
+    case 'd': unit = 86400000; break;
+    case 'w': unit = 7 * 86400000ll; break;
+    default: return -1;
+    }
+    if (n > INT64_MAX / unit)
+        return -1;
+    return (int64_t)n * unit;
+}
+
+static int hist_parse(hist_opts *h, int argc, char **argv)
+{
+    static const char *const valued[] = {"--history", "--format", "--metric",
+                                         "--limit", "--keep", "--older-than",
+                                         "--config"};
+    int i, rc;
+    size_t k;
+
+    memset(h, 0, sizeof *h);
+    h->format = "text";
+    h->metric = "duration_ms";
+    h->limit = STORE_HISTORY_DEFAULT;
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = NULL, *eq;
+        char name[32];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_history, stdout);
+            exit(EXIT_DONE);
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            h->quiet = 1;
+            diag_set_quiet(1);
+            continue;
+        }
+        if (!strcmp(a, "--no-config")) {
+            h->no_config = 1;
+            continue;
+        }
+        if (a[0] != '-') {
+            if (h->nargs == 2)
+                return cli_usage_error("unexpected argument '%s'", a);
+            h->args[h->nargs++] = a;
+            continue;
+        }
+        eq = strchr(a, '=');
+        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+        for (k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            if (!strcmp(name, valued[k]))
+                break;
+        if (k == sizeof valued / sizeof valued[0])
+            return cli_usage_error("unknown option '%s' (optipipe history "
+                                   "--help)", a);
+        v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+        if (!v)
+            return cli_usage_error("option %s needs a value", name);
+        rc = 0;
+        switch (k) {
+        case 0: h->history = v; break;
+        case 1: h->format = v; break;
+        case 2: h->metric = v; break;
+        case 3: rc = parse_count(name, v, STORE_HISTORY_MAX, &h->limit); break;
+        case 4: rc = parse_count(name, v, INT32_MAX, &h->keep); break;
+        case 5: h->older_than = v; break;
+        default: h->config_path = v; break;
+        }
+        if (rc)
+            return rc;
+    }
+    if (strcmp(h->format, "text") && strcmp(h->format, "json"))
+        return cli_usage_error("history --format takes text or json, not "
+                               "'%s'", h->format);
+    return 0;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static void fmt_time(int64_t ms, char *buf, size_t cap)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (ms <= 0 || !gmtime_r(&t, &tm)) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    strftime(buf, cap, "%Y-%m-%d %H:%M", &tm);
+}
+
+typedef struct out {
+    FILE *f;
+    jw w;
+    int json;
+    size_t n;
+    store *s;
+    op_error *err;
+    const char *metric;
+    double *vals; /* runs: the trend, newest first */
+    size_t nvals, cap;
+} out;
+
+static int job_line(void *ud, const store_job *j)
+{
+    out *o = ud;
+    char when[32];
+
+    o->n++;
+    if (o->json) {
+        jw_obj(&o->w);
+        jw_key(&o->w, "job");
+        jw_str(&o->w, j->job);
+        jw_key(&o->w, "source");
+        jw_str(&o->w, j->source);
+        jw_key(&o->w, "runs");
+        jw_int(&o->w, j->nruns);
+        jw_key(&o->w, "last_started_at");
+        jw_int(&o->w, j->last_started);
+        jw_obj_end(&o->w);
+        return 0;
+    }
+    fmt_time(j->last_started, when, sizeof when);
+    fprintf(o->f, "%-6s %5lld run%s  last %s  ", j->source,
+            (long long)j->nruns, j->nruns == 1 ? " " : "s", when);
+    report_term_put(o->f, j->job);
+    fputc('\n', o->f);
+    return 0;
+}
+
+/* The value of o->metric for a run: duration_ms or a run metric. */
+static int run_metric(const out *o, const store_run *r, double *v)
+{
+    cJSON *m, *it;
+    int ok = 0;
+
+    if (!strcmp(o->metric, "duration_ms")) {
+        *v = (double)r->duration_ms;
+        return (r->set & MSET_DURATION_MS) != 0;
+    }
+    m = r->metrics_json ? cJSON_Parse(r->metrics_json) : NULL;
+    it = cJSON_GetObjectItemCaseSensitive(m, o->metric);
+    if (cJSON_IsNumber(it)) {
+        *v = it->valuedouble;
+        ok = 1;
+    }
+    cJSON_Delete(m);
+    return ok;
+}
+
+static void run_json(jw *w, const store_run *r)
+{
+    jw_key(w, "id");
+    jw_str(w, r->run_id);
+    jw_key(w, "job");
+    jw_str(w, r->job);
+    jw_key(w, "source");
+    jw_str(w, r->source);
+    jw_key(w, "name");
+    jw_str(w, r->name);
+    jw_key(w, "status");
+    jw_str(w, r->status);
+    jw_key(w, "started_at");
+    if (r->set & MSET_STARTED_AT) jw_int(w, r->started_at); else jw_null(w);
+    jw_key(w, "duration_ms");
+    if (r->set & MSET_DURATION_MS) jw_int(w, r->duration_ms); else jw_null(w);
+    jw_key(w, "engine_version");
+    jw_str(w, r->engine_version);
+    jw_key(w, "origin");
+    jw_str(w, r->origin);
+    jw_key(w, "content_hash");
+    jw_str(w, r->content_hash);
+    jw_key(w, "nodes");
+    jw_int(w, r->nnodes);
+    jw_key(w, "findings");
+    jw_int(w, r->nfindings);
+}
+
+static int run_line(void *ud, const store_run *r)
+{
+    out *o = ud;
+    char when[32];
+    double v = 0;
+    int has = run_metric(o, r, &v);
+
+    o->n++;
+    if (has && o->nvals < o->cap)
+        o->vals[o->nvals++] = v;
+    if (o->json) {
+        jw_obj(&o->w);
+        run_json(&o->w, r);
+        jw_key(&o->w, o->metric);
+        if (has) jw_num(&o->w, v); else jw_null(&o->w);
+        jw_obj_end(&o->w);
+        return 0;
+    }
+    fmt_time(r->started_at, when, sizeof when);
+    fprintf(o->f, "%s  %-10s ", when, r->status ? r->status : "unknown");
+    if (has)
+        fprintf(o->f, "%14.0f  ", v);
+    else
+        fprintf(o->f, "%14s  ", "-");
+    report_term_put(o->f, r->run_id);
+    fputc('\n', o->f);
+    return 0;
+}
+
+/* ▁▂▃▄▅▆▇█ of vals (newest first), drawn oldest to newest. */
+static void sparkline(FILE *f, const double *v, size_t n)
+{
+    static const char *const bars[] = {"\xe2\x96\x81", "\xe2\x96\x82",
+        "\xe2\x96\x83", "\xe2\x96\x84", "\xe2\x96\x85", "\xe2\x96\x86",
+        "\xe2\x96\x87", "\xe2\x96\x88"};
+    double lo = v[0], hi = v[0];
+    size_t i;
+
+    for (i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    for (i = n; i-- > 0;) {
+        int k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7 + 0.5) : 3;
+        fputs(bars[k < 0 ? 0 : k > 7 ? 7 : k], f);
+    }
+    fprintf(f, "  min %.0f  max %.0f  (oldest to newest)\n", lo, hi);
+}
+
+static int finding_line(void *ud, const store_finding *fi)
+{
+    out *o = ud;
+
+    o->n++;
+    if (o->json) {
+        jw_obj(&o->w);
+        jw_key(&o->w, "rule");
+        jw_str(&o->w, fi->rule);
+        jw_key(&o->w, "fingerprint");
+        jw_str(&o->w, fi->fingerprint);
+        jw_key(&o->w, "node");
+        jw_str(&o->w, fi->node);
+        jw_key(&o->w, "severity");
+        jw_str(&o->w, fi->severity);
+        jw_key(&o->w, "message");
+        jw_str(&o->w, fi->message);
+        jw_key(&o->w, "decision");
+        jw_str(&o->w, fi->decision);
+        jw_obj_end(&o->w);
+        return 0;
+    }
+    char fp[9];
+
+    fprintf(o->f, "  ");
+    report_term_put(o->f, fi->severity ? fi->severity : "?");
+    fputc(' ', o->f);
+    report_term_put(o->f, fi->rule);
+    fprintf(o->f, " [%s]", report_term_copy(fp, sizeof fp, fi->fingerprint));
+    if (fi->decision) {
+        fputc(' ', o->f);
+        report_term_put(o->f, fi->decision);
+    }
+    fprintf(o->f, "\n    ");
+    report_term_put(o->f, fi->message ? fi->message : "");
+    fputc('\n', o->f);
+    return 0;
+}
+
+/* A stored JSON column as the value of key (null when unreadable). */
+static void json_text(jw *w, const char *key, const char *text)
+{
+    cJSON *v = text ? cJSON_Parse(text) : NULL;
+
+    jw_key(w, key);
+    if (v)
+        jw_cjson(w, v);
+    else
+        jw_null(w);
+    cJSON_Delete(v);
+}
+
+static int show_run(void *ud, const store_run *r)
+{
+    out *o = ud;
+    char when[32];
+
+    o->n++;
+    if (o->json) {
+        jw_obj(&o->w);
+        run_json(&o->w, r);
+        json_text(&o->w, "config", r->config_json);
+        json_text(&o->w, "metrics", r->metrics_json);
+        jw_key(&o->w, "findings");
+        jw_arr(&o->w);
+        if (store_each_finding(o->s, r->pk, finding_line, o, o->err))
+            return 1;
+        jw_arr_end(&o->w);
+        jw_obj_end(&o->w);
+        return 1;
+    }
+    fmt_time(r->started_at, when, sizeof when);
+    fprintf(o->f, "%s ", r->source);
+    report_term_put(o->f, r->job);
+    fprintf(o->f, " (");
+    report_term_put(o->f, r->run_id);
+    fprintf(o->f, ") - %s, started %s, %lld nodes, %lld findings\n",
+            r->status ? r->status : "unknown", when, (long long)r->nnodes,
+            (long long)r->nfindings);
+    fprintf(o->f, "  from ");
+    report_term_put(o->f, r->origin ? r->origin : "-");
+    fprintf(o->f, ", content %s\n", r->content_hash ? r->content_hash : "-");
+    if (store_each_finding(o->s, r->pk, finding_line, o, o->err))
+        return 1;
+    return 1; /* one run */
+}
+
+/* ---- commands ------------------------------------------------------------------ */
+
+static int open_store(const hist_opts *h, config *cfg, int writable,
+                      store **st)
+{
+    op_error err;
+    const char *path;
+
+    op_error_clear(&err);
+    if (!h->no_config && !h->history && config_find(h->config_path, cfg, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        return EXIT_USAGE;
+    }
+    path = cli_history_path(h->history, cfg);
+    if (!path)
+        return cli_usage_error("%s", "no run store: give --history FILE, set "
+                               "OPTIPIPE_HISTORY or `history` in optipipe.lua");
+    if (store_open(path, writable, st, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        return EXIT_NOINPUT;
+    }
+    return 0;
+}
+
+static int run_cmd(const hist_opts *h, store *st, out *o, op_error *err)
+{
+    const char *cmd = h->args[0];
+    int rc;
+
+    if (!strcmp(cmd, "jobs")) {
+        if (o->json)
+            jw_arr(&o->w);
+        rc = store_each_job(st, job_line, o, err);
+        if (o->json)
+            jw_arr_end(&o->w);
+        return rc;
+    }
+    if (!strcmp(cmd, "runs")) {
+        if (o->json) {
+            jw_obj(&o->w);
+            jw_key(&o->w, "job");
+            jw_str(&o->w, h->args[1]);
+            jw_key(&o->w, "metric");
+            jw_str(&o->w, h->metric);
+            jw_key(&o->w, "runs");
+            jw_arr(&o->w);
+        }
+        rc = store_each_run(st, h->args[1], NULL, NULL, 0, (int)h->limit,
+                            run_line, o, err);
+        if (o->json) {
+            jw_arr_end(&o->w);
+            jw_obj_end(&o->w);
+        } else if (!rc && o->nvals) {
+            fprintf(o->f, "%s: ", h->metric);
+            sparkline(o->f, o->vals, o->nvals);
+        }
+        return rc;
+    }
+    rc = store_find_run(st, h->args[1], show_run, o, err);
+    return rc == 1 ? 0 : rc;
+}
+
+static int prune_cmd(const hist_opts *h, store *st)
+{
+    int64_t age = 0;
+    size_t removed;
+    op_error err;
+
+    if (h->older_than && (age = parse_age(h->older_than)) < 0)
+        return cli_usage_error("--older-than takes an age like 30d, 12h, 90m "
+                               "or 2w, not '%s'", h->older_than);
+    if (!h->keep && !h->older_than)
+        return cli_usage_error("%s", "prune needs --keep N or --older-than AGE");
+    op_error_clear(&err);
+    if (store_prune(st, h->keep, age ? (int64_t)time(NULL) * 1000 - age : 0,
+                    &removed, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        return EXIT_NOINPUT;
+    }
+    printf("removed %zu run%s from %s\n", removed, removed == 1 ? "" : "s",
+           store_path(st));
+    return EXIT_DONE;
+}
+
+int history_main(int argc, char **argv)
+{
+    hist_opts h;
+    config cfg;
+    store *st = NULL;
+    op_error err;
+    out o;
+    int code, prune;
+    double vals[STORE_HISTORY_MAX];
+
+    if ((code = hist_parse(&h, argc, argv)))
+        return code;
+    if (!h.nargs)
+        return cli_usage_error("%s", "history needs jobs, runs JOB, show RUN "
+                               "or prune");
+    prune = !strcmp(h.args[0], "prune");
+    if (strcmp(h.args[0], "jobs") && strcmp(h.args[0], "runs") &&
+        strcmp(h.args[0], "show") && !prune)
+        return cli_usage_error("unknown history command '%s' (jobs, runs, "
+                               "show, prune)", h.args[0]);
+    if ((!strcmp(h.args[0], "runs") || !strcmp(h.args[0], "show")) &&
+        h.nargs != 2)
+        return cli_usage_error("history %s needs one argument", h.args[0]);
+    config_init(&cfg);
+    if ((code = open_store(&h, &cfg, prune, &st)))
+        goto done;
+    if (prune) {
+        code = prune_cmd(&h, st);
+        goto done;
+    }
+    memset(&o, 0, sizeof o);
+    op_error_clear(&err);
+    o.f = stdout;
+    o.json = !strcmp(h.format, "json");
+    o.s = st;
+    o.err = &err;
+    o.metric = h.metric;
+    o.vals = vals;
+    o.cap = sizeof vals / sizeof vals[0];
+    jw_init(&o.w, stdout, 1);
+    if (run_cmd(&h, st, &o, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        code = EXIT_NOINPUT;
+        goto done;
+    }
+    if (o.json)
+        fputc('\n', stdout);
+    if (!o.n && !strcmp(h.args[0], "show")) {
+        diag_msg(DIAG_ERROR, "%s: no stored run '%s'", store_path(st), h.args[1]);
+        code = EXIT_NOINPUT;
+    } else if (!o.n && !h.quiet && !o.json) {
+        diag_msg(DIAG_NOTE, "%s: nothing stored%s%s", store_path(st),
+                 h.nargs == 2 ? " for " : "", h.nargs == 2 ? h.args[1] : "");
+    }
+done:
+    store_close(st);
+    config_free(&cfg);
+    return code;
+}

@@ -1,0 +1,914 @@
+/*
+ * store.c - the SQLite run store (store.h, docs/history.md): schema and
+ * migrations, recording an analysis in one transaction, and the readers
+ * behind ctx.history and `optipipe history`.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jsonw.h"
+#include "model_json.h"
+
+void (*store_row_hook)(size_t rows);
+
+struct store {
+    sqlite3 *db;
+    char *path;
+    int writable;
+};
+
+#define APP_KEY "application"
+#define APP_NAME "optipipe run store"
+
+/* Schema 0: what the first store had. A new store is created at 0 and
+ * migrated like an old one, so every migration runs on every new store. */
+static const char schema_v0[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT INTO meta VALUES('" APP_KEY "', '" APP_NAME "');"
+    "CREATE TABLE runs(pk INTEGER PRIMARY KEY, job TEXT NOT NULL,"
+    " source TEXT NOT NULL, run_id TEXT NOT NULL, name TEXT, status TEXT,"
+    " started_at INTEGER, ended_at INTEGER, duration_ms INTEGER,"
+    " engine_version TEXT, config TEXT NOT NULL DEFAULT '{}',"
+    " metrics TEXT NOT NULL DEFAULT '{}', UNIQUE(source, run_id));"
+    "CREATE TABLE findings(run_pk INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " rule TEXT NOT NULL, fingerprint TEXT NOT NULL, node TEXT,"
+    " severity TEXT NOT NULL, message TEXT, PRIMARY KEY(run_pk, seq));";
+
+/* migrations[v] takes a store from schema v to v + 1. */
+static const char *const migrations[STORE_SCHEMA] = {
+    /* 0 -> 1: origin, content hash, nodes, changes and decisions */
+    "ALTER TABLE runs ADD COLUMN origin TEXT;"
+    "ALTER TABLE runs ADD COLUMN content_hash TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE runs ADD COLUMN recorded_at INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE runs ADD COLUMN attrs TEXT NOT NULL DEFAULT '{}';"
+    "CREATE INDEX runs_job ON runs(job, started_at);"
+    "CREATE TABLE nodes(run_pk INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " id TEXT NOT NULL, kind TEXT, name TEXT, status TEXT,"
+    " started_at INTEGER, ended_at INTEGER, duration_ms INTEGER,"
+    " parallelism INTEGER, metrics TEXT NOT NULL DEFAULT '{}',"
+    " dist TEXT NOT NULL DEFAULT '{}', attrs TEXT NOT NULL DEFAULT '{}',"
+    " PRIMARY KEY(run_pk, seq)) WITHOUT ROWID;"
+    "ALTER TABLE findings ADD COLUMN changes TEXT NOT NULL DEFAULT '[]';"
+    "ALTER TABLE findings ADD COLUMN impact_ms REAL;"
+    "ALTER TABLE findings ADD COLUMN decision TEXT;"
+    "ALTER TABLE findings ADD COLUMN comment TEXT;",
+};
+
+static int db_fail(store *s, int code, const char *what, op_error *err)
+{
+    return op_error_set(err, code, "%s: %s: %s", s->path, what,
+                        s->db ? sqlite3_errmsg(s->db) : "cannot open");
+}
+
+static int exec(store *s, const char *sql, const char *what, op_error *err)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, what, err);
+    return 0;
+}
+
+/* The first column of the first row of sql as an integer; -1 when none. */
+static int64_t scalar(store *s, const char *sql, int *rc)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+
+    *rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (*rc == SQLITE_OK) {
+        *rc = sqlite3_step(st);
+        if (*rc == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0), *rc = SQLITE_OK;
+        else if (*rc == SQLITE_DONE)
+            *rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* ---- opening -------------------------------------------------------------- */
+
+/* A new store file is private to its owner (it holds configs). */
+static int create_private(const char *path, op_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0600);
+
+    if (fd < 0 && errno != EEXIST)
+        return op_error_set(err, OP_EIO, "%s: cannot create the run store: %s",
+                            path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
+/* 1 when the file is an opti-pipe store, 0 when it is an empty database
+ * (new), -1 (err set) when it is not SQLite or another application's. */
+static int identify(store *s, op_error *err)
+{
+    int rc;
+    int64_t ntables = scalar(s, "SELECT count(*) FROM sqlite_master", &rc);
+    sqlite3_stmt *st = NULL;
+    int ours = 0;
+
+    if (rc != SQLITE_OK)
+        return op_error_set(err, OP_EPARSE, "%s: not a run store (%s); give "
+                            "--history a new file or one optipipe wrote",
+                            s->path, sqlite3_errstr(rc)), -1;
+    if (ntables == 0)
+        return 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = '"
+                           APP_KEY "'", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *v = sqlite3_column_text(st, 0);
+        ours = v && strcmp((const char *)v, APP_NAME) == 0;
+    }
+    sqlite3_finalize(st);
+    if (!ours)
+        return op_error_set(err, OP_EPARSE, "%s: an SQLite database, but not "
+                            "an opti-pipe run store (no '%s' in its meta "
+                            "table); refusing to write into it", s->path,
+                            APP_NAME), -1;
+    return 1;
+}
+
+/* Brings the store to STORE_SCHEMA inside one write transaction. */
+static int migrate(store *s, int fresh, op_error *err)
+{
+    int rc;
+    int64_t v;
+
+    if ((rc = exec(s, "BEGIN IMMEDIATE", "cannot lock the store", err)))
+        return rc;
+    if (fresh && identify(s, err) == 0) {
+        if ((rc = exec(s, schema_v0, "cannot create the schema", err)))
+            goto out;
+    }
+    v = scalar(s, "PRAGMA user_version", &rc);
+    for (; v >= 0 && v < STORE_SCHEMA; v++) {
+        char sql[48];
+        if ((rc = exec(s, migrations[v], "migrating the schema", err)))
+            goto out;
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", (int)v + 1);
+        if ((rc = exec(s, sql, "migrating the schema", err)))
+            goto out;
+    }
+    rc = exec(s, "COMMIT", "cannot commit the schema", err);
+out:
+    if (rc)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static int check_schema(store *s, op_error *err)
+{
+    int rc, kind = identify(s, err);
+    int64_t v;
+
+    if (kind < 0)
+        return err->code;
+    if (kind == 0 && !s->writable)
+        return op_error_set(err, OP_EPARSE, "%s: an empty file, not a run "
+                            "store", s->path);
+    v = kind ? scalar(s, "PRAGMA user_version", &rc) : 0;
+    if (v > STORE_SCHEMA)
+        return op_error_set(err, OP_EUSAGE, "%s: run store schema %lld is "
+                            "newer than this optipipe reads (%d): upgrade "
+                            "optipipe, or give --history another file",
+                            s->path, (long long)v, STORE_SCHEMA);
+    if (v == STORE_SCHEMA)
+        return 0;
+    if (!s->writable)
+        return op_error_set(err, OP_EUSAGE, "%s: run store schema %lld is "
+                            "older than %d: `optipipe analyze --history` "
+                            "migrates it", s->path, (long long)v,
+                            STORE_SCHEMA);
+    return migrate(s, kind == 0, err);
+}
+
+int store_open(const char *path, int writable, store **out, op_error *err)
+{
+    store *s = calloc(1, sizeof *s);
+    int flags = writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+    struct stat sb;
+    int rc;
+
+    *out = NULL;
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory", path);
+    }
+    s->writable = writable;
+    if (stat(path, &sb) != 0) {
+        rc = writable ? create_private(path, err)
+                      : op_error_set(err, OP_ENOTFOUND, "%s: no run store "
+                                     "there (analyze --history creates it)",
+                                     path);
+        if (rc)
+            goto fail;
+    } else if (!S_ISREG(sb.st_mode)) {
+        rc = op_error_set(err, OP_EUSAGE, "%s: not a regular file, so not a "
+                          "run store", path);
+        goto fail;
+    }
+    if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        rc = db_fail(s, OP_EIO, "cannot open the run store", err);
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+    sqlite3_extended_result_codes(s->db, 1);
+    if (writable) {
+        /* WAL before the schema (lets readers run beside a writer);
+         * incremental auto-vacuum so that pruning gives space back */
+        int dummy;
+        if (scalar(s, "SELECT count(*) FROM sqlite_master", &dummy) == 0)
+            sqlite3_exec(s->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL,
+                         NULL, NULL);
+        if (sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL,
+                         NULL) != SQLITE_OK) {
+            rc = op_error_set(err, OP_EPARSE, "%s: not a run store (%s)",
+                              path, sqlite3_errmsg(s->db));
+            goto fail;
+        }
+        sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
+    }
+    if ((rc = check_schema(s, err)))
+        goto fail;
+    *out = s;
+    return 0;
+fail:
+    store_close(s);
+    return rc;
+}
+
+void store_close(store *s)
+{
+    if (!s)
+        return;
+    sqlite3_close(s->db);
+    free(s->path);
+    free(s);
+}
+
+const char *store_path(const store *s)
+{
+    return s->path;
+}
+
+/* ---- recording ------------------------------------------------------------ */
+
+/* A reusable in-memory text: JSON of maps and dists for one column. */
+typedef struct text {
+    FILE *f;
+    char *buf;
+    size_t len;
+} text;
+
+static const char *text_begin(text *t, jw *w)
+{
+    rewind(t->f);
+    jw_init(w, t->f, 0);
+    return NULL;
+}
+
+static const char *text_end(text *t)
+{
+    fputc(0, t->f);
+    if (fflush(t->f) != 0 || ferror(t->f))
+        return NULL;
+    return t->buf;
+}
+
+static const char *map_text(text *t, const mmap *m)
+{
+    jw w;
+    size_t i;
+
+    text_begin(t, &w);
+    jw_obj(&w);
+    for (i = 0; i < m->n; i++) {
+        jw_key(&w, m->items[i].key);
+        model_json_value(&w, &m->items[i].v);
+    }
+    jw_obj_end(&w);
+    return text_end(t);
+}
+
+static const char *dist_text(text *t, const struct op_node *n)
+{
+    jw w;
+    size_t i;
+
+    text_begin(t, &w);
+    jw_obj(&w);
+    for (i = 0; i < n->ndists; i++) {
+        const op_dist *d = &n->dists[i].d;
+        const double v[] = {d->count, d->min, d->p50, d->p75, d->p90,
+                            d->p95, d->p99, d->max, d->mean, d->sum};
+        static const char *const k[] = {"count", "min", "p50", "p75", "p90",
+                                        "p95", "p99", "max", "mean", "sum"};
+        size_t j;
+        jw_key(&w, n->dists[i].metric);
+        jw_obj(&w);
+        for (j = 0; j < sizeof v / sizeof v[0]; j++) {
+            jw_key(&w, k[j]);
+            jw_num(&w, v[j]);
+        }
+        jw_obj_end(&w);
+    }
+    jw_obj_end(&w);
+    return text_end(t);
+}
+
+static const char *changes_text(text *t, const cJSON *changes)
+{
+    jw w;
+
+    text_begin(t, &w);
+    if (changes)
+        jw_cjson(&w, changes);
+    else
+        fputs("[]", t->f);
+    return text_end(t);
+}
+
+typedef struct rec {
+    store *s;
+    text t;
+    sqlite3_stmt *find, *del_nodes, *del_findings, *ins_run, *upd_run,
+        *ins_node, *ins_finding, *set_hash;
+    uint64_t hash; /* content hash of the run being written */
+    size_t rows;
+    int64_t now;
+    op_error *err;
+} rec;
+
+static void hash_text(rec *r, const char *v)
+{
+    uint64_t h = r->hash;
+
+    if (v)
+        while (*v) {
+            h ^= (unsigned char)*v++;
+            h *= 1099511628211ull;
+        }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+    r->hash = h;
+}
+
+/* Binds a text (hashed into the run's content hash); NULL binds NULL. */
+static int bind_text(rec *r, sqlite3_stmt *st, int i, const char *v)
+{
+    hash_text(r, v);
+    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT)
+             : sqlite3_bind_null(st, i);
+}
+
+static int bind_int(rec *r, sqlite3_stmt *st, int i, unsigned set,
+                    unsigned bit, int64_t v)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    hash_text(r, set & bit ? buf : NULL);
+    return set & bit ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
+}
+
+/* Steps a write statement; 0 or an error naming what. */
+static int step(rec *r, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return db_fail(r->s, OP_EIO, what, r->err);
+    r->rows++;
+    if (store_row_hook)
+        store_row_hook(r->rows);
+    return 0;
+}
+
+static int prepare(rec *r, sqlite3_stmt **st, const char *sql)
+{
+    if (sqlite3_prepare_v2(r->s->db, sql, -1, st, NULL) != SQLITE_OK)
+        return db_fail(r->s, OP_EIO, "cannot prepare a statement", r->err);
+    return 0;
+}
+
+static int prepare_all(rec *r)
+{
+    static const char run_cols[] =
+        "job = ?2, name = ?3, status = ?4, started_at = ?5, ended_at = ?6,"
+        " duration_ms = ?7, engine_version = ?8, config = ?9, metrics = ?10,"
+        " origin = ?11, recorded_at = ?12, attrs = ?13";
+    char upd[512];
+
+    snprintf(upd, sizeof upd, "UPDATE runs SET %s WHERE pk = ?1", run_cols);
+    return prepare(r, &r->find, "SELECT pk FROM runs WHERE source = ?1 AND "
+                   "run_id = ?2") ||
+           prepare(r, &r->del_nodes, "DELETE FROM nodes WHERE run_pk = ?1") ||
+           prepare(r, &r->del_findings, "DELETE FROM findings WHERE run_pk = ?1") ||
+           prepare(r, &r->ins_run, "INSERT INTO runs(source, run_id, job) VALUES(?1, ?2, '')") ||
+           prepare(r, &r->upd_run, upd) ||
+           prepare(r, &r->ins_node, "INSERT INTO nodes(run_pk, seq, id, kind, name,"
+                   " status, started_at, ended_at, duration_ms, parallelism,"
+                   " metrics, dist, attrs) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+                   " ?8, ?9, ?10, ?11, ?12, ?13)") ||
+           prepare(r, &r->ins_finding, "INSERT INTO findings(run_pk, seq, rule,"
+                   " fingerprint, node, severity, message, changes, impact_ms,"
+                   " decision, comment) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+                   " ?9, ?10, ?11)") ||
+           prepare(r, &r->set_hash, "UPDATE runs SET content_hash = ?2 WHERE pk = ?1")
+               ? r->err->code : 0;
+}
+
+static void finalize_all(rec *r)
+{
+    sqlite3_finalize(r->find);
+    sqlite3_finalize(r->del_nodes);
+    sqlite3_finalize(r->del_findings);
+    sqlite3_finalize(r->ins_run);
+    sqlite3_finalize(r->upd_run);
+    sqlite3_finalize(r->ins_node);
+    sqlite3_finalize(r->ins_finding);
+    sqlite3_finalize(r->set_hash);
+}
+
+/* The row of run r: found (its nodes and findings cleared) or inserted. */
+static int run_row(rec *c, const struct op_run *r, int64_t *pk)
+{
+    int rc;
+
+    sqlite3_bind_text(c->find, 1, r->source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->find, 2, r->id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(c->find);
+    *pk = rc == SQLITE_ROW ? sqlite3_column_int64(c->find, 0) : 0;
+    sqlite3_reset(c->find);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_fail(c->s, OP_EIO, "cannot read the runs", c->err);
+    if (*pk) {
+        sqlite3_bind_int64(c->del_nodes, 1, *pk);
+        sqlite3_bind_int64(c->del_findings, 1, *pk);
+        return step(c, c->del_nodes, "cannot replace the run") ||
+               step(c, c->del_findings, "cannot replace the run")
+                   ? c->err->code : 0;
+    }
+    sqlite3_bind_text(c->ins_run, 1, r->source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->ins_run, 2, r->id, -1, SQLITE_STATIC);
+    if ((rc = step(c, c->ins_run, "cannot add the run")))
+        return rc;
+    *pk = sqlite3_last_insert_rowid(c->s->db);
+    return 0;
+}
+
+static int run_fields(rec *c, const struct op_run *r, int64_t pk)
+{
+    sqlite3_stmt *st = c->upd_run;
+    const char *t;
+    int bad = 0;
+
+    sqlite3_bind_int64(st, 1, pk);
+    c->hash = 1469598103934665603ull;
+    hash_text(c, r->source);
+    hash_text(c, r->id);
+    bad |= bind_text(c, st, 2, model_run_job(r));
+    bad |= bind_text(c, st, 3, r->name);
+    bad |= bind_text(c, st, 4, r->status ? r->status : "unknown");
+    bad |= bind_int(c, st, 5, r->set, MSET_STARTED_AT, r->started_at);
+    bad |= bind_int(c, st, 6, r->set, MSET_ENDED_AT, r->ended_at);
+    bad |= bind_int(c, st, 7, r->set, MSET_DURATION_MS, r->duration_ms);
+    bad |= bind_text(c, st, 8, r->engine_version);
+    bad |= !(t = map_text(&c->t, &r->config)) || bind_text(c, st, 9, t);
+    bad |= !(t = map_text(&c->t, &r->metrics)) || bind_text(c, st, 10, t);
+    /* origins are where the input was, not what it holds: not hashed */
+    bad |= sqlite3_bind_text(st, 11, r->norigins ? r->origins[0] : NULL, -1,
+                             SQLITE_STATIC);
+    bad |= sqlite3_bind_int64(st, 12, c->now);
+    bad |= sqlite3_bind_text(st, 13, "{}", -1, SQLITE_STATIC);
+    if (bad)
+        return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
+                            c->s->path);
+    return step(c, st, "cannot write the run");
+}
+
+static int node_row(rec *c, const struct op_node *n, int64_t pk, size_t seq)
+{
+    sqlite3_stmt *st = c->ins_node;
+    const char *t;
+    int bad = 0;
+
+    bad |= sqlite3_bind_int64(st, 1, pk);
+    bad |= sqlite3_bind_int64(st, 2, (int64_t)seq);
+    bad |= bind_text(c, st, 3, n->id);
+    bad |= bind_text(c, st, 4, n->kind);
+    bad |= bind_text(c, st, 5, n->name);
+    bad |= bind_text(c, st, 6, n->status);
+    bad |= bind_int(c, st, 7, n->set, MSET_STARTED_AT, n->started_at);
+    bad |= bind_int(c, st, 8, n->set, MSET_ENDED_AT, n->ended_at);
+    bad |= bind_int(c, st, 9, n->set, MSET_DURATION_MS, n->duration_ms);
+    bad |= bind_int(c, st, 10, n->set, MSET_PARALLELISM, n->parallelism);
+    bad |= !(t = map_text(&c->t, &n->metrics)) || bind_text(c, st, 11, t);
+    bad |= !(t = dist_text(&c->t, n)) || bind_text(c, st, 12, t);
+    bad |= !(t = map_text(&c->t, &n->attrs)) || bind_text(c, st, 13, t);
+    if (bad)
+        return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
+                            c->s->path);
+    return step(c, st, "cannot write a node");
+}
+
+static int finding_row(rec *c, const finding *f, const baseline *bl,
+                       int64_t pk, size_t seq)
+{
+    sqlite3_stmt *st = c->ins_finding;
+    const decision *d = bl ? baseline_decision_of(bl, f) : NULL;
+    const char *t = changes_text(&c->t, f->changes);
+    int bad = !t;
+
+    bad |= sqlite3_bind_int64(st, 1, pk);
+    bad |= sqlite3_bind_int64(st, 2, (int64_t)seq);
+    bad |= sqlite3_bind_text(st, 3, f->rule, -1, SQLITE_STATIC);
+    bad |= sqlite3_bind_text(st, 4, f->fingerprint, -1, SQLITE_STATIC);
+    bad |= sqlite3_bind_text(st, 5, f->node_id, -1, SQLITE_STATIC);
+    bad |= sqlite3_bind_text(st, 6, severity_name(f->sev), -1, SQLITE_STATIC);
+    bad |= sqlite3_bind_text(st, 7, f->message, -1, SQLITE_STATIC);
+    bad |= t && sqlite3_bind_text(st, 8, t, -1, SQLITE_TRANSIENT);
+    bad |= f->impact_ms >= 0 ? sqlite3_bind_double(st, 9, f->impact_ms)
+                             : sqlite3_bind_null(st, 9);
+    bad |= sqlite3_bind_text(st, 10, d ? decision_status_name(d->status) : NULL,
+                             -1, SQLITE_STATIC);
+    bad |= sqlite3_bind_text(st, 11, d ? d->reason : NULL, -1, SQLITE_STATIC);
+    if (bad)
+        return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
+                            c->s->path);
+    return step(c, st, "cannot write a finding");
+}
+
+static int record_run(rec *c, const model *m, const results *res,
+                      const baseline *bl, size_t ri)
+{
+    const struct op_run *r = m->runs[ri];
+    int64_t pk;
+    size_t i, seq = 0;
+    char hex[17];
+    int rc;
+
+    if ((rc = run_row(c, r, &pk)) || (rc = run_fields(c, r, pk)))
+        return rc;
+    for (i = 0; i < r->nnodes; i++)
+        if ((rc = node_row(c, r->nodes[i], pk, i)))
+            return rc;
+    for (i = 0; res && i < res->n; i++)
+        if (res->f[i].run_index == ri &&
+            (rc = finding_row(c, &res->f[i], bl, pk, seq++)))
+            return rc;
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)c->hash);
+    sqlite3_bind_int64(c->set_hash, 1, pk);
+    sqlite3_bind_text(c->set_hash, 2, hex, -1, SQLITE_TRANSIENT);
+    return step(c, c->set_hash, "cannot write the run");
+}
+
+static int64_t now_ms(void)
+{
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+
+    if (sde && *sde)
+        return strtoll(sde, NULL, 10) * 1000;
+    return (int64_t)time(NULL) * 1000;
+}
+
+int store_record(store *s, const model *m, const results *res,
+                 const baseline *bl, size_t *nruns, op_error *err)
+{
+    rec c;
+    size_t i;
+    int rc;
+
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.err = err;
+    c.now = now_ms();
+    if (nruns)
+        *nruns = 0;
+    if (!(c.t.f = open_memstream(&c.t.buf, &c.t.len)))
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory", s->path);
+    if ((rc = prepare_all(&c)) ||
+        (rc = exec(s, "BEGIN IMMEDIATE", "cannot lock the store", err)))
+        goto out;
+    for (i = 0; i < m->nruns; i++)
+        if ((rc = record_run(&c, m, res, bl, i)))
+            break;
+    if (!rc)
+        rc = exec(s, "COMMIT", "cannot commit", err);
+    if (rc)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    else if (nruns)
+        *nruns = m->nruns;
+out:
+    finalize_all(&c);
+    fclose(c.t.f);
+    free(c.t.buf);
+    return rc;
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    const char *v = (const char *)sqlite3_column_text(st, i);
+
+    return v && (size_t)sqlite3_column_bytes(st, i) <= STORE_TEXT_MAX ? v
+                                                                        : NULL;
+}
+
+static int col_int(sqlite3_stmt *st, int i, unsigned *set, unsigned bit,
+                   int64_t *out)
+{
+    if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+        *out = 0;
+        return 0;
+    }
+    *out = sqlite3_column_int64(st, i);
+    *set |= bit;
+    return 1;
+}
+
+#define RUN_SELECT                                                           \
+    "SELECT pk, job, source, run_id, name, status, engine_version, origin,"  \
+    " content_hash, config, metrics, attrs, started_at, ended_at,"           \
+    " duration_ms, recorded_at,"                                             \
+    " (SELECT count(*) FROM nodes WHERE run_pk = pk),"                       \
+    " (SELECT count(*) FROM findings WHERE run_pk = pk) FROM runs "
+
+static void run_of_row(sqlite3_stmt *st, store_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->pk = sqlite3_column_int64(st, 0);
+    r->job = col_text(st, 1);
+    r->source = col_text(st, 2);
+    r->run_id = col_text(st, 3);
+    r->name = col_text(st, 4);
+    r->status = col_text(st, 5);
+    r->engine_version = col_text(st, 6);
+    r->origin = col_text(st, 7);
+    r->content_hash = col_text(st, 8);
+    r->config_json = col_text(st, 9);
+    r->metrics_json = col_text(st, 10);
+    r->attrs_json = col_text(st, 11);
+    col_int(st, 12, &r->set, MSET_STARTED_AT, &r->started_at);
+    col_int(st, 13, &r->set, MSET_ENDED_AT, &r->ended_at);
+    col_int(st, 14, &r->set, MSET_DURATION_MS, &r->duration_ms);
+    r->recorded_at = sqlite3_column_int64(st, 15);
+    r->nnodes = sqlite3_column_int64(st, 16);
+    r->nfindings = sqlite3_column_int64(st, 17);
+}
+
+/* Steps st to the end, handing each row to row(); finalizes st. */
+static int each_row(store *s, sqlite3_stmt *st,
+                    int (*row)(sqlite3_stmt *, void *), void *ud,
+                    op_error *err)
+{
+    int rc, stop = 0;
+
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        stop = row(st, ud);
+    if (!stop && rc != SQLITE_DONE)
+        stop = db_fail(s, OP_EIO, "cannot read the run store", err);
+    sqlite3_finalize(st);
+    return stop;
+}
+
+typedef struct run_cb {
+    store_run_fn fn;
+    void *ud;
+    int skip; /* rows to pass over first */
+} run_cb;
+
+static int run_row_cb(sqlite3_stmt *st, void *ud)
+{
+    run_cb *c = ud;
+    store_run r;
+
+    if (c->skip > 0) {
+        c->skip--;
+        return 0;
+    }
+    run_of_row(st, &r);
+    if (!r.job || !r.source || !r.run_id)
+        return 0; /* a row no optipipe wrote: nothing to show */
+    return c->fn(c->ud, &r);
+}
+
+int store_each_run(store *s, const char *job, const char *source,
+                   const char *run_id, int64_t before, int limit,
+                   store_run_fn fn, void *ud, op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    run_cb c = {fn, ud, 0};
+
+    if (sqlite3_prepare_v2(s->db, RUN_SELECT
+                           "WHERE job = ?1 AND NOT (source IS ?2 AND run_id IS ?3)"
+                           " AND (?4 <= 0 OR started_at IS NULL OR started_at < ?4)"
+                           " ORDER BY started_at IS NULL, started_at DESC, pk DESC"
+                           " LIMIT ?5", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the run store", err);
+    sqlite3_bind_text(st, 1, job, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, before);
+    sqlite3_bind_int(st, 5, limit);
+    return each_row(s, st, run_row_cb, &c, err);
+}
+
+int store_find_run(store *s, const char *ref, store_run_fn fn, void *ud,
+                   op_error *err)
+{
+    const char *at = strrchr(ref, '@');
+    sqlite3_stmt *st = NULL;
+    run_cb c = {fn, ud, 0};
+    int rc;
+
+    if (at && (strcmp(at, "@latest") == 0 || strcmp(at, "@previous") == 0)) {
+        c.skip = strcmp(at, "@previous") == 0;
+        rc = sqlite3_prepare_v2(s->db, RUN_SELECT "WHERE job = ?1 ORDER BY "
+                                "started_at IS NULL, started_at DESC, pk DESC"
+                                " LIMIT 2", -1, &st, NULL);
+        if (rc == SQLITE_OK)
+            sqlite3_bind_text(st, 1, ref, (int)(at - ref), SQLITE_STATIC);
+    } else {
+        rc = sqlite3_prepare_v2(s->db, RUN_SELECT "WHERE run_id = ?1 ORDER BY"
+                                " pk DESC LIMIT 1", -1, &st, NULL);
+        if (rc == SQLITE_OK)
+            sqlite3_bind_text(st, 1, ref, -1, SQLITE_STATIC);
+    }
+    if (rc != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the run store", err);
+    return each_row(s, st, run_row_cb, &c, err);
+}
+
+typedef struct node_cb {
+    store_node_fn fn;
+    void *ud;
+} node_cb;
+
+static int node_row_cb(sqlite3_stmt *st, void *ud)
+{
+    node_cb *c = ud;
+    store_node n;
+
+    memset(&n, 0, sizeof n);
+    n.id = col_text(st, 0);
+    if (!n.id)
+        return 0;
+    n.kind = col_text(st, 1);
+    n.name = col_text(st, 2);
+    n.status = col_text(st, 3);
+    col_int(st, 4, &n.set, MSET_STARTED_AT, &n.started_at);
+    col_int(st, 5, &n.set, MSET_ENDED_AT, &n.ended_at);
+    col_int(st, 6, &n.set, MSET_DURATION_MS, &n.duration_ms);
+    col_int(st, 7, &n.set, MSET_PARALLELISM, &n.parallelism);
+    n.metrics_json = col_text(st, 8);
+    n.dist_json = col_text(st, 9);
+    n.attrs_json = col_text(st, 10);
+    return c->fn(c->ud, &n);
+}
+
+int store_each_node(store *s, int64_t run_pk, store_node_fn fn, void *ud,
+                    op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    node_cb c = {fn, ud};
+
+    if (sqlite3_prepare_v2(s->db, "SELECT id, kind, name, status, started_at,"
+                           " ended_at, duration_ms, parallelism, metrics, dist,"
+                           " attrs FROM nodes WHERE run_pk = ?1 ORDER BY seq",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the run store", err);
+    sqlite3_bind_int64(st, 1, run_pk);
+    return each_row(s, st, node_row_cb, &c, err);
+}
+
+typedef struct finding_cb {
+    store_finding_fn fn;
+    void *ud;
+} finding_cb;
+
+static int finding_row_cb(sqlite3_stmt *st, void *ud)
+{
+    finding_cb *c = ud;
+    store_finding f;
+
+    memset(&f, 0, sizeof f);
+    f.rule = col_text(st, 0);
+    f.fingerprint = col_text(st, 1);
+    if (!f.rule || !f.fingerprint)
+        return 0;
+    f.node = col_text(st, 2);
+    f.severity = col_text(st, 3);
+    f.message = col_text(st, 4);
+    f.changes_json = col_text(st, 5);
+    f.impact_ms = sqlite3_column_type(st, 6) == SQLITE_NULL
+                      ? -1 : sqlite3_column_double(st, 6);
+    f.decision = col_text(st, 7);
+    f.comment = col_text(st, 8);
+    return c->fn(c->ud, &f);
+}
+
+int store_each_finding(store *s, int64_t run_pk, store_finding_fn fn,
+                       void *ud, op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    finding_cb c = {fn, ud};
+
+    if (sqlite3_prepare_v2(s->db, "SELECT rule, fingerprint, node, severity,"
+                           " message, changes, impact_ms, decision, comment"
+                           " FROM findings WHERE run_pk = ?1 ORDER BY seq",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the run store", err);
+    sqlite3_bind_int64(st, 1, run_pk);
+    return each_row(s, st, finding_row_cb, &c, err);
+}
+
+typedef struct job_cb {
+    store_job_fn fn;
+    void *ud;
+} job_cb;
+
+static int job_row_cb(sqlite3_stmt *st, void *ud)
+{
+    job_cb *c = ud;
+    store_job j;
+    unsigned set = 0;
+
+    j.job = col_text(st, 0);
+    j.source = col_text(st, 1);
+    if (!j.job || !j.source)
+        return 0;
+    j.nruns = sqlite3_column_int64(st, 2);
+    col_int(st, 3, &set, 1, &j.last_started);
+    return c->fn(c->ud, &j);
+}
+
+int store_each_job(store *s, store_job_fn fn, void *ud, op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    job_cb c = {fn, ud};
+
+    if (sqlite3_prepare_v2(s->db, "SELECT job, source, count(*),"
+                           " max(started_at) FROM runs GROUP BY job, source"
+                           " ORDER BY job, source", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the run store", err);
+    return each_row(s, st, job_row_cb, &c, err);
+}
+
+/* ---- retention ---------------------------------------------------------------- */
+
+int store_prune(store *s, int64_t keep, int64_t older_than, size_t *removed,
+                op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    *removed = 0;
+    if ((rc = exec(s, "BEGIN IMMEDIATE", "cannot lock the store", err)))
+        return rc;
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM runs WHERE pk IN (SELECT pk FROM"
+                           " (SELECT pk, started_at, row_number() OVER"
+                           " (PARTITION BY job ORDER BY started_at IS NULL,"
+                           " started_at DESC, pk DESC) AS rn FROM runs)"
+                           " WHERE (?1 > 0 AND rn > ?1) OR"
+                           " (?2 > 0 AND started_at < ?2))", -1, &st,
+                           NULL) != SQLITE_OK) {
+        rc = db_fail(s, OP_EIO, "cannot prune", err);
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, keep);
+    sqlite3_bind_int64(st, 2, older_than);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = db_fail(s, OP_EIO, "cannot prune", err);
+        goto out;
+    }
+    *removed = (size_t)sqlite3_changes(s->db);
+    rc = exec(s, "DELETE FROM nodes WHERE run_pk NOT IN (SELECT pk FROM runs);"
+              "DELETE FROM findings WHERE run_pk NOT IN (SELECT pk FROM runs);"
+              "COMMIT", "cannot prune", err);
+out:
+    sqlite3_finalize(st);
+    if (rc) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        *removed = 0;
+        return rc;
+    }
+    /* gives the freed pages back to the file system (auto_vacuum) */
+    sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+    return 0;
+}

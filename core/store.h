@@ -1,0 +1,125 @@
+/*
+ * store.h - the run store (DESIGN §12, docs/history.md): an SQLite file
+ * that remembers every run analyzed with --history, so rules see the
+ * earlier runs of the same job (ctx.history), decisions stick and
+ * `optipipe history` can list jobs and trends.
+ *
+ * What is kept per run: job key, run id, times, status, engine version,
+ * config, run metrics, per-node summaries and distributions, findings with
+ * fingerprints and the decisions of the baseline applied, the run's
+ * content hash and origin. Never the raw input.
+ *
+ * Engine-agnostic: it stores the model's shape, whatever the source. One
+ * connection per store handle; the file is opened in WAL mode with a busy
+ * timeout, so several analyze processes may share it, and every recording
+ * is one transaction (a killed writer leaves the store as it was).
+ */
+#ifndef OP_CORE_STORE_H
+#define OP_CORE_STORE_H
+
+#include <optipipe/common.h>
+
+#include "baseline.h"
+#include "findings.h"
+#include "model.h"
+
+/* The schema this build writes; older stores are migrated on open for
+ * writing, newer ones are refused. */
+#define STORE_SCHEMA 1
+/* How long a writer waits for another one (ms). */
+#define STORE_BUSY_MS 10000
+/* ctx.history: default and largest number of runs. */
+#define STORE_HISTORY_DEFAULT 30
+#define STORE_HISTORY_MAX 1000
+/* Longest JSON text read back from one column (config, metrics, a node's
+ * dist); a longer one is an error naming the store: a store is written by
+ * optipipe, so this only trips on a tampered file. */
+#define STORE_TEXT_MAX (16u << 20)
+
+typedef struct store store;
+
+/* Opens the store at path. writable: created when missing (mode 0600),
+ * migrated to STORE_SCHEMA; else read-only and it must exist. A file that
+ * is not SQLite, an SQLite file that is not a run store, or a newer schema
+ * is an error naming path. Returns 0 with *out (close with store_close),
+ * or an op_status with err. */
+int store_open(const char *path, int writable, store **out, op_error *err);
+void store_close(store *s);
+const char *store_path(const store *s);
+
+/* Records every run of m that is not superseded, with its findings of res
+ * and their decisions in bl (may be NULL), in one transaction: a run
+ * already stored (same source and run id) is replaced. *nruns (may be
+ * NULL) gets how many runs were written. Returns 0 or an op_status with
+ * err naming the store. */
+int store_record(store *s, const model *m, const results *res,
+                 const baseline *bl, size_t *nruns, op_error *err);
+
+/* One stored run, as the readers below hand it out: strings borrowed for
+ * the duration of the callback; *_json are JSON texts (objects). */
+typedef struct store_run {
+    int64_t pk;
+    const char *job, *source, *run_id, *name, *status, *engine_version;
+    const char *origin, *content_hash;
+    const char *config_json, *metrics_json, *attrs_json;
+    int64_t started_at, ended_at, duration_ms, recorded_at;
+    unsigned set; /* MSET_STARTED_AT | MSET_ENDED_AT | MSET_DURATION_MS */
+    int64_t nnodes, nfindings;
+} store_run;
+
+typedef struct store_node {
+    const char *id, *kind, *name, *status;
+    int64_t started_at, ended_at, duration_ms, parallelism;
+    unsigned set; /* MSET_* bits */
+    const char *metrics_json, *dist_json, *attrs_json;
+} store_node;
+
+typedef struct store_finding {
+    const char *rule, *fingerprint, *node, *severity, *message;
+    const char *changes_json; /* array */
+    double impact_ms;         /* < 0: none */
+    const char *decision, *comment; /* NULL when undecided */
+} store_finding;
+
+/* Each callback returns 0 to go on, nonzero to stop (that value is then
+ * returned). Readers return 0, that value, or an op_status with err. */
+typedef int (*store_run_fn)(void *ud, const store_run *r);
+typedef int (*store_node_fn)(void *ud, const store_node *n);
+typedef int (*store_finding_fn)(void *ud, const store_finding *f);
+
+/* The runs of job, newest first (started_at, then recording order), at
+ * most limit, leaving out the run (source, run_id) and, when before > 0,
+ * runs that started at or after it. */
+int store_each_run(store *s, const char *job, const char *source,
+                   const char *run_id, int64_t before, int limit,
+                   store_run_fn fn, void *ud, op_error *err);
+
+/* The run named by ref: a stored run id, or JOB@latest / JOB@previous. */
+int store_find_run(store *s, const char *ref, store_run_fn fn, void *ud,
+                   op_error *err);
+
+int store_each_node(store *s, int64_t run_pk, store_node_fn fn, void *ud,
+                    op_error *err);
+int store_each_finding(store *s, int64_t run_pk, store_finding_fn fn,
+                       void *ud, op_error *err);
+
+/* One job: its key, source, how many runs, the newest start. */
+typedef struct store_job {
+    const char *job, *source;
+    int64_t nruns, last_started;
+} store_job;
+typedef int (*store_job_fn)(void *ud, const store_job *j);
+int store_each_job(store *s, store_job_fn fn, void *ud, op_error *err);
+
+/* Retention: per job, keeps the newest keep runs (0: no count limit) and
+ * removes runs started before older_than (epoch ms; 0: no age limit);
+ * a run both among the newest keep and old is removed. *removed gets the
+ * count. One transaction. */
+int store_prune(store *s, int64_t keep, int64_t older_than, size_t *removed,
+                op_error *err);
+
+/* Test hook: called after every row written by store_record, with the
+ * count so far (tests/unit/test_store.c kills the writer there). */
+extern void (*store_row_hook)(size_t rows);
+
+#endif

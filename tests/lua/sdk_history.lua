@@ -1,0 +1,50 @@
+-- Tests of sdk/lua/optipipe/history.lua: where earlier runs come from
+-- (ctx.history first, run.history reversed otherwise), filters, values and
+-- the config diff the history rules name "what changed" with.
+local history = require "optipipe.history"
+
+local function eq(got, want, what)
+  assert(got == want, ("%s: got %s, want %s"):format(what, tostring(got), tostring(want)))
+end
+
+local run = { history = { { id = "a" }, { id = "b" }, { id = "c" } } }
+
+-- No ctx.history: run.history, newest first, at most limit.
+local h = history.earlier(run, {}, 2)
+eq(#h, 2, "limit")
+eq(h[1].id, "c", "newest first")
+eq(h[2].id, "b", "then older")
+eq(#history.earlier({}, {}), 0, "no history at all")
+
+-- ctx.history wins when it has runs; it gets the limit (default 30).
+local asked
+local ctx = { history = function(r, o)
+  asked = o.limit
+  return { { id = "store-1" } }
+end }
+eq(history.earlier(run, ctx)[1].id, "store-1", "the store first")
+eq(asked, 30, "default limit")
+local empty = { history = function() return {} end }
+eq(history.earlier(run, empty, 5)[1].id, "c", "an empty store falls back")
+
+-- filter and values keep order and skip non-numbers and NaN.
+local runs = { { d = 3 }, { d = "x" }, { d = 0 / 0 }, { d = 1 } }
+local v = history.values(runs, function(r) return r.d end)
+eq(#v, 2, "values skip")
+eq(v[1] + v[2], 4, "values")
+eq(#history.filter(runs, function(r) return type(r.d) == "number" end), 3, "filter")
+
+-- config_diff: changed, added, removed keys, sorted; ignore leaves keys out.
+local d = history.config_diff({ a = "1", b = "2", gone = "x", id = "1" },
+  { a = "1", b = "3", new = "y", id = "2" }, function(k) return k == "id" end)
+eq(#d, 3, "diff size")
+eq(d[1].key .. d[2].key .. d[3].key, "bgonenew", "sorted")
+eq(d[1].from .. ">" .. d[1].to, "2>3", "changed")
+eq(d[2].to, nil, "removed")
+eq(d[3].from, nil, "added")
+eq(history.describe_diff(d, 2), "b 2 -> 3, gone x -> unset, and 1 more", "describe")
+eq(#history.config_diff(nil, nil), 0, "nothing")
+
+for k, f in pairs(history) do
+  assert(type(f) == "function", "history." .. k .. " is not a function")
+end
