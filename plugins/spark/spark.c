@@ -523,7 +523,10 @@ static int spark_parse(op_stream *in, op_builder *b, op_error *err)
     }
     sp_app_close_all(&a);
     final_warnings(&a, in, stream_cut);
-    sp_app_emit(&a);
+    if (!a.app_id || !a.attempt_id)
+        sp_app_emit(&a);
+    else if (sp_attempt_defer(&a, name) < 0)
+        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
 out:
     sp_app_free(&a);
     return rc;
@@ -537,4 +540,5 @@ const op_plugin op_plugin_spark = {
                    "eventlog_v2_ rolling folders; every codec)",
     .detect = spark_detect,
     .parse = spark_parse,
+    .finish = sp_attempts_finish,
 };

@@ -65,12 +65,22 @@ void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
                 (unsigned long long)line_no, part, part > 1 ? "s" : "",
                 part > 1 ? "-" : "", part > 1 ? part - 1 : 0,
                 part > 1 ? "are" : "is");
+    else if (a->dbc_parts && part > a->dbc_last + 2)
+        sp_warn(a, "line %llu: Databricks rollover parts %lld-%lld are "
+                   "missing (part %lld follows part %lld), so the totals "
+                   "miss their events",
+                (unsigned long long)line_no, a->dbc_last + 1, part - 1, part,
+                a->dbc_last);
+    else if (a->dbc_parts && part == a->dbc_last + 2)
+        sp_warn(a, "line %llu: Databricks rollover part %lld is missing "
+                   "(part %lld follows part %lld), so the totals miss its "
+                   "events",
+                (unsigned long long)line_no, part - 1, part, a->dbc_last);
     else if (a->dbc_parts && part != a->dbc_last + 1)
         sp_warn(a, "line %llu: Databricks rollover part %lld follows part "
-                   "%lld: %s, so the totals miss its events",
-                (unsigned long long)line_no, part, a->dbc_last,
-                part > a->dbc_last + 1 ? "a part is missing in between"
-                                       : "the parts are out of order");
+                   "%lld: the parts are out of order (or repeated), so "
+                   "Spark's bookkeeping of stages and tasks may be off",
+                (unsigned long long)line_no, part, a->dbc_last);
     if (!a->dbc_parts)
         snprintf(a->dbc_context, sizeof a->dbc_context, "%s", ctx);
     a->dbc_last = part;
