@@ -96,21 +96,16 @@ static void summarize(const sp_app *a, const char *origin, sp_attempt *t)
         snprintf(t->warning, sizeof t->warning, "%s", a->warnings[0]);
 }
 
-static sp_retried *find_app(sp_retries *st, const char *id)
+static sp_retried *find_app(sp_app *a, sp_retries *st, const char *id)
 {
     size_t i;
 
     for (i = 0; i < st->n; i++)
         if (strcmp(st->apps[i].app_id, id) == 0)
             return &st->apps[i];
-    if (st->n == st->cap) {
-        size_t ncap = st->cap ? st->cap * 2 : 4;
-        sp_retried *p = realloc(st->apps, ncap * sizeof *p);
-        if (!p)
-            return NULL;
-        st->apps = p;
-        st->cap = ncap;
-    }
+    if (st->n == st->cap &&
+        sp_grow(a, (void **)&st->apps, st->n, &st->cap, sizeof *st->apps))
+        return NULL;
     memset(&st->apps[st->n], 0, sizeof st->apps[0]);
     st->apps[st->n].app_id = sp_strdup_max(id, 4096);
     if (!st->apps[st->n].app_id)
@@ -132,7 +127,7 @@ int sp_attempt_defer(sp_app *a, const char *origin)
     if (!*slot && !(*slot = calloc(1, sizeof(sp_retries))))
         return -1;
     st = *slot;
-    if (!(ap = find_app(st, a->app_id)))
+    if (!(ap = find_app(a, st, a->app_id)))
         return -1;
     summarize(a, origin, &t);
     if (!t.origin || (ap->natt == ap->cap &&

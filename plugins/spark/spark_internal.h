@@ -353,9 +353,10 @@ int sp_attempt_defer(sp_app *a, const char *origin);
 /* finish(): writes every kept app, one run each, with its attempts. */
 int sp_attempts_finish(op_builder *b, op_error *err);
 
-/* A DBCEventLoggingListenerMetadata line (spark_rollover.c). */
-void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
-                         uint64_t line_no);
+/* A DBCEventLoggingListenerMetadata line (spark_rollover.c). Returns 0,
+ * or -1 when the line is not a JSON object (malformed or cut). */
+int sp_on_rollover_line(sp_app *a, const char *line, size_t len,
+                        uint64_t line_no);
 
 /* The run attrs saying where and on what the app ran (spark_platform.c):
  * platform, cluster_manager, accelerator, photon. */

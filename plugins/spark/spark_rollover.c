@@ -33,14 +33,18 @@ static size_t raw_digits(const char *line, const char *key, char *out,
     return n;
 }
 
-void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
-                         uint64_t line_no)
+int sp_on_rollover_line(sp_app *a, const char *line, size_t len,
+                        uint64_t line_no)
 {
     cJSON *o = cJSON_ParseWithLength(line, len);
     char ctx[sizeof a->dbc_context], num[24];
     long long part;
     const char *v = sp_jstr(o, "Spark Version");
 
+    if (!cJSON_IsObject(o)) { /* malformed (or cut): the caller says so */
+        cJSON_Delete(o);
+        return -1;
+    }
     a->events++;
     a->dbc_seen = 1;
     if (v && !a->dbc_version) {
@@ -50,8 +54,9 @@ void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
     }
     cJSON_Delete(o);
     raw_digits(line, "\"SparkContext Id\"", ctx, sizeof ctx);
-    if (!raw_digits(line, "\"Rollover Number\"", num, sizeof num))
-        return;
+    /* more than 9 digits is no rollover count (and would overflow) */
+    if (raw_digits(line, "\"Rollover Number\"", num, sizeof num) - 1 > 8)
+        return 0;
     part = strtoll(num, NULL, 10);
     if (a->dbc_parts && ctx[0] && a->dbc_context[0] &&
         strcmp(ctx, a->dbc_context) != 0)
@@ -85,4 +90,5 @@ void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
         snprintf(a->dbc_context, sizeof a->dbc_context, "%s", ctx);
     a->dbc_last = part;
     a->dbc_parts++;
+    return 0;
 }

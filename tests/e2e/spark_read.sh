@@ -106,6 +106,17 @@ check "rollover: ... in the run's warnings" is "$tmp/ro4.json" \
     "sum('part 1 is missing' in w for w in d['runs'][0]['warnings'])" "1"
 check "rollover: still one run" is "$tmp/ro4.json" "len(d['runs'])" "1"
 
+# hostile metadata lines: huge numbers, missing fields, a cut line
+printf '%s\n' '{"Event":"DBCEventLoggingListenerMetadata","Rollover Number":99999999999999999999999,"SparkContext Id":"x"}' \
+    '{"Event":"DBCEventLoggingListenerMetadata"}' \
+    '{"Event":"DBCEventLoggingListenerMetadata","Rollover Number":7,"SparkContext Id":12' \
+    '{"Event":"DBCEventLoggingListenerMetadata","Rollover Number":2147483647,"SparkContext Id":99999999999999999999999999999999999999}' \
+    '{"Event":"SparkListenerApplicationStart","App Name":"x","App ID":"app-1","Timestamp":1,"App Attempt ID":"99999999999999999999"}' \
+    >"$tmp/hostile.log"
+"$bin" normalize --format json "$tmp/hostile.log" >"$tmp/h.json" 2>"$tmp/err"
+check "hostile metadata lines: read, one run" is "$tmp/h.json" "len(d['runs'])" "1"
+check "hostile metadata lines: the cut one is malformed" has "$tmp/err" "line 3 is not valid JSON"
+
 # --- attempts of one app: one run with retries --------------------------------
 python3 "$gen" attempts "$tmp/att"
 "$bin" normalize --format json "$tmp/att" >"$tmp/att.json" 2>"$tmp/err"
