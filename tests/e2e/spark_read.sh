@@ -106,6 +106,15 @@ check "rollover: ... in the run's warnings" is "$tmp/ro4.json" \
     "sum('part 1 is missing' in w for w in d['runs'][0]['warnings'])" "1"
 check "rollover: still one run" is "$tmp/ro4.json" "len(d['runs'])" "1"
 
+# two apps' parts in one folder: two inputs, each named by its first part
+mkdir -p "$tmp/two"
+cp "$tmp/ro/set/eventlog" "$tmp/ro/set/eventlog-2024-01-01--10-00.gz" "$tmp/two/"
+sed 's/3987391921526261116/111/; s/app-20240101090000-0000/app-2/' "$tmp/ro/concat.log" >"$tmp/two/other.log"
+"$bin" analyze --format json --pack spark "$tmp/two" >"$tmp/two.json" 2>"$tmp/err"
+check "two apps' parts in one folder: each its own input" is "$tmp/two.json" \
+    "sorted((i['path'].split('/')[-1], i['runs']) for i in d['inputs'])" \
+    "[('eventlog-2024-01-01--10-00.gz', ['app-20240101090000-0000']), ('other.log', ['app-2'])]"
+
 # hostile metadata lines: huge numbers, missing fields, a cut line
 printf '%s\n' '{"Event":"DBCEventLoggingListenerMetadata","Rollover Number":99999999999999999999999,"SparkContext Id":"x"}' \
     '{"Event":"DBCEventLoggingListenerMetadata"}' \
