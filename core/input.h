@@ -97,4 +97,35 @@ typedef struct input_stream {
     const input_ops *ops;
 } input_stream;
 
+/* Opens paths[0..n) (copied) as one stream named name, file after file,
+ * each decompressed by its own codec (parts of one log: input_parts.c).
+ * Returns 0 with *out (input_close) or an op_status with err. */
+int input_open_list(const char *name, char *const *paths, size_t n,
+                    const input_limits *limits, op_stream **out,
+                    op_error *err);
+
+/* A file that is one part of a log split over several files (Databricks'
+ * rollover: eventlog-<date>--<time>[.gz] and eventlog, each starting with
+ * a DBCEventLoggingListenerMetadata line). */
+typedef struct input_part {
+    char *path;
+    char key[64];  /* the parts of one log share it (SparkContext Id) */
+    int64_t order; /* their order (Rollover Number) */
+} input_part;
+
+/* Whether the file at path starts as a part (its first line, read through
+ * its codec); fills p (p->path is a copy, the caller's to free) and returns
+ * 1, else 0 (also when it cannot be read: it is then read as a file of its
+ * own and that says why). -1 on no memory. */
+int input_part_of(const char *path, const input_limits *limits,
+                  input_part *p);
+
+/* Sorts parts by key, then order, then path. */
+void input_parts_sort(input_part *parts, size_t n);
+/* The name of the group all[from..to) of one key (all sorted, n parts):
+ * their folder when it holds these parts and no other, else the first
+ * part's path. malloc'd; NULL on no memory. */
+char *input_parts_name(const input_part *all, size_t n, size_t from,
+                       size_t to);
+
 #endif
