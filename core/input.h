@@ -98,19 +98,24 @@ typedef struct input_stream {
 } input_stream;
 
 /* Opens paths[0..n) (copied) as one stream named name, file after file,
- * each decompressed by its own codec (parts of one log: input_parts.c).
+ * each decompressed by its own codec (input_list.c): the files one log
+ * was split into (an engine's folder layout, the parts of input_parts.c).
  * Returns 0 with *out (input_close) or an op_status with err. */
 int input_open_list(const char *name, char *const *paths, size_t n,
                     const input_limits *limits, op_stream **out,
                     op_error *err);
+/* On a stream of input_open_list only: adds note to what input_warning
+ * says of it (copied); marks it truncated at its end (the writer had not
+ * stopped, e.g. a log still in progress). */
+void input_list_note(op_stream *s, const char *note);
+void input_list_set_unfinished(op_stream *s);
 
-/* A file that is one part of a log split over several files (Databricks'
- * rollover: eventlog-<date>--<time>[.gz] and eventlog, each starting with
- * a DBCEventLoggingListenerMetadata line). */
+/* A file that is one part of a log split over several files, each saying
+ * so in its first line (an engine's op_engine_parts, engine.h). */
 typedef struct input_part {
     char *path;
-    char key[64];  /* the parts of one log share it (SparkContext Id) */
-    int64_t order; /* their order (Rollover Number) */
+    char key[96];  /* the parts of one log share it */
+    int64_t order; /* their reading order */
 } input_part;
 
 /* Whether the file at path starts as a part (its first line, read through

@@ -1,45 +1,20 @@
 /*
  * input_parts.c - logs split over several files that say so in their
- * first line, found by content, never by name: Databricks rolls one app's
- * event log over into eventlog-<date>--<time>[.gz] files plus the current
- * eventlog, each starting with
- *   {"Event":"DBCEventLoggingListenerMetadata",...,"Rollover Number":N,
- *    "SparkContext Id":ID}
- * The parts of one app share the SparkContext Id and are read in Rollover
- * Number order as one stream (input_open_list), wherever they lie: in one
- * folder, given as separate files, in any name order. Gaps in the numbers
- * are the reader's to report (it sees every part's first line).
+ * first line, found by content, never by name. Which first lines open a
+ * part, and of which log (key) at which place (order), each engine says
+ * in the engine table (op_engine_parts, engine.h); here the parts of one
+ * key are put in order and read as one stream (input_open_list), wherever
+ * they lie: in one folder, given as separate files, in any name order.
+ * Gaps in the order are the reader's to report (it sees every part's
+ * first line).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "input.h"
 
-#define PART_HEAD 4096 /* the metadata line is ~160 bytes */
-
-static const char part_event[] = "\"DBCEventLoggingListenerMetadata\"";
-
-/* The digits of the number after "key": in line (the raw text: the
- * SparkContext Id is beyond a double's exact range). Returns the count of
- * digits copied into out (cap > 0), 0 when absent. */
-static size_t raw_number(const char *line, const char *key, char *out,
-                         size_t cap)
-{
-    const char *p = strstr(line, key);
-    size_t n = 0;
-
-    if (!p)
-        return 0;
-    p += strlen(key);
-    while (*p == ' ' || *p == ':')
-        p++;
-    if (*p == '-' && n + 1 < cap)
-        out[n++] = *p++;
-    while (*p >= '0' && *p <= '9' && n + 1 < cap)
-        out[n++] = *p++;
-    out[n] = '\0';
-    return *p >= '0' && *p <= '9' ? 0 : n; /* too long: not a part */
-}
+#define PART_HEAD 4096 /* the first line that says so is short */
 
 int input_part_of(const char *path, const input_limits *limits,
                   input_part *p)
@@ -47,7 +22,6 @@ int input_part_of(const char *path, const input_limits *limits,
     op_stream *s = NULL;
     const unsigned char *head;
     size_t len, i = 0;
-    char line[PART_HEAD + 1], num[24];
     op_error err;
     int is = 0;
 
@@ -55,22 +29,14 @@ int input_part_of(const char *path, const input_limits *limits,
     if (strcmp(path, "-") == 0 || input_open(path, limits, &s, &err))
         return 0;
     if (input_peek(s, PART_HEAD, &head, &len, &err) == 0) {
-        while (i < len && head[i] != '\n' && i < PART_HEAD) {
-            line[i] = (char)head[i];
+        while (i < len && i < PART_HEAD && head[i] != '\n')
             i++;
-        }
-        line[i] = '\0';
-        /* the event name first, as Databricks writes it */
-        is = strncmp(line, "{\"Event\":", 9) == 0 &&
-             strncmp(line + 9, part_event, sizeof part_event - 1) == 0 &&
-             raw_number(line, "\"SparkContext Id\"", p->key,
-                        sizeof p->key) > 0 &&
-             raw_number(line, "\"Rollover Number\"", num, sizeof num) > 0;
+        is = engine_part_of((const char *)head, i, p->key, sizeof p->key,
+                            &p->order);
     }
     input_close(s);
     if (!is)
         return 0;
-    p->order = strtoll(num, NULL, 10);
     p->path = strdup(path);
     return p->path ? 1 : -1;
 }

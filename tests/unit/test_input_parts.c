@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "engine.h"
 #include "input.h"
 #include "support.h"
 
@@ -47,7 +48,8 @@ static void test_part_of(void **state)
     put("long", META(1, "123456789012345678901234567890123456789012345678901234567890123456789"));
     snprintf(path, sizeof path, "%s/p0", tm_tmpdir);
     assert_int_equal(input_part_of(path, NULL, &p), 1);
-    assert_string_equal(p.key, "3987391921526261116"); /* exact: no double */
+    /* exact (no double), and kept apart from another engine's keys */
+    assert_string_equal(p.key, "spark:3987391921526261116");
     assert_int_equal(p.order, 0);
     free(p.path);
     snprintf(path, sizeof path, "%s/not", tm_tmpdir); /* not the first line */
@@ -56,6 +58,29 @@ static void test_part_of(void **state)
     assert_int_equal(input_part_of(path, NULL, &p), 0);
     snprintf(path, sizeof path, "%s/missing", tm_tmpdir);
     assert_int_equal(input_part_of(path, NULL, &p), 0);
+}
+
+/* The engine table's probe sees the first line as bytes with a length:
+ * nothing past it is read (the line here has no NUL and goes on). */
+static void test_probe_bounded(void **state)
+{
+    static const char text[] = META(4, "77") "garbage";
+    char key[96];
+    int64_t order = -1;
+    size_t first = strchr(text, '\n') - text;
+
+    (void)state;
+    assert_int_equal(engine_part_of(text, first, key, sizeof key, &order), 1);
+    assert_string_equal(key, "spark:77");
+    assert_int_equal(order, 4);
+    /* cut before the SparkContext Id: no part */
+    assert_int_equal(engine_part_of(text, first - 5, key, sizeof key, &order),
+                     0);
+    /* a key that does not fit the caller's buffer: no part */
+    assert_int_equal(engine_part_of(text, first, key, 7, &order), 0);
+    assert_int_equal(engine_part_of("{\"Event\":1}", 11, key, sizeof key,
+                                    &order),
+                     0);
 }
 
 static void test_sort_and_name(void **state)
@@ -120,6 +145,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_part_of),
+        cmocka_unit_test(test_probe_bounded),
         cmocka_unit_test(test_sort_and_name),
         cmocka_unit_test(test_analysis_reads_groups),
     };
