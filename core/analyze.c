@@ -332,6 +332,7 @@ typedef struct walk_state {
     const char *root; /* the path given: files under it are "in a folder" */
     char **rolling; /* folders of an engine's layout met during the walk */
     size_t nrolling, cap;
+    struct plan_keys *keys; /* analysis_plan only */
 } walk_state;
 
 /* Remembers a folder of an engine's layout (engine.h; once) instead of
@@ -461,7 +462,7 @@ size_t analysis_add(analysis *an, const char *path)
 {
     size_t before = an->nok, before_in = an->ninputs, i;
     size_t before_parts = an->nparts;
-    walk_state ws = {an, path, NULL, 0, 0};
+    walk_state ws = {an, path, NULL, 0, 0, NULL};
     op_error err;
 
     if (fetch_is_url(path)) {
@@ -594,11 +595,45 @@ size_t analysis_ninputs(const analysis *an)
     return an->ninputs - an->nskipped;
 }
 
+/* The keys of the parts (input_parts.c) met while planning: each group
+ * of parts is read as one input, so it counts once. */
+typedef struct plan_keys {
+    char (*key)[sizeof ((input_part *)0)->key];
+    size_t n, cap;
+} plan_keys;
+
+/* Whether file is a part of a group counted already (else it counts it:
+ * also when memory runs out, so [n/N] at worst counts a group twice). */
+static int planned_part(plan_keys *pk, const input_limits *lim,
+                        const char *file)
+{
+    input_part p;
+    size_t i;
+
+    if (input_part_of(file, lim, &p) <= 0)
+        return 0;
+    free(p.path);
+    for (i = 0; i < pk->n; i++)
+        if (strcmp(pk->key[i], p.key) == 0)
+            return 1;
+    if (pk->n == pk->cap) {
+        size_t ncap = pk->cap ? pk->cap * 2 : 8;
+        void *nk = realloc(pk->key, ncap * sizeof *pk->key);
+        if (!nk)
+            return 0;
+        pk->key = nk;
+        pk->cap = ncap;
+    }
+    memcpy(pk->key[pk->n++], p.key, sizeof p.key);
+    return 0;
+}
+
 static int count_file(const char *file, void *ud)
 {
     walk_state *ws = ud;
 
-    if (!defer_rolling(ws, file))
+    if (!defer_rolling(ws, file) &&
+        !planned_part(ws->keys, &ws->an->limits, file))
         ws->an->nplanned++;
     return 0;
 }
@@ -607,9 +642,10 @@ void analysis_plan(analysis *an, const char *const *paths, size_t n)
 {
     size_t i, j;
     op_error err;
+    plan_keys pk = {NULL, 0, 0};
 
     for (i = 0; i < n; i++) {
-        walk_state ws = {an, paths[i], NULL, 0, 0};
+        walk_state ws = {an, paths[i], NULL, 0, 0, &pk};
         if (fetch_is_url(paths[i]) ||
             input_walk(paths[i], count_file, NULL, &ws, &err))
             an->nplanned++; /* read (or refused) as one input */
@@ -618,6 +654,7 @@ void analysis_plan(analysis *an, const char *const *paths, size_t n)
             free(ws.rolling[j]);
         free(ws.rolling);
     }
+    free(pk.key);
 }
 
 int analysis_run_from(const struct op_run *r, const input_rec *in)
