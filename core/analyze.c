@@ -13,6 +13,8 @@
 #include "fetch.h"
 #include "filetype.h"
 #include "progress.h"
+#include "report_util.h"
+#include "unzip.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -74,10 +76,12 @@ void analysis_free(analysis *an)
             free(an->inputs[i].warnings[j]);
         free(an->inputs[i].warnings);
         free(an->inputs[i].path);
+        free(an->inputs[i].real);
     }
     free(an->inputs);
     free(an->shown);
     free_parts(an);
+    input_zips_free(&an->zips);
     /* plugins free what they kept across inputs in finish(): also when the
      * analysis ends before its model was frozen */
     if (an->m && !an->m->frozen && an->finisher && an->reg)
@@ -102,7 +106,9 @@ static input_rec *rec_new(analysis *an, const char *path)
     }
     in = &an->inputs[an->ninputs];
     memset(in, 0, sizeof *in);
-    in->path = strdup(path);
+    in->path = input_zips_shown(&an->zips, path);
+    if (in->path && strcmp(in->path, path) != 0 && !(in->real = strdup(path)))
+        free(in->path), in->path = NULL;
     if (!in->path)
         return NULL;
     an->ninputs++;
@@ -127,15 +133,22 @@ static void rec_warn(analysis *an, input_rec *in, int lv, const char *file,
 static void rec_warn(analysis *an, input_rec *in, int lv, const char *file,
                      const char *fmt, ...)
 {
-    char body[OP_ERROR_MAX + 256], msg[OP_ERROR_MAX + 4096 + 256];
+    char body[OP_ERROR_MAX + 256], msg[OP_ERROR_MAX + 4096 + 256 + 8];
     const char *b = body;
     va_list ap;
     char *copy;
 
+    char shown[4096];
+
     va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
+    /* inside a zip: the archive and the member, not the temporary folder */
+    input_zips_rewrite(&an->zips, body, sizeof body);
     if (file) {
+        snprintf(shown, sizeof shown, "%s", file);
+        input_zips_rewrite(&an->zips, shown, sizeof shown);
+        file = shown;
         b = msg_body(file, body);
         snprintf(msg, sizeof msg, "%s: %s", file, b);
     } else {
@@ -258,13 +271,15 @@ static int parse_file(analysis *an, input_rec *in,
     op_error err;
     int rc;
 
+    const char *file = in->real ? in->real : in->path;
+
     op_error_clear(&err);
     an->nstarted++;
     rc = mem ? input_open_mem(in->path, mem, mem_len, &an->limits, &s, &err)
          : an->group ? input_open_list(in->path, an->group, an->ngroup,
                                        &an->limits, &s, &err)
-         : layout ? layout->open(in->path, &an->limits, &s, &err)
-                   : input_open(in->path, &an->limits, &s, &err);
+         : layout ? layout->open(file, &an->limits, &s, &err)
+                   : input_open(file, &an->limits, &s, &err);
     if (!rc)
         rc = input_peek(s, OP_PROBE_HEAD, &head, &head_len, &err);
     if (rc) {
@@ -272,7 +287,7 @@ static int parse_file(analysis *an, input_rec *in,
         goto out;
     }
     memset(&probe, 0, sizeof probe);
-    probe.path = in->path;
+    probe.path = file;
     probe.basename = base_name(in->path);
     probe.head = head;
     probe.head_len = head_len;
@@ -394,12 +409,18 @@ static int defer_part(analysis *an, const char *file)
     return 1;
 }
 
+static void add_zip(analysis *an, const char *file);
+
 static int visit(const char *file, void *ud)
 {
     walk_state *ws = ud;
     analysis *an = ws->an;
     input_rec *in;
 
+    if (unzip_is_zip(file) && !input_zips_owns(&an->zips, file)) {
+        add_zip(an, file);
+        return 0;
+    }
     if (defer_rolling(ws, file) || defer_part(an, file))
         return 0;
     in = rec_new(an, file);
@@ -458,17 +479,13 @@ static void add_url(analysis *an, const char *url)
     free(buf);
 }
 
-size_t analysis_add(analysis *an, const char *path)
+/* Walks path (a file or a folder) and reads what it finds; the parts of
+ * split logs are kept for analysis_freeze. */
+static void walk_path(analysis *an, const char *path)
 {
-    size_t before = an->nok, before_in = an->ninputs, i;
-    size_t before_parts = an->nparts;
+    size_t before_in = an->ninputs, before_parts = an->nparts, i;
     walk_state ws = {an, path, NULL, 0, 0, NULL};
     op_error err;
-
-    if (fetch_is_url(path)) {
-        add_url(an, path);
-        return an->nok - before;
-    }
 
     op_error_clear(&err);
     if (input_walk(path, visit, walk_error, &ws, &err)) {
@@ -487,6 +504,69 @@ size_t analysis_add(analysis *an, const char *path)
         free(ws.rolling[i]);
     }
     free(ws.rolling);
+}
+
+typedef struct zip_state {
+    analysis *an;
+    const char *zip;
+    input_rec *in; /* the archive's own record, made at its first problem */
+} zip_state;
+
+static input_rec *zip_rec(zip_state *zs)
+{
+    if (!zs->in)
+        zs->in = rec_new(zs->an, zs->zip);
+    return zs->in;
+}
+
+static void zip_refused(void *ud, const char *member, const char *why)
+{
+    zip_state *zs = ud;
+    char name[300];
+
+    report_term_copy(name, sizeof name, member);
+    rec_warn(zs->an, zip_rec(zs), DIAG_ERROR, zs->zip,
+             "member '%s' not read: %s", name, why);
+}
+
+/* A zip archive: unpacked (input_zip.c) and read as a folder; a member
+ * refused is an error naming it, the others are still read. A zip inside
+ * a zip is not opened (each level multiplies what a small file holds). */
+static void add_zip(analysis *an, const char *file)
+{
+    zip_state zs = {an, file, NULL};
+    unzip_opts o = {0, zip_refused, NULL, NULL, &zs};
+    unzip_result res;
+    const char *tmp = NULL;
+    op_error err;
+
+    op_error_clear(&err);
+    if (input_zips_add(&an->zips, file, &o, &tmp, &res, &err)) {
+        rec_warn(an, zip_rec(&zs), DIAG_ERROR, file, "%s", err.msg);
+        return;
+    }
+    if (res.left)
+        rec_warn(an, zip_rec(&zs), DIAG_ERROR, file,
+                 "%zu further members not read: the archive's cap of "
+                 "%d:1 of its size (at most %llu bytes) is reached",
+                 res.left, UNZIP_RATIO_MAX,
+                 (unsigned long long)UNZIP_TOTAL_MAX);
+    if (res.files)
+        walk_path(an, tmp);
+    else if (!res.refused)
+        rec_warn(an, zip_rec(&zs), DIAG_WARNING, file,
+                 "a zip archive without any file to read");
+}
+
+size_t analysis_add(analysis *an, const char *path)
+{
+    size_t before = an->nok, before_parts = an->nparts;
+
+    if (fetch_is_url(path)) {
+        add_url(an, path);
+        return an->nok - before;
+    }
+    walk_path(an, path);
     /* parts are read at analysis_freeze: counted as read here */
     return an->nok - before + (an->nparts - before_parts);
 }
@@ -632,8 +712,10 @@ static int count_file(const char *file, void *ud)
 {
     walk_state *ws = ud;
 
-    if (!defer_rolling(ws, file) &&
-        !planned_part(ws->keys, &ws->an->limits, file))
+    if (unzip_is_zip(file))
+        ws->an->nplanned += unzip_count(file); /* its files, at most */
+    else if (!defer_rolling(ws, file) &&
+             !planned_part(ws->keys, &ws->an->limits, file))
         ws->an->nplanned++;
     return 0;
 }

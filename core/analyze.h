@@ -9,11 +9,13 @@
 #include <stdio.h>
 
 #include "input.h"
+#include "input_zip.h"
 #include "model.h"
 #include "plugins.h"
 
 typedef struct input_rec {
-    char *path;
+    char *path;         /* as shown: <zip>/<member> inside a zip */
+    char *real;         /* the file read when it differs from path; or NULL */
     const char *plugin; /* name of the plugin that read it; NULL if none */
     char **warnings;    /* problems met while reading this input */
     size_t nwarnings, cap;
@@ -56,6 +58,7 @@ typedef struct analysis {
     size_t nparts, parts_cap;
     char **group;
     size_t ngroup;
+    input_zips zips; /* zips given as inputs, unpacked (input_zip.c) */
 } analysis;
 
 /* Sets up an empty analysis with the built-in plugins plus the external
