@@ -417,8 +417,13 @@ static int visit(const char *file, void *ud)
     analysis *an = ws->an;
     input_rec *in;
 
-    if (unzip_is_zip(file) && !input_zips_owns(&an->zips, file)) {
-        add_zip(an, file);
+    if (unzip_is_zip(file)) {
+        if (!input_zips_owns(&an->zips, file))
+            add_zip(an, file);
+        else /* each level would multiply what a small file holds */
+            rec_warn(an, rec_new(an, file), DIAG_ERROR, file,
+                     "a zip inside a zip archive is not opened (unpack the "
+                     "outer one and give the inner one)");
         return 0;
     }
     if (defer_rolling(ws, file) || defer_part(an, file))
@@ -530,8 +535,7 @@ static void zip_refused(void *ud, const char *member, const char *why)
 }
 
 /* A zip archive: unpacked (input_zip.c) and read as a folder; a member
- * refused is an error naming it, the others are still read. A zip inside
- * a zip is not opened (each level multiplies what a small file holds). */
+ * refused is an error naming it, the others are still read. */
 static void add_zip(analysis *an, const char *file)
 {
     zip_state zs = {an, file, NULL};
