@@ -335,11 +335,16 @@ int unzip_to_dir(const char *zip_path, const char *dir, const unzip_opts *o,
 int unzip_is_zip(const char *path)
 {
     unsigned char m[4];
-    FILE *f = fopen(path, "rb");
-    size_t got = f ? fread(m, 1, sizeof m, f) : 0;
+    struct stat st;
+    ssize_t got = 0;
+    /* O_NONBLOCK and a regular file only: a FIFO must not block here */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-    if (f)
-        fclose(f);
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        got = read(fd, m, sizeof m);
+    close(fd);
     return got == 4 && m[0] == 'P' && m[1] == 'K' &&
            ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6));
 }
@@ -347,9 +352,15 @@ int unzip_is_zip(const char *path)
 size_t unzip_count(const char *path)
 {
     zip_t *z = zip_open(path, ZIP_RDONLY, NULL);
-    zip_int64_t n = z ? zip_get_num_entries(z, 0) : 0;
+    zip_int64_t n = z ? zip_get_num_entries(z, 0) : 0, i;
+    size_t files = 0;
 
+    for (i = 0; n <= UNZIP_MAX_MEMBERS && i < n; i++) {
+        const char *name = zip_get_name(z, (zip_uint64_t)i, 0);
+        if (name && *name && name[strlen(name) - 1] != '/')
+            files++;
+    }
     if (z)
         zip_discard(z);
-    return n > 0 ? (size_t)n : 0;
+    return files;
 }

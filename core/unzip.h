@@ -52,12 +52,12 @@ typedef struct unzip_result {
 int unzip_to_dir(const char *zip_path, const char *dir, const unzip_opts *o,
                  unzip_result *res, op_error *err);
 
-/* Whether the file at path starts as a zip archive ("PK\3\4", or "PK\5\6"
- * for an empty one). */
+/* Whether the file at path is a regular file that starts as a zip archive
+ * ("PK\3\4", or "PK\5\6" for an empty one); never blocks on a FIFO. */
 int unzip_is_zip(const char *path);
 
-/* The members of the zip at path (files and folders), or 0 when it cannot
- * be read: for counting only. */
+/* The file members of the zip at path, 0 when it cannot be read or holds
+ * more than UNZIP_MAX_MEMBERS: for counting only. */
 size_t unzip_count(const char *path);
 
 #endif
