@@ -345,8 +345,7 @@ int unzip_is_zip(const char *path)
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         got = read(fd, m, sizeof m);
     close(fd);
-    return got == 4 && m[0] == 'P' && m[1] == 'K' &&
-           ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6));
+    return got == 4 && memcmp(m, "PK\3\4", 4) == 0;
 }
 
 size_t unzip_count(const char *path)

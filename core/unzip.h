@@ -53,7 +53,8 @@ int unzip_to_dir(const char *zip_path, const char *dir, const unzip_opts *o,
                  unzip_result *res, op_error *err);
 
 /* Whether the file at path is a regular file that starts as a zip archive
- * ("PK\3\4", or "PK\5\6" for an empty one); never blocks on a FIFO. */
+ * with a member ("PK\3\4"; an empty one, "PK\5\6", holds nothing to
+ * read); never blocks on a FIFO. */
 int unzip_is_zip(const char *path);
 
 /* The file members of the zip at path, 0 when it cannot be read or holds
