@@ -19,6 +19,9 @@ typedef struct input_limits {
 
 /* Fills l with the defaults above. */
 void input_limits_default(input_limits *l);
+/* Fills l with given's limits (may be NULL), a 0 there keeping the
+ * default. */
+void input_limits_from(input_limits *l, const input_limits *given);
 
 /* Opens path ("-" is standard input) with limits (copied; NULL = defaults).
  * Only a regular file (or "-") is read: a FIFO, device or socket is an

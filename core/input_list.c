@@ -241,15 +241,7 @@ int input_open_list(const char *name, char *const *paths, size_t n,
         return op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
     r->base.base.api = &list_api;
     r->base.ops = &list_ops;
-    input_limits_default(&r->lim);
-    if (limits) { /* 0 keeps the default */
-        if (limits->max_line)
-            r->lim.max_line = limits->max_line;
-        if (limits->max_bytes)
-            r->lim.max_bytes = limits->max_bytes;
-        if (limits->max_doc)
-            r->lim.max_doc = limits->max_doc;
-    }
+    input_limits_from(&r->lim, limits);
     r->name = strdup(name);
     r->paths = calloc(n ? n : 1, sizeof *r->paths);
     if (!r->name || !r->paths)
