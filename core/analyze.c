@@ -12,6 +12,8 @@
 #include "engine.h"
 #include "fetch.h"
 #include "filetype.h"
+#include "report_util.h"
+#include "unzip.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -54,6 +56,17 @@ int analysis_init(analysis *an, const char *plugin_path,
 
 static void finish_plugins(analysis *an);
 
+static void free_parts(analysis *an)
+{
+    size_t i;
+
+    for (i = 0; i < an->nparts; i++)
+        free(an->parts[i].path);
+    free(an->parts);
+    an->parts = NULL;
+    an->nparts = an->parts_cap = 0;
+}
+
 void analysis_free(analysis *an)
 {
     size_t i, j;
@@ -63,9 +76,12 @@ void analysis_free(analysis *an)
             free(an->inputs[i].warnings[j]);
         free(an->inputs[i].warnings);
         free(an->inputs[i].path);
+        free(an->inputs[i].real);
     }
     free(an->inputs);
     free(an->shown);
+    free_parts(an);
+    input_zips_free(&an->zips);
     /* plugins free what they kept across inputs in finish(): also when the
      * analysis ends before its model was frozen */
     if (an->m && !an->m->frozen && an->finisher && an->reg)
@@ -84,7 +100,9 @@ static input_rec *rec_new(analysis *an, const char *path)
         return NULL;
     in = &an->inputs[an->ninputs];
     memset(in, 0, sizeof *in);
-    in->path = strdup(path);
+    in->path = input_zips_shown(&an->zips, path);
+    if (in->path && strcmp(in->path, path) != 0 && !(in->real = strdup(path)))
+        free(in->path), in->path = NULL;
     if (!in->path)
         return NULL;
     an->ninputs++;
@@ -109,15 +127,22 @@ static void rec_warn(analysis *an, input_rec *in, int lv, const char *file,
 static void rec_warn(analysis *an, input_rec *in, int lv, const char *file,
                      const char *fmt, ...)
 {
-    char body[OP_ERROR_MAX + 256], msg[OP_ERROR_MAX + 4096 + 256];
+    char body[OP_ERROR_MAX + 256], msg[OP_ERROR_MAX + 4096 + 256 + 8];
     const char *b = body;
     va_list ap;
     char *copy;
 
+    char shown[4096];
+
     va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
+    /* inside a zip: the archive and the member, not the temporary folder */
+    input_zips_rewrite(&an->zips, body, sizeof body);
     if (file) {
+        snprintf(shown, sizeof shown, "%s", file);
+        input_zips_rewrite(&an->zips, shown, sizeof shown);
+        file = shown;
         b = msg_body(file, body);
         snprintf(msg, sizeof msg, "%s: %s", file, b);
     } else {
@@ -233,11 +258,15 @@ static int parse_file(analysis *an, input_rec *in,
     op_error err;
     int rc;
 
+    const char *file = in->real ? in->real : in->path;
+
     op_error_clear(&err);
     an->nstarted++;
     rc = mem ? input_open_mem(in->path, mem, mem_len, &an->limits, &s, &err)
-         : layout ? layout->open(in->path, &an->limits, &s, &err)
-                   : input_open(in->path, &an->limits, &s, &err);
+         : an->group ? input_open_list(in->path, an->group, an->ngroup,
+                                       &an->limits, &s, &err)
+         : layout ? layout->open(file, &an->limits, &s, &err)
+                   : input_open(file, &an->limits, &s, &err);
     if (!rc)
         rc = input_peek(s, OP_PROBE_HEAD, &head, &head_len, &err);
     if (rc) {
@@ -245,7 +274,7 @@ static int parse_file(analysis *an, input_rec *in,
         goto out;
     }
     memset(&probe, 0, sizeof probe);
-    probe.path = in->path;
+    probe.path = file;
     probe.basename = base_name(in->path);
     probe.head = head;
     probe.head_len = head_len;
@@ -305,6 +334,7 @@ typedef struct walk_state {
     const char *root; /* the path given: files under it are "in a folder" */
     char **rolling; /* folders of an engine's layout met during the walk */
     size_t nrolling, cap;
+    struct plan_keys *keys; /* analysis_plan only */
 } walk_state;
 
 /* Remembers a folder of an engine's layout (engine.h; once) instead of
@@ -337,13 +367,47 @@ static int defer_rolling(walk_state *ws, const char *file)
     return 1;
 }
 
+/* Keeps a part of a split log (input_parts.c) for analysis_freeze instead
+ * of reading it alone; 0 when file is none (or memory ran out: then it is
+ * read alone). */
+static int defer_part(analysis *an, const char *file)
+{
+    input_part p;
+
+    if (input_part_of(file, &an->limits, &p) <= 0)
+        return 0;
+    if (an->nparts == an->parts_cap) {
+        size_t ncap = an->parts_cap ? an->parts_cap * 2 : 8;
+        input_part *np = realloc(an->parts, ncap * sizeof *np);
+        if (!np) {
+            free(p.path);
+            return 0;
+        }
+        an->parts = np;
+        an->parts_cap = ncap;
+    }
+    an->parts[an->nparts++] = p;
+    return 1;
+}
+
+static void add_zip(analysis *an, const char *file);
+
 static int visit(const char *file, void *ud)
 {
     walk_state *ws = ud;
     analysis *an = ws->an;
     input_rec *in;
 
-    if (defer_rolling(ws, file))
+    if (unzip_is_zip(file)) {
+        if (!input_zips_owns(&an->zips, file))
+            add_zip(an, file);
+        else /* each level would multiply what a small file holds */
+            rec_warn(an, rec_new(an, file), DIAG_ERROR, file,
+                     "a zip inside a zip archive is not opened (unpack the "
+                     "outer one and give the inner one)");
+        return 0;
+    }
+    if (defer_rolling(ws, file) || defer_part(an, file))
         return 0;
     in = rec_new(an, file);
     if (!in) {
@@ -401,22 +465,20 @@ static void add_url(analysis *an, const char *url)
     free(buf);
 }
 
-size_t analysis_add(analysis *an, const char *path)
+/* Walks path (a file or a folder) and reads what it finds; the parts of
+ * split logs are kept for analysis_freeze. */
+static void walk_path(analysis *an, const char *path)
 {
-    size_t before = an->nok, before_in = an->ninputs, i;
-    walk_state ws = {an, path, NULL, 0, 0};
+    size_t before_in = an->ninputs, before_parts = an->nparts, i;
+    walk_state ws = {an, path, NULL, 0, 0, NULL};
     op_error err;
-
-    if (fetch_is_url(path)) {
-        add_url(an, path);
-        return an->nok - before;
-    }
 
     op_error_clear(&err);
     if (input_walk(path, visit, walk_error, &ws, &err)) {
         input_rec *in = rec_new(an, path);
         rec_warn(an, in, DIAG_ERROR, path, "%s", err.msg);
-    } else if (an->ninputs == before_in && !ws.nrolling) {
+    } else if (an->ninputs == before_in && !ws.nrolling &&
+               an->nparts == before_parts) {
         rec_warn(an, rec_new(an, path), DIAG_WARNING, path,
                  "a folder without any file to read (hidden entries are "
                  "skipped)");
@@ -428,7 +490,70 @@ size_t analysis_add(analysis *an, const char *path)
         free(ws.rolling[i]);
     }
     free(ws.rolling);
-    return an->nok - before;
+}
+
+typedef struct zip_state {
+    analysis *an;
+    const char *zip;
+    input_rec *in; /* the archive's own record, made at its first problem */
+} zip_state;
+
+static input_rec *zip_rec(zip_state *zs)
+{
+    if (!zs->in)
+        zs->in = rec_new(zs->an, zs->zip);
+    return zs->in;
+}
+
+static void zip_refused(void *ud, const char *member, const char *why)
+{
+    zip_state *zs = ud;
+    char name[300];
+
+    report_term_copy(name, sizeof name, member);
+    rec_warn(zs->an, zip_rec(zs), DIAG_ERROR, zs->zip,
+             "member '%s' not read: %s", name, why);
+}
+
+/* A zip archive: unpacked (input_zip.c) and read as a folder; a member
+ * refused is an error naming it, the others are still read. */
+static void add_zip(analysis *an, const char *file)
+{
+    zip_state zs = {an, file, NULL};
+    unzip_opts o = {0, zip_refused, NULL, NULL, &zs};
+    unzip_result res;
+    const char *tmp = NULL;
+    op_error err;
+
+    op_error_clear(&err);
+    if (input_zips_add(&an->zips, file, &o, &tmp, &res, &err)) {
+        rec_warn(an, zip_rec(&zs), DIAG_ERROR, file, "%s", err.msg);
+        return;
+    }
+    if (res.left)
+        rec_warn(an, zip_rec(&zs), DIAG_ERROR, file,
+                 "%zu further members not read: the archive's cap of "
+                 "%d:1 of its size (at most %llu bytes) is reached",
+                 res.left, UNZIP_RATIO_MAX,
+                 (unsigned long long)UNZIP_TOTAL_MAX);
+    if (res.files)
+        walk_path(an, tmp);
+    else if (!res.refused)
+        rec_warn(an, zip_rec(&zs), DIAG_WARNING, file,
+                 "a zip archive without any file to read");
+}
+
+size_t analysis_add(analysis *an, const char *path)
+{
+    size_t before = an->nok, before_parts = an->nparts;
+
+    if (fetch_is_url(path)) {
+        add_url(an, path);
+        return an->nok - before;
+    }
+    walk_path(an, path);
+    /* parts are read at analysis_freeze: counted as read here */
+    return an->nok - before + (an->nparts - before_parts);
 }
 
 /* Lets every plugin with a finish() join what it kept across inputs. */
@@ -486,10 +611,44 @@ static void print_skipped(analysis *an)
     an->nunlisted = 0;
 }
 
+/* Reads the parts of split logs met by every analysis_add: each group of
+ * one key as one input, in order (input_parts.c). */
+static void read_parts(analysis *an)
+{
+    size_t i = 0, j, k;
+
+    input_parts_sort(an->parts, an->nparts);
+    while (i < an->nparts) {
+        char **paths, *name;
+        input_rec *in;
+        for (j = i + 1; j < an->nparts; j++)
+            if (strcmp(an->parts[j].key, an->parts[i].key) != 0)
+                break;
+        paths = malloc((j - i) * sizeof *paths);
+        name = paths ? input_parts_name(an->parts, an->nparts, i, j) : NULL;
+        in = name ? rec_new(an, name) : NULL;
+        if (!in) {
+            rec_warn(an, NULL, DIAG_ERROR, an->parts[i].path, "out of memory");
+        } else {
+            for (k = i; k < j; k++)
+                paths[k - i] = an->parts[k].path;
+            an->group = paths;
+            an->ngroup = j - i;
+            parse_file(an, in, NULL, 1, NULL, 0);
+            an->group = NULL;
+        }
+        free(name);
+        free(paths);
+        i = j;
+    }
+    free_parts(an);
+}
+
 void analysis_freeze(analysis *an)
 {
     if (an->m->frozen)
         return;
+    read_parts(an);
     finish_plugins(an);
     model_freeze(an->m);
     print_run_warnings(an, NULL);
@@ -501,11 +660,47 @@ size_t analysis_ninputs(const analysis *an)
     return an->ninputs - an->nskipped;
 }
 
+/* The keys of the parts (input_parts.c) met while planning: each group
+ * of parts is read as one input, so it counts once. */
+typedef struct plan_keys {
+    char (*key)[sizeof ((input_part *)0)->key];
+    size_t n, cap;
+} plan_keys;
+
+/* Whether file is a part of a group counted already (else it counts it:
+ * also when memory runs out, so [n/N] at worst counts a group twice). */
+static int planned_part(plan_keys *pk, const input_limits *lim,
+                        const char *file)
+{
+    input_part p;
+    size_t i;
+
+    if (input_part_of(file, lim, &p) <= 0)
+        return 0;
+    free(p.path);
+    for (i = 0; i < pk->n; i++)
+        if (strcmp(pk->key[i], p.key) == 0)
+            return 1;
+    if (pk->n == pk->cap) {
+        size_t ncap = pk->cap ? pk->cap * 2 : 8;
+        void *nk = realloc(pk->key, ncap * sizeof *pk->key);
+        if (!nk)
+            return 0;
+        pk->key = nk;
+        pk->cap = ncap;
+    }
+    memcpy(pk->key[pk->n++], p.key, sizeof p.key);
+    return 0;
+}
+
 static int count_file(const char *file, void *ud)
 {
     walk_state *ws = ud;
 
-    if (!defer_rolling(ws, file))
+    if (unzip_is_zip(file))
+        ws->an->nplanned += unzip_count(file); /* its files, at most */
+    else if (!defer_rolling(ws, file) &&
+             !planned_part(ws->keys, &ws->an->limits, file))
         ws->an->nplanned++;
     return 0;
 }
@@ -514,9 +709,10 @@ void analysis_plan(analysis *an, const char *const *paths, size_t n)
 {
     size_t i, j;
     op_error err;
+    plan_keys pk = {NULL, 0, 0};
 
     for (i = 0; i < n; i++) {
-        walk_state ws = {an, paths[i], NULL, 0, 0};
+        walk_state ws = {an, paths[i], NULL, 0, 0, &pk};
         if (fetch_is_url(paths[i]) ||
             input_walk(paths[i], count_file, NULL, &ws, &err))
             an->nplanned++; /* read (or refused) as one input */
@@ -525,6 +721,7 @@ void analysis_plan(analysis *an, const char *const *paths, size_t n)
             free(ws.rolling[j]);
         free(ws.rolling);
     }
+    free(pk.key);
 }
 
 int analysis_run_from(const struct op_run *r, const input_rec *in)

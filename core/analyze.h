@@ -9,11 +9,13 @@
 #include <stdio.h>
 
 #include "input.h"
+#include "input_zip.h"
 #include "model.h"
 #include "plugins.h"
 
 typedef struct input_rec {
-    char *path;
+    char *path;         /* as shown: <zip>/<member> inside a zip */
+    char *real;         /* the file read when it differs from path; or NULL */
     const char *plugin; /* name of the plugin that read it; NULL if none */
     char **warnings;    /* problems met while reading this input */
     size_t nwarnings, cap;
@@ -61,6 +63,14 @@ typedef struct analysis {
     const analysis_watch *watch; /* borrowed; NULL: none */
     size_t *shown; /* per run (model order): its warnings already printed */
     size_t shown_cap;
+    /* Parts of split logs (input_parts.c) met so far: read at
+     * analysis_freeze, each group as one input, whatever the order and the
+     * arguments they came in. group: the paths of the one being read. */
+    input_part *parts;
+    size_t nparts, parts_cap;
+    char **group;
+    size_t ngroup;
+    input_zips zips; /* zips given as inputs, unpacked (input_zip.c) */
 } analysis;
 
 /* Sets up an empty analysis with the built-in plugins plus the external

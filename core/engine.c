@@ -70,6 +70,25 @@ const op_engine_layout *engine_layout_of(const char *dir)
     return NULL;
 }
 
+int engine_part_of(const char *line, size_t len, char *key, size_t cap,
+                   int64_t *order)
+{
+    const op_engine *e;
+    char own[64]; /* an engine's key: longer ones are no part */
+    size_t i;
+
+    EACH(e, i) {
+        const op_engine_parts *p = ENGINE_HAS(e, parts) ? e->parts : NULL;
+        int n;
+        if (!p || !p->probe(line, len, own, sizeof own, order))
+            continue;
+        /* the source keeps two engines' keys apart */
+        n = snprintf(key, cap, "%s:%s", e->source, own);
+        return n > 0 && (size_t)n < cap;
+    }
+    return 0;
+}
+
 const char *engine_default_source(void)
 {
     const op_engine *e;

@@ -13,6 +13,7 @@
 #define OP_CORE_ENGINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <optipipe/stream.h>
 
@@ -56,6 +57,20 @@ typedef struct op_engine_patch {
     emit_writer_fn write; /* emit_changes.h */
 } op_engine_patch;
 
+/* Logs split over several files that say so in their first line (e.g. a
+ * log rolled over into parts): core finds the parts among the inputs by
+ * content, groups them by key and reads each group in order as one input
+ * (input_parts.c). */
+typedef struct op_engine_parts {
+    const char *name; /* what they are, for messages */
+    /* Whether line (a file's first line, len bytes, no '\n') opens such a
+     * part: then fills key (NUL-terminated, shorter than cap; the parts of
+     * one log share it) and *order (their reading order) and returns 1,
+     * else 0. line is text from outside: bounded by len, not NUL. */
+    int (*probe)(const char *line, size_t len, char *key, size_t cap,
+                 int64_t *order);
+} op_engine_parts;
+
 #define OP_ENGINE_DEFAULT_SOURCE 1u /* flags: the default `rules new --source` */
 
 typedef struct op_engine {
@@ -69,6 +84,7 @@ typedef struct op_engine {
     const op_engine_fetch *fetch;
     const op_engine_layout *layouts; /* nlayouts of them */
     size_t nlayouts;
+    const op_engine_parts *parts;
 } op_engine;
 
 /* Whether entry e was built with member m (entries built against an older
@@ -91,6 +107,12 @@ const op_engine *engine_for_url(const char *url);
 /* The layout dir is a folder of (the first engine's that claims it), or
  * NULL. */
 const op_engine_layout *engine_layout_of(const char *dir);
+
+/* Whether line (a file's first line, len bytes) opens a part of a split
+ * log of some engine (op_engine_parts): fills key ("<source>:<engine's
+ * key>", shorter than cap) and *order and returns 1, else 0. */
+int engine_part_of(const char *line, size_t len, char *key, size_t cap,
+                   int64_t *order);
 
 /* The source `rules new` writes a rule for when not told: the engine
  * flagged OP_ENGINE_DEFAULT_SOURCE, else the first, else "*". */

@@ -79,6 +79,19 @@ void input_limits_default(input_limits *l)
     l->max_doc = (size_t)(1024 * MIB);
 }
 
+void input_limits_from(input_limits *l, const input_limits *given)
+{
+    input_limits_default(l);
+    if (!given)
+        return;
+    if (given->max_line)
+        l->max_line = given->max_line;
+    if (given->max_bytes)
+        l->max_bytes = given->max_bytes;
+    if (given->max_doc)
+        l->max_doc = given->max_doc;
+}
+
 /* --- errors ------------------------------------------------------------- */
 
 static int fail(const stream *s, op_error *err)
@@ -503,15 +516,7 @@ static stream *stream_new(const char *name, const input_limits *limits)
     s->base.base.api = &stream_api;
     s->base.ops = &stream_ops;
     s->fd = -1;
-    input_limits_default(&s->lim);
-    if (limits) { /* 0 keeps the default */
-        if (limits->max_line)
-            s->lim.max_line = limits->max_line;
-        if (limits->max_bytes)
-            s->lim.max_bytes = limits->max_bytes;
-        if (limits->max_doc)
-            s->lim.max_doc = limits->max_doc;
-    }
+    input_limits_from(&s->lim, limits);
     s->name = strdup(name);
     s->cap = INPUT_BUF_INIT;
     s->buf = malloc(s->cap);

@@ -19,6 +19,9 @@ typedef struct input_limits {
 
 /* Fills l with the defaults above. */
 void input_limits_default(input_limits *l);
+/* Fills l with given's limits (may be NULL), a 0 there keeping the
+ * default. */
+void input_limits_from(input_limits *l, const input_limits *given);
 
 /* Opens path ("-" is standard input) with limits (copied; NULL = defaults).
  * Only a regular file (or "-") is read: a FIFO, device or socket is an
@@ -96,5 +99,41 @@ typedef struct input_stream {
     op_stream base; /* first: an op_stream * casts to input_stream * */
     const input_ops *ops;
 } input_stream;
+
+/* Opens paths[0..n) (copied) as one stream named name, file after file,
+ * each decompressed by its own codec (input_list.c): the files one log
+ * was split into (an engine's folder layout, the parts of input_parts.c).
+ * Returns 0 with *out (input_close) or an op_status with err. */
+int input_open_list(const char *name, char *const *paths, size_t n,
+                    const input_limits *limits, op_stream **out,
+                    op_error *err);
+/* On a stream of input_open_list only: adds note to what input_warning
+ * says of it (copied); marks it truncated at its end (the writer had not
+ * stopped, e.g. a log still in progress). */
+void input_list_note(op_stream *s, const char *note);
+void input_list_set_unfinished(op_stream *s);
+
+/* A file that is one part of a log split over several files, each saying
+ * so in its first line (an engine's op_engine_parts, engine.h). */
+typedef struct input_part {
+    char *path;
+    char key[96];  /* the parts of one log share it */
+    int64_t order; /* their reading order */
+} input_part;
+
+/* Whether the file at path starts as a part (its first line, read through
+ * its codec); fills p (p->path is a copy, the caller's to free) and returns
+ * 1, else 0 (also when it cannot be read: it is then read as a file of its
+ * own and that says why). -1 on no memory. */
+int input_part_of(const char *path, const input_limits *limits,
+                  input_part *p);
+
+/* Sorts parts by key, then order, then path. */
+void input_parts_sort(input_part *parts, size_t n);
+/* The name of the group all[from..to) of one key (all sorted, n parts):
+ * their folder when it holds these parts and no other, else the first
+ * part's path. malloc'd; NULL on no memory. */
+char *input_parts_name(const input_part *all, size_t n, size_t from,
+                       size_t to);
 
 #endif

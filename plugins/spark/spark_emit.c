@@ -671,26 +671,22 @@ void sp_app_emit(sp_app *a)
     op_run *r;
     int k;
 
-    long attempt = a->attempt_id ? strtol(a->attempt_id, NULL, 10) : 0;
-
     if (!id || !*id) {
         fallback_id(a, idbuf, sizeof idbuf);
-        id = idbuf;
-    } else if (attempt > 1) {
-        /* later attempts of one app are runs of their own, in a history */
-        snprintf(idbuf, sizeof idbuf, "%s_%ld", id, attempt);
         id = idbuf;
     }
     job_times_from_stages(a);
     r = op_run_get(b, "spark", id);
     if (!r)
         return;
-    if (attempt > 0 && a->app_id)
-        op_run_history(b, r, a->app_id, attempt);
+    /* attempts of one app are one run (spark_attempts.c): the id stays */
+    if (a->attempt_id)
+        op_run_attr(b, r, "attempt", a->attempt_id);
     op_run_str(b, r, OP_F_NAME, a->app_name ? a->app_name : id);
     op_run_job(b, r, job_key(a, jobbuf, sizeof jobbuf));
-    if (a->version)
-        op_run_str(b, r, OP_F_ENGINE_VERSION, a->version);
+    if (a->version || a->dbc_version)
+        op_run_str(b, r, OP_F_ENGINE_VERSION,
+                   a->version ? a->version : a->dbc_version);
     run_status(a, r);
     end = a->has_end && a->app_end > 0 ? a->app_end : a->last_time;
     if (a->app_start > 0)
@@ -713,6 +709,7 @@ void sp_app_emit(sp_app *a)
                 op_run_config(b, r, it->string, it->valuestring);
         }
     }
+    sp_platform_emit(a, r);
     run_sums(a, r);
     executor_stats(a, r, end);
     failure_series(a, r);

@@ -8,3 +8,5 @@ static const char bad1[] = "fetch flink";               /* line 7 */
 static const char bad2[] = "a \"Spark\" app";           /* line 8 */
 static const char bad3[] = "dbt.regression";            /* line 9 */
 static const char c = '"'; static const char bad4[] = "x" "DBT"; /* line 10 */
+static const char bad5[] = "\"SparkContext Id\"";       /* line 11 */
+static const char bad6[] = "on Databricks";            /* line 12 */

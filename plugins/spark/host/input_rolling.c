@@ -10,7 +10,7 @@
  * choice of files follow Spark's RollingEventLogFilesFileReader: numeric
  * index order (events_10 after events_2), a .compact file after the normal
  * file of the same index, every file before the last .compact dropped.
- * Lines are handed out zero-copy from the current file's stream.
+ * The files are read as one stream by core's input_open_list.
  *
  * The stream reports itself truncated at its end when the appstatus file
  * still says .inprogress (the application had not stopped), so a reader
@@ -34,26 +34,15 @@ typedef struct roll_file {
     int compact;
 } roll_file;
 
+/* The folder's listing; its files are read as one stream by
+ * input_open_list (core/input_list.c). */
 typedef struct rolling {
-    input_stream base; /* first: op_stream * casts to rolling * */
     char *name;
-    input_limits lim;
     roll_file *files;
-    size_t nfiles, next; /* files[next] is the next one to open */
-    op_stream *cur;      /* NULL once every file was read */
-    uint64_t line_base;  /* lines of the files already closed */
-    uint64_t off_base;   /* decoded bytes of the files already closed */
-    int in_progress;     /* appstatus_*.inprogress */
-    int last_cut;        /* the last file closed ended mid-line/frame */
-    int done;
-    op_error err; /* sticky */
-    char *all;    /* read_all buffer */
+    size_t nfiles;
+    int in_progress; /* appstatus_*.inprogress */
     char warning[OP_ERROR_MAX];
-    char cur_warning[OP_ERROR_MAX];
 } rolling;
-
-static const struct op_stream_api rolling_api;
-static const input_ops rolling_ops;
 
 int input_is_rolling_dir(const char *path)
 {
@@ -212,296 +201,54 @@ static void order_files(rolling *r)
         }
 }
 
-/* --- moving between files ----------------------------------------------- */
-
-static int fail(rolling *r, op_error *err)
+/* Opens r's files, in order, as one stream named r->name. */
+static int open_files(rolling *r, const input_limits *limits,
+                      op_stream **out, op_error *err)
 {
-    if (err)
-        *err = r->err;
-    return r->err.code;
-}
+    char **paths = malloc(r->nfiles * sizeof *paths);
+    size_t i;
+    int rc;
 
-/* Closes the current file (if any) and opens the next non-empty one.
- * Returns 0 (r->cur is NULL when there is none) or an op_status. */
-static int open_next(rolling *r)
-{
-    if (r->cur) {
-        const char *w = input_warning(r->cur);
-        r->line_base += op_stream_line_no(r->cur);
-        r->off_base += op_stream_offset(r->cur);
-        r->last_cut = op_stream_truncated(r->cur);
-        if (w)
-            snprintf(r->cur_warning, sizeof r->cur_warning, "%s", w);
-        input_close(r->cur);
-        r->cur = NULL;
-    }
-    while (r->next < r->nfiles) {
-        input_limits l = r->lim;
-        const roll_file *f = &r->files[r->next++];
-        int rc;
-        if (l.max_bytes) {
-            if (r->off_base >= l.max_bytes)
-                return op_error_set(&r->err, OP_ELIMIT,
-                                    "%s: more than %llu bytes after "
-                                    "decompression (--max-bytes); stopped "
-                                    "before %s",
-                                    r->name,
-                                    (unsigned long long)l.max_bytes, f->path);
-            l.max_bytes -= r->off_base;
-        }
-        rc = input_open(f->path, &l, &r->cur, &r->err);
-        if (rc)
-            return rc;
-        return OP_OK;
-    }
-    r->done = 1;
+    if (!paths)
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory", r->name);
+    for (i = 0; i < r->nfiles; i++)
+        paths[i] = r->files[i].path;
+    rc = input_open_list(r->name, paths, r->nfiles, limits, out, err);
+    free(paths);
+    if (rc)
+        return rc;
+    if (r->warning[0])
+        input_list_note(*out, r->warning);
+    if (r->in_progress)
+        input_list_set_unfinished(*out);
     return OP_OK;
 }
-
-/* --- op_stream_api ------------------------------------------------------ */
-
-static int ro_read_line(op_stream *st, const char **line, size_t *len,
-                        op_error *err)
-{
-    rolling *r = (rolling *)st;
-
-    *line = "";
-    *len = 0;
-    if (r->err.code) {
-        fail(r, err);
-        return -1;
-    }
-    while (r->cur) {
-        int rc = op_stream_read_line(r->cur, line, len, &r->err);
-        if (rc > 0)
-            return rc;
-        if (rc < 0 || open_next(r)) {
-            fail(r, err);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static long ro_read(op_stream *st, void *buf, size_t n, op_error *err)
-{
-    rolling *r = (rolling *)st;
-
-    if (r->err.code) {
-        fail(r, err);
-        return -1;
-    }
-    while (r->cur) {
-        long got = op_stream_read(r->cur, buf, n, &r->err);
-        if (got != 0) {
-            if (got < 0)
-                fail(r, err);
-            return got;
-        }
-        if (open_next(r)) {
-            fail(r, err);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int ro_read_all(op_stream *st, const char **out, size_t *len,
-                       op_error *err)
-{
-    rolling *r = (rolling *)st;
-    size_t cap = 0, n = 0;
-
-    *out = "";
-    *len = 0;
-    if (r->all) /* handed out already: the stream is at its end */
-        return OP_OK;
-    for (;;) {
-        long got;
-        if (cap - n < 65536) {
-            size_t ncap = cap ? cap * 2 : 1 << 20;
-            char *nb;
-            if (n > r->lim.max_doc) {
-                op_error_set(&r->err, OP_ELIMIT,
-                             "%s: larger than the limit of %zu bytes for a "
-                             "whole document",
-                             r->name, r->lim.max_doc);
-                return fail(r, err);
-            }
-            nb = realloc(r->all, ncap + 1);
-            if (!nb) {
-                op_error_set(&r->err, OP_ENOMEM, "%s: out of memory",
-                             r->name);
-                return fail(r, err);
-            }
-            r->all = nb;
-            cap = ncap;
-        }
-        got = ro_read(st, r->all + n, cap - n, err);
-        if (got < 0)
-            return r->err.code;
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    if (n > r->lim.max_doc) {
-        op_error_set(&r->err, OP_ELIMIT,
-                     "%s: larger than the limit of %zu bytes for a whole "
-                     "document",
-                     r->name, r->lim.max_doc);
-        return fail(r, err);
-    }
-    r->all[n] = '\0';
-    *out = r->all;
-    *len = n;
-    return OP_OK;
-}
-
-static const char *ro_name(const op_stream *st)
-{
-    return ((const rolling *)st)->name;
-}
-
-static uint64_t ro_line_no(const op_stream *st)
-{
-    const rolling *r = (const rolling *)st;
-
-    return r->line_base + (r->cur ? op_stream_line_no(r->cur) : 0);
-}
-
-static uint64_t ro_offset(const op_stream *st)
-{
-    const rolling *r = (const rolling *)st;
-
-    return r->off_base + (r->cur ? op_stream_offset(r->cur) : 0);
-}
-
-static int ro_truncated(const op_stream *st)
-{
-    const rolling *r = (const rolling *)st;
-
-    if (r->cur)
-        return op_stream_truncated(r->cur);
-    return r->last_cut || (r->done && r->in_progress);
-}
-
-static const char *ro_codec(const op_stream *st)
-{
-    const rolling *r = (const rolling *)st;
-
-    return r->cur ? op_stream_codec(r->cur) : "plain";
-}
-
-static const struct op_stream_api rolling_api = {
-    .size = sizeof(struct op_stream_api),
-    .read = ro_read,
-    .read_line = ro_read_line,
-    .read_all = ro_read_all,
-    .name = ro_name,
-    .line_no = ro_line_no,
-    .offset = ro_offset,
-    .truncated = ro_truncated,
-    .codec = ro_codec,
-};
-
-/* --- the entry points ---------------------------------------------------- */
 
 int input_open_rolling(const char *dir, const input_limits *limits,
                        op_stream **out, op_error *err)
 {
-    rolling *r = NULL;
-    size_t n;
+    rolling r;
+    size_t n, i;
     int rc;
 
     if (!dir || !out)
         return op_error_set(err, OP_EUSAGE, "input_open_rolling: no folder");
     *out = NULL;
-    r = calloc(1, sizeof *r);
-    if (!r)
+    memset(&r, 0, sizeof r);
+    r.name = strdup(dir);
+    if (!r.name)
         return op_error_set(err, OP_ENOMEM, "%s: out of memory", dir);
-    r->base.base.api = &rolling_api;
-    r->base.ops = &rolling_ops;
-    input_limits_default(&r->lim);
-    if (limits) { /* 0 keeps the default */
-        if (limits->max_line)
-            r->lim.max_line = limits->max_line;
-        if (limits->max_bytes)
-            r->lim.max_bytes = limits->max_bytes;
-        if (limits->max_doc)
-            r->lim.max_doc = limits->max_doc;
+    n = strlen(r.name); /* "dir/" names the same folder */
+    while (n > 1 && r.name[n - 1] == '/')
+        r.name[--n] = '\0';
+    rc = list_files(&r, err);
+    if (!rc) {
+        order_files(&r);
+        rc = open_files(&r, limits, out, err);
     }
-    r->name = strdup(dir);
-    if (!r->name) {
-        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", dir);
-        goto out;
-    }
-    n = strlen(r->name); /* "dir/" names the same folder */
-    while (n > 1 && r->name[n - 1] == '/')
-        r->name[--n] = '\0';
-    rc = list_files(r, err);
-    if (rc)
-        goto out;
-    order_files(r);
-    rc = open_next(r);
-    if (rc && err)
-        *err = r->err;
-out:
-    if (rc) {
-        input_close(&r->base.base);
-        return rc;
-    }
-    *out = &r->base.base;
-    return OP_OK;
+    for (i = 0; i < r.nfiles; i++)
+        free(r.files[i].path);
+    free(r.files);
+    free(r.name);
+    return rc;
 }
-
-static int rolling_peek(op_stream *st, size_t max, const unsigned char **head,
-                        size_t *len, op_error *err)
-{
-    rolling *r = (rolling *)st;
-
-    *head = (const unsigned char *)"";
-    *len = 0;
-    /* an empty first file (just rolled over) shows nothing: look further */
-    while (r->cur) {
-        int rc = input_peek(r->cur, max, head, len, err);
-        if (rc || *len > 0 || r->next >= r->nfiles)
-            return rc;
-        if (open_next(r))
-            return fail(r, err);
-    }
-    return OP_OK;
-}
-
-static const char *rolling_warning(const op_stream *st)
-{
-    const rolling *r = (const rolling *)st;
-    const char *w = r->cur ? input_warning(r->cur) : NULL;
-
-    if (!w && r->cur_warning[0])
-        w = r->cur_warning;
-    if (w && !r->warning[0])
-        return w;
-    return r->warning[0] ? r->warning : NULL;
-}
-
-static void rolling_close(op_stream *st)
-{
-    rolling *r = (rolling *)st;
-    size_t i;
-
-    if (!r)
-        return;
-    input_close(r->cur);
-    for (i = 0; i < r->nfiles; i++)
-        free(r->files[i].path);
-    free(r->files);
-    free(r->name);
-    free(r->all);
-    free(r);
-}
-
-static const input_ops rolling_ops = {
-    .peek = rolling_peek,
-    .warning = rolling_warning,
-    .close = rolling_close, /* no source_offset: 0, the files' sizes vary */
-};

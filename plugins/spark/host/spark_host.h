@@ -33,6 +33,12 @@ int fetch_spark_history(const char *url, const fetch_opts *o,
 int input_open_rolling(const char *dir, const input_limits *limits,
                        op_stream **out, op_error *err);
 
+/* Databricks' rollover parts (op_engine_parts.probe, engine.h): key the
+ * SparkContext Id, order the Rollover Number of the
+ * DBCEventLoggingListenerMetadata line that opens each part. */
+int spark_part_probe(const char *line, size_t len, char *key, size_t cap,
+                     int64_t *order);
+
 /* Whether path is a directory of that layout ("eventlog_v2_" prefix). */
 int input_is_rolling_dir(const char *path);
 

@@ -19,7 +19,7 @@
 
 #define OP_ABI_MAGIC 0x4f505450u /* "OPTP" */
 #define OP_ABI_MAJOR 1
-#define OP_ABI_MINOR 0
+#define OP_ABI_MINOR 1 /* 1: builder run_attr, run_job */
 
 /* What detect() may look at: the input's name and its first decompressed
  * bytes (up to OP_PROBE_HEAD). */
