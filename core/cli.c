@@ -630,7 +630,10 @@ int cli_session_run(cli_session *s, cli_opts *o)
         diag_msg(DIAG_ERROR, "rule engine: %s", err.msg);
         return EXIT_NOINPUT;
     }
-    results_finish(&s->res, s->an.m);
+    if (results_finish(&s->res, s->an.m)) {
+        diag_msg(DIAG_ERROR, "rule engine: out of memory reconciling changes");
+        return EXIT_NOINPUT;
+    }
     s->t_rules += cli_now_ms() - t;
     s->nignored = config_ignore_findings(&s->cfg, s->an.m, &s->res);
     return load_baseline(s);

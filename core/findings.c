@@ -340,7 +340,120 @@ static int error_cmp(const void *pa, const void *pb)
     return c ? c : strcmp(a->error, b->error);
 }
 
-void results_finish(results *r, const model *m)
+/* ---- change reconciliation ---------------------------------------------- */
+
+/* Why kept won over lost, in the order findings are ranked. */
+static const char *win_reason(const finding *kept, const finding *lost)
+{
+    if (kept->sev != lost->sev)
+        return "it is more severe";
+    if (kept->impact_ms != lost->impact_ms)
+        return "it saves more time";
+    return "it ranks first (rule id)";
+}
+
+/* A change value as text for messages: strings bare, others as JSON. */
+static char *value_text(const cJSON *v)
+{
+    return cJSON_IsString(v) ? strdup(v->valuestring) : cJSON_PrintUnformatted(v);
+}
+
+/* Appends to lost's message why its change c was dropped for kc of kept. */
+static int note_dropped(finding *lost, const cJSON *c, const finding *kept,
+                        const cJSON *kc)
+{
+    char *to = value_text(cJSON_GetObjectItemCaseSensitive(c, "to"));
+    char *kto = value_text(cJSON_GetObjectItemCaseSensitive(kc, "to"));
+    const char *key = str_item(c, "key");
+    char *msg = NULL;
+    int rc = OP_ENOMEM, n;
+
+    if (!to || !kto)
+        goto out;
+#define NOTE_FMT "%s [Not proposed: %s = %s, because %s%s%s proposes %s for " \
+                 "the same setting and is kept: %s.]"
+#define NOTE_ARGS lost->message, key, to, kept->rule, \
+                  kept->node_id ? " on " : "", \
+                  kept->node_id ? kept->node_id : "", kto, win_reason(kept, lost)
+    n = snprintf(NULL, 0, NOTE_FMT, NOTE_ARGS);
+    msg = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (!msg)
+        goto out;
+    snprintf(msg, (size_t)n + 1, NOTE_FMT, NOTE_ARGS);
+#undef NOTE_FMT
+#undef NOTE_ARGS
+    free(lost->message);
+    lost->message = msg;
+    rc = 0;
+out:
+    free(to);
+    free(kto);
+    return rc;
+}
+
+/* What a change configures: its target, else its finding's node (a
+ * Flink vertex's "parallelism", a dbt model's "materialized"), else the
+ * run as a whole (NULL). */
+static const char *scope_of(const finding *f, const cJSON *c)
+{
+    const char *t = str_item(c, "target");
+    return t ? t : f->node_id;
+}
+
+/* The change of an earlier finding of the same run that sets c's (scope,
+ * key) to another value, or NULL. Earlier findings have been reconciled
+ * already, so only changes still proposed are seen. */
+static const cJSON *conflict_of(const results *r, size_t i, const cJSON *c,
+                                const finding **kept)
+{
+    size_t j;
+    const cJSON *kc;
+
+    for (j = 0; j < i; j++) {
+        if (r->f[j].run_index != r->f[i].run_index)
+            continue;
+        cJSON_ArrayForEach(kc, r->f[j].changes) {
+            if (cmp_str(scope_of(&r->f[j], kc), scope_of(&r->f[i], c)) ||
+                cmp_str(str_item(kc, "key"), str_item(c, "key")))
+                continue;
+            if (cJSON_Compare(cJSON_GetObjectItemCaseSensitive(kc, "to"),
+                              cJSON_GetObjectItemCaseSensitive(c, "to"), 1))
+                continue;
+            *kept = &r->f[j];
+            return kc;
+        }
+    }
+    return NULL;
+}
+
+/* Within one run, no two findings may set one (target, key) to different
+ * values: the first in rank order (severity, then impact, then rule id)
+ * keeps its change; each later one loses the conflicting change and its
+ * message names the kept finding. Runs after fingerprinting, so a
+ * finding's fingerprint does not depend on whether another rule fired. */
+static int reconcile(results *r)
+{
+    size_t i;
+
+    for (i = 1; i < r->n; i++) {
+        cJSON *c = r->f[i].changes ? r->f[i].changes->child : NULL;
+        while (c) {
+            cJSON *next = c->next;
+            const finding *kept = NULL;
+            const cJSON *kc = conflict_of(r, i, c, &kept);
+            if (kc) {
+                /* the note first: on failure the change stays, visibly */
+                if (note_dropped(&r->f[i], c, kept, kc))
+                    return OP_ENOMEM;
+                cJSON_Delete(cJSON_DetachItemViaPointer(r->f[i].changes, c));
+            }
+            c = next;
+        }
+    }
+    return 0;
+}
+
+int results_finish(results *r, const model *m)
 {
     uint64_t *ids;
     size_t i, j;
@@ -369,6 +482,7 @@ void results_finish(results *r, const model *m)
                  (unsigned long long)h);
     }
     free(ids);
+    return reconcile(r);
 }
 
 size_t results_count_at_least(const results *r, severity sev)

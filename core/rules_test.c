@@ -558,7 +558,10 @@ static int run_case(const cli_opts *o, pack_load *pl, const char *test_dir,
         snprintf(why, whylen, "%s", err.msg);
         goto out;
     }
-    results_finish(&res, an.m);
+    if (results_finish(&res, an.m)) {
+        snprintf(why, whylen, "out of memory");
+        goto out;
+    }
     ok = res.ne == 0 && match_all(expect, &res, rule, why, whylen);
     if (res.ne && !why[0])
         snprintf(why, whylen, "rule error");
