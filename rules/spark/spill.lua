@@ -45,9 +45,9 @@ return {
           su.mem_string(mem), su.mem_string(new_mem),
           su.bytes(math.max(new_mem - 300 * su.MIB, 0) * (per_task * cores / math.max(mem - 300 * su.MIB, 1)) / cores),
           su.count(cores, "core"), su.bytes(per_task))
-        if not how then
-          changes[1] = { target = su.target(run), key = "spark.executor.memory",
-                         from = su.mem_string(mem), to = su.mem_string(new_mem) }
+        if not changes[1] then -- no partitioning key controls the stage: memory does
+          changes[1] = su.change(run, "spark.executor.memory", su.mem_string(new_mem),
+                                 su.mem_string(mem))
         end
         ctx.report {
           node = n.id,
