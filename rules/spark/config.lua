@@ -20,7 +20,7 @@ local function serializer(run, ctx)
         .. "(register your classes with spark.kryo.classesToRegister). DataFrame/SQL "
         .. "shuffles use Spark's own format and gain little.",
       evidence = { serializer = v, shuffle_write_bytes = shuffled },
-      changes = { { target = su.target(run), key = "spark.serializer", from = v, to = KRYO } },
+      changes = { su.change(run, "spark.serializer", KRYO, v) },
     }
   end
 end
@@ -38,12 +38,11 @@ local function dynamic_allocation(run, ctx)
   end
   local master = run.config["spark.master"] or ""
   local change
-  if master:find("^yarn") then
-    change = { target = su.target(run), key = "spark.shuffle.service.enabled", from = svc, to = "true" }
-  else
-    change = { target = su.target(run), key = "spark.dynamicAllocation.shuffleTracking.enabled",
-               from = track, to = "true" }
+  -- shuffle tracking exists from 3.0; before, only the service keeps the files
+  if not master:find("^yarn") then
+    change = su.change(run, "spark.dynamicAllocation.shuffleTracking.enabled", "true", track)
   end
+  change = change or su.change(run, "spark.shuffle.service.enabled", "true", svc)
   ctx.report {
     message = ("Dynamic allocation is on but neither the external shuffle service "
       .. "(spark.shuffle.service.enabled = %s) nor shuffle tracking "
@@ -51,7 +50,8 @@ local function dynamic_allocation(run, ctx)
       .. "removed executors."):format(svc, track),
     recommendation = ("Removing an executor then loses its shuffle output and the stages "
       .. "that wrote it run again (Spark 3 refuses to start like this). Set %s = true%s."):format(
-      change.key, master:find("^yarn") and " (and run the YARN auxiliary shuffle service)" or ""),
+      change.key, change.key == "spark.shuffle.service.enabled"
+        and " (and run the cluster's external shuffle service)" or ""),
     evidence = { shuffle_service = svc, shuffle_tracking = track, master = master },
     changes = { change },
   }
@@ -73,8 +73,7 @@ local function adaptive(run, ctx)
     recommendation = "AQE coalesces small shuffle partitions, splits skewed joins and "
       .. "switches joins to broadcast at run time; it is the default since Spark 3.2.",
     evidence = { sql_executions = run.metrics.sql_executions },
-    changes = { { target = su.target(run), key = "spark.sql.adaptive.enabled", from = "false",
-                  to = "true" } },
+    changes = { su.change(run, "spark.sql.adaptive.enabled", "true", "false") },
   }
 end
 
