@@ -53,6 +53,17 @@ int analysis_init(analysis *an, const char *plugin_path,
 
 static void finish_plugins(analysis *an);
 
+static void free_parts(analysis *an)
+{
+    size_t i;
+
+    for (i = 0; i < an->nparts; i++)
+        free(an->parts[i].path);
+    free(an->parts);
+    an->parts = NULL;
+    an->nparts = an->parts_cap = 0;
+}
+
 void analysis_free(analysis *an)
 {
     size_t i, j;
@@ -65,6 +76,7 @@ void analysis_free(analysis *an)
     }
     free(an->inputs);
     free(an->shown);
+    free_parts(an);
     /* plugins free what they kept across inputs in finish(): also when the
      * analysis ends before its model was frozen */
     if (an->m && !an->m->frozen && an->finisher && an->reg)
@@ -246,6 +258,8 @@ static int parse_file(analysis *an, input_rec *in, int rolling, int in_folder,
     op_error_clear(&err);
     an->nstarted++;
     rc = mem ? input_open_mem(in->path, mem, mem_len, &an->limits, &s, &err)
+         : an->group ? input_open_list(in->path, an->group, an->ngroup,
+                                       &an->limits, &s, &err)
          : rolling ? input_open_rolling(in->path, &an->limits, &s, &err)
                    : input_open(in->path, &an->limits, &s, &err);
     if (!rc)
@@ -352,13 +366,36 @@ static int defer_rolling(walk_state *ws, const char *file)
     return 1;
 }
 
+/* Keeps a part of a split log (input_parts.c) for analysis_freeze instead
+ * of reading it alone; 0 when file is none (or memory ran out: then it is
+ * read alone). */
+static int defer_part(analysis *an, const char *file)
+{
+    input_part p;
+
+    if (input_part_of(file, &an->limits, &p) <= 0)
+        return 0;
+    if (an->nparts == an->parts_cap) {
+        size_t ncap = an->parts_cap ? an->parts_cap * 2 : 8;
+        input_part *np = realloc(an->parts, ncap * sizeof *np);
+        if (!np) {
+            free(p.path);
+            return 0;
+        }
+        an->parts = np;
+        an->parts_cap = ncap;
+    }
+    an->parts[an->nparts++] = p;
+    return 1;
+}
+
 static int visit(const char *file, void *ud)
 {
     walk_state *ws = ud;
     analysis *an = ws->an;
     input_rec *in;
 
-    if (defer_rolling(ws, file))
+    if (defer_rolling(ws, file) || defer_part(an, file))
         return 0;
     in = rec_new(an, file);
     if (!in) {
@@ -413,7 +450,7 @@ static void add_url(analysis *an, const char *url)
 
 size_t analysis_add(analysis *an, const char *path)
 {
-    size_t before = an->nok, before_in = an->ninputs, i;
+    size_t before = an->nok - an->nparts, before_in = an->ninputs, i;
     walk_state ws = {an, path, NULL, 0, 0};
     op_error err;
 
@@ -426,7 +463,8 @@ size_t analysis_add(analysis *an, const char *path)
     if (input_walk(path, visit, walk_error, &ws, &err)) {
         input_rec *in = rec_new(an, path);
         rec_warn(an, in, DIAG_ERROR, path, "%s", err.msg);
-    } else if (an->ninputs == before_in && !ws.nrolling) {
+    } else if (an->ninputs == before_in && !ws.nrolling &&
+               an->nok - an->nparts == before) {
         rec_warn(an, rec_new(an, path), DIAG_WARNING, path,
                  "a folder without any file to read (hidden entries are "
                  "skipped)");
@@ -438,7 +476,8 @@ size_t analysis_add(analysis *an, const char *path)
         free(ws.rolling[i]);
     }
     free(ws.rolling);
-    return an->nok - before;
+    /* parts are read at analysis_freeze: counted as read here */
+    return an->nok + an->nparts - before;
 }
 
 /* Lets every plugin with a finish() join what it kept across inputs. */
@@ -496,10 +535,44 @@ static void print_skipped(analysis *an)
     an->nunlisted = 0;
 }
 
+/* Reads the parts of split logs met by every analysis_add: each group of
+ * one key as one input, in order (input_parts.c). */
+static void read_parts(analysis *an)
+{
+    size_t i = 0, j, k;
+
+    input_parts_sort(an->parts, an->nparts);
+    while (i < an->nparts) {
+        char **paths, *name;
+        input_rec *in;
+        for (j = i + 1; j < an->nparts; j++)
+            if (strcmp(an->parts[j].key, an->parts[i].key) != 0)
+                break;
+        paths = malloc((j - i) * sizeof *paths);
+        name = paths ? input_parts_name(an->parts + i, j - i) : NULL;
+        in = name ? rec_new(an, name) : NULL;
+        if (!in) {
+            rec_warn(an, NULL, DIAG_ERROR, an->parts[i].path, "out of memory");
+        } else {
+            for (k = i; k < j; k++)
+                paths[k - i] = an->parts[k].path;
+            an->group = paths;
+            an->ngroup = j - i;
+            parse_file(an, in, 0, 1, NULL, 0);
+            an->group = NULL;
+        }
+        free(name);
+        free(paths);
+        i = j;
+    }
+    free_parts(an);
+}
+
 void analysis_freeze(analysis *an)
 {
     if (an->m->frozen)
         return;
+    read_parts(an);
     finish_plugins(an);
     model_freeze(an->m);
     print_run_warnings(an, NULL);

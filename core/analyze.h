@@ -49,6 +49,13 @@ typedef struct analysis {
     double t0; /* when the first file was begun (progress_now) */
     size_t *shown; /* per run (model order): its warnings already printed */
     size_t shown_cap;
+    /* Parts of split logs (input_parts.c) met so far: read at
+     * analysis_freeze, each group as one input, whatever the order and the
+     * arguments they came in. group: the paths of the one being read. */
+    input_part *parts;
+    size_t nparts, parts_cap;
+    char **group;
+    size_t ngroup;
 } analysis;
 
 /* Sets up an empty analysis with the built-in plugins plus the external

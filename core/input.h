@@ -85,6 +85,35 @@ int input_walk(const char *path, input_visit_fn fn, input_error_fn on_error,
 int input_open_rolling(const char *dir, const input_limits *limits,
                        op_stream **out, op_error *err);
 
+/* Opens paths[0..n) (copied) as one stream named name, file after file,
+ * each decompressed by its own codec (parts of one log: input_parts.c).
+ * Returns 0 with *out (input_close) or an op_status with err. */
+int input_open_list(const char *name, char *const *paths, size_t n,
+                    const input_limits *limits, op_stream **out,
+                    op_error *err);
+
+/* A file that is one part of a log split over several files (Databricks'
+ * rollover: eventlog-<date>--<time>[.gz] and eventlog, each starting with
+ * a DBCEventLoggingListenerMetadata line). */
+typedef struct input_part {
+    char *path;
+    char key[64];  /* the parts of one log share it (SparkContext Id) */
+    int64_t order; /* their order (Rollover Number) */
+} input_part;
+
+/* Whether the file at path starts as a part (its first line, read through
+ * its codec); fills p (p->path is a copy, the caller's to free) and returns
+ * 1, else 0 (also when it cannot be read: it is then read as a file of its
+ * own and that says why). -1 on no memory. */
+int input_part_of(const char *path, const input_limits *limits,
+                  input_part *p);
+
+/* Sorts parts by key, then order, then path; *name gets the name for the
+ * group parts[0..n) of one key: their folder when they share one, else the
+ * first part's path (malloc'd; NULL on no memory). */
+void input_parts_sort(input_part *parts, size_t n);
+char *input_parts_name(const input_part *parts, size_t n);
+
 /* Whether path is a directory of that layout ("eventlog_v2_" prefix). */
 int input_is_rolling_dir(const char *path);
 

@@ -461,6 +461,50 @@ out:
     return OP_OK;
 }
 
+/* Opens the files paths[0..n) (borrowed; copied) as one stream named
+ * name, in that order: the same stream as a rolling folder's, for parts of
+ * one log that lie elsewhere (input_parts.c). */
+int input_open_list(const char *name, char *const *paths, size_t n,
+                    const input_limits *limits, op_stream **out,
+                    op_error *err)
+{
+    rolling *r = calloc(1, sizeof *r);
+    size_t i;
+    int rc = OP_OK;
+
+    *out = NULL;
+    if (!r)
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
+    r->base.api = &rolling_api;
+    input_limits_default(&r->lim);
+    if (limits && limits->max_line)
+        r->lim.max_line = limits->max_line;
+    if (limits && limits->max_bytes)
+        r->lim.max_bytes = limits->max_bytes;
+    if (limits && limits->max_doc)
+        r->lim.max_doc = limits->max_doc;
+    r->name = strdup(name);
+    r->files = calloc(n ? n : 1, sizeof *r->files);
+    if (!r->name || !r->files)
+        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
+    for (i = 0; !rc && i < n; i++) {
+        r->files[i].path = strdup(paths[i]);
+        r->files[i].index = i;
+        if (!r->files[i].path)
+            rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
+        else
+            r->nfiles++;
+    }
+    if (!rc && (rc = open_next(r)) != 0 && err)
+        *err = r->err;
+    if (rc) {
+        input_close(&r->base);
+        return rc;
+    }
+    *out = &r->base;
+    return OP_OK;
+}
+
 int input_rolling_peek(op_stream *st, size_t max, const unsigned char **head,
                        size_t *len, op_error *err)
 {

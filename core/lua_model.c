@@ -531,6 +531,8 @@ static void build_run(lua_State *L, const model *m, const struct op_run *r,
     lua_setfield(L, t, "origins");
     push_map(L, &r->config);
     lua_setfield(L, t, "config");
+    push_map(L, &r->attrs);
+    lua_setfield(L, t, "attrs");
     push_map(L, &r->metrics);
     lua_setfield(L, t, "metrics");
     push_nodes(L, r, t);

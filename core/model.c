@@ -466,6 +466,13 @@ static void b_run_config(op_builder *ob, op_run *r, const char *key,
         mmap_set(((mbuilder *)ob)->m, &r->config, key, mv_str(value));
 }
 
+static void b_run_attr(op_builder *ob, op_run *r, const char *key,
+                       const char *value)
+{
+    if (r)
+        mmap_set(((mbuilder *)ob)->m, &r->attrs, key, mv_str(value));
+}
+
 static void b_run_metric(op_builder *ob, op_run *r, const char *name,
                          double v)
 {
@@ -879,6 +886,7 @@ static const struct op_builder_api builder_api = {
     .run_history = b_run_history,
     .plugin_slot = b_plugin_slot,
     .run_find = b_run_find,
+    .run_attr = b_run_attr,
 };
 
 /* ---- model lifecycle ------------------------------------------------------ */
@@ -1074,6 +1082,7 @@ void model_freeze(model *m)
         struct op_run *r = m->runs[i];
         mmap_sort(&r->config);
         mmap_sort(&r->metrics);
+        mmap_sort(&r->attrs);
         for (j = 0; j < r->nnodes; j++)
             freeze_node(m, r, r->nodes[j]);
         link_children(m, r);

@@ -89,6 +89,7 @@ struct op_run {
     int64_t started_at, ended_at, duration_ms;
     mmap config;  /* MV_STR */
     mmap metrics; /* MV_INT or MV_NUM */
+    mmap attrs;   /* MV_STR: run_attr (platform, accelerator, ...) */
     struct op_node **nodes; /* insertion order */
     size_t nnodes, nodes_cap;
     struct op_node **node_tab; /* open-addressing hash by id; internal */

@@ -30,6 +30,11 @@ static void map(jw *w, const char *key, const mmap *m)
     jw_obj_end(w);
 }
 
+void model_json_map(jw *w, const char *key, const mmap *m)
+{
+    map(w, key, m);
+}
+
 static void opt_str(jw *w, const char *key, const char *v)
 {
     if (v) {
@@ -150,6 +155,7 @@ void model_json_run(jw *w, const struct op_run *r)
         opt_str(w, "origin", r->origins[0]);
     strings(w, "origins", r->origins, r->norigins);
     map(w, "config", &r->config);
+    map(w, "attrs", &r->attrs);
     map(w, "metrics", &r->metrics);
     jw_key(w, "nodes");
     jw_arr(w);

@@ -3,6 +3,7 @@
  * docs/json-output.md). Machine-facing: stable key order, exact integers.
  */
 #include "jsonw.h"
+#include "model_json.h"
 #include "report.h"
 
 static void inputs(jw *w, const analysis *an)
@@ -60,6 +61,8 @@ static void runs(jw *w, const model *m)
             jw_int(w, r->duration_ms);
         else
             jw_null(w);
+        if (r->attrs.n) /* platform, accelerator, attempts (model.md) */
+            model_json_map(w, "attrs", &r->attrs);
         jw_key(w, "warnings");
         jw_arr(w);
         for (size_t j = 0; j < r->nwarnings; j++)

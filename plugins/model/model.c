@@ -181,9 +181,10 @@ static int read_metrics(rd *r, const cJSON *m, const char *where, op_run *run,
 }
 
 /* A string map (config, attrs); numbers and booleans are written as text
- * for convenience in hand-written models. */
-static int read_strings(rd *r, const cJSON *m, const char *where, op_run *run,
-                        op_node *node)
+ * for convenience in hand-written models. Into node's attrs when node is
+ * set, else run's attrs (run_attrs) or config. */
+static int read_map(rd *r, const cJSON *m, const char *where, op_run *run,
+                    op_node *node, int run_attrs)
 {
     const cJSON *v;
     char num[64];
@@ -210,10 +211,18 @@ static int read_strings(rd *r, const cJSON *m, const char *where, op_run *run,
             continue;
         if (node)
             op_node_attr(r->b, node, v->string, s);
+        else if (run_attrs)
+            op_run_attr(r->b, run, v->string, s);
         else
             op_run_config(r->b, run, v->string, s);
     }
     return 0;
+}
+
+static int read_strings(rd *r, const cJSON *m, const char *where, op_run *run,
+                        op_node *node)
+{
+    return read_map(r, m, where, run, node, 0);
 }
 
 static double dnum(const cJSON *o, const char *k)
@@ -399,6 +408,8 @@ static int read_run(rd *r, const cJSON *o, int index)
             return rc;
     if ((rc = read_strings(r, cJSON_GetObjectItemCaseSensitive(o, "config"),
                            at_run, run, NULL)) ||
+        (rc = read_map(r, cJSON_GetObjectItemCaseSensitive(o, "attrs"),
+                       at_run, run, NULL, 1)) ||
         (rc = read_metrics(r, cJSON_GetObjectItemCaseSensitive(o, "metrics"),
                            at_run, run, NULL)))
         return rc;

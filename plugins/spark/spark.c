@@ -136,6 +136,7 @@ static int parse_json_line(sp_app *a, const char *line, size_t len)
 
 static int handle_line(sp_app *a, const char *line, size_t len)
 {
+    static const char dbc[] = "DBCEventLoggingListenerMetadata";
     sp_span name;
     sp_task t;
     int ev;
@@ -145,6 +146,10 @@ static int handle_line(sp_app *a, const char *line, size_t len)
     if (!len)
         return 0;
     ev = sp_scan_event(line, &name);
+    if (name.n == sizeof dbc - 1 && !memcmp(name.s, dbc, name.n)) {
+        sp_on_rollover_line(a, line, len, a->last_line_no);
+        return 0;
+    }
     if (ev != SP_EV_OTHER &&
         sp_scan_task(line, len, ev == SP_EV_TASK_END, &t) == 0) {
         a->events++;

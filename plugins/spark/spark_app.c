@@ -706,6 +706,7 @@ void sp_app_free(sp_app *a)
     free(a->user);
     free(a->attempt_id);
     free(a->version);
+    free(a->dbc_version);
     cJSON_Delete(a->props);
     memset(a, 0, sizeof *a);
 }

@@ -654,8 +654,9 @@ void sp_app_emit(sp_app *a)
     if (attempt > 0 && a->app_id)
         op_run_history(b, r, a->app_id, attempt);
     op_run_str(b, r, OP_F_NAME, a->app_name ? a->app_name : id);
-    if (a->version)
-        op_run_str(b, r, OP_F_ENGINE_VERSION, a->version);
+    if (a->version || a->dbc_version)
+        op_run_str(b, r, OP_F_ENGINE_VERSION,
+                   a->version ? a->version : a->dbc_version);
     run_status(a, r);
     end = a->has_end && a->app_end > 0 ? a->app_end : a->last_time;
     if (a->app_start > 0)
@@ -678,6 +679,7 @@ void sp_app_emit(sp_app *a)
                 op_run_config(b, r, it->string, it->valuestring);
         }
     }
+    sp_platform_emit(a, r);
     run_sums(a, r);
     executor_stats(a, r, end);
     failure_series(a, r);

@@ -257,6 +257,13 @@ typedef struct sp_app {
     op_builder *b;
     const char *input; /* display name of the stream */
     char *app_id, *app_name, *user, *attempt_id, *version;
+    /* Databricks' DBCEventLoggingListenerMetadata, one per rollover part:
+     * its Spark Version stands in when there is no LogStart */
+    char *dbc_version;
+    int dbc_seen;
+    char dbc_context[32]; /* SparkContext Id of the first part (digits) */
+    long long dbc_last;   /* Rollover Number of the last part read */
+    int64_t dbc_parts;    /* parts read */
     int64_t app_start, app_end;
     int has_end;
     int64_t exit_code;
@@ -336,6 +343,14 @@ void sp_app_close_all(sp_app *a);
 
 /* Writes the run, its nodes and series into the builder. */
 void sp_app_emit(sp_app *a);
+
+/* A DBCEventLoggingListenerMetadata line (spark_rollover.c). */
+void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
+                         uint64_t line_no);
+
+/* The run attrs saying where and on what the app ran (spark_platform.c):
+ * platform, cluster_manager, accelerator, photon. */
+void sp_platform_emit(sp_app *a, op_run *r);
 
 /* Stage lookup / creation (NULL on out of memory, a->oom set, or past
  * SP_MAX_STAGES, counted in a->caps). */

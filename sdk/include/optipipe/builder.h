@@ -119,6 +119,13 @@ struct op_builder_api {
     /* Finds an existing run; NULL when there is none. */
     op_run *(*run_find)(op_builder *b, const char *source, const char *id);
 
+    /* Run-level attributes, string -> string (run.attrs): what the plugin
+     * learned about the run that is neither config nor a number, e.g.
+     * Spark's platform, accelerator, attempts (docs/model.md). Check
+     * b->api->size first when the host may be older. */
+    void (*run_attr)(op_builder *b, op_run *r, const char *key,
+                     const char *value);
+
     /* New entries are appended below this line only. */
 };
 
@@ -244,6 +251,13 @@ static inline op_run *op_run_find(op_builder *b, const char *source,
                                   const char *id)
 {
     return b->api->run_find(b, source, id);
+}
+/* Does nothing on a host older than the run_attr entry. */
+static inline void op_run_attr(op_builder *b, op_run *r, const char *key,
+                               const char *value)
+{
+    if (b->api->size > offsetof(struct op_builder_api, run_attr))
+        b->api->run_attr(b, r, key, value);
 }
 static inline int op_builder_failed(op_builder *b, op_error *err)
 {
