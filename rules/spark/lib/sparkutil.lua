@@ -303,6 +303,90 @@ function M.resize(run, n, factor)
     ("%s from %s to %d"):format(c.key, c.from, to)
 end
 
+-- Where the app ran and on what (spark-read's run attrs, docs/model-spark.md
+-- "Run attrs"): "databricks", "emr", "dataproc", "kubernetes", "yarn",
+-- "standalone", "local", or nil when the log does not say.
+function M.platform(run)
+  return run.attrs and run.attrs.platform
+end
+
+function M.gpu(run)
+  return run.attrs ~= nil and run.attrs.accelerator == "gpu"
+end
+
+-- A Databricks cluster's size from its usage tags: workers now, and the
+-- autoscale range when it autoscales.
+local function databricks_cluster(run, have)
+  local c = run.config
+  local tag = "spark.databricks.clusterUsageTags."
+  return {
+    auto = (c[tag .. "clusterScalingType"] or "") == "autoscaling",
+    workers = c[tag .. "clusterWorkers"] or c[tag .. "clusterTargetWorkers"] or tostring(have),
+    min = c[tag .. "clusterMinWorkers"], max = c[tag .. "clusterMaxWorkers"],
+  }
+end
+
+local DATABRICKS = "Databricks runs one executor per worker and sizes the cluster by "
+  .. "workers: spark.executor.instances and dynamic allocation are not the knobs there"
+
+-- How to run with `want` executors instead of `have`, said the way the
+-- platform sizes clusters: changes and a sentence. Databricks: the
+-- cluster's num_workers or autoscale.max_workers; EMR: the Spark key plus
+-- the instance groups; Kubernetes: the key plus what each pod requests.
+function M.executor_count(run, want, have)
+  local p = M.platform(run)
+  if p == "databricks" then
+    local dc = databricks_cluster(run, have)
+    local key, from = "num_workers", dc.workers
+    if dc.auto then
+      key, from = "autoscale.max_workers", dc.max or tostring(have)
+    end
+    return { { target = "cluster", key = key, from = from, to = tostring(want) } },
+      ("set the cluster's %s from %s to %d (%s)"):format(key, from, want, DATABRICKS)
+  end
+  local dyn = M.conf_bool(run, "spark.dynamicAllocation.enabled")
+  local key = dyn and "spark.dynamicAllocation.maxExecutors" or "spark.executor.instances"
+  local from = run.config[key] or tostring(have)
+  local txt = ("%s from %s to %d"):format(key, from, want)
+  if p == "emr" then
+    txt = txt .. "; on EMR also shrink the core/task instance groups (or the managed-scaling "
+      .. "maximum) to the nodes those executors need: with maximizeResourceAllocation each "
+      .. "node runs one executor sized to the node"
+  elseif p == "kubernetes" then
+    txt = txt .. "; each executor is a pod requesting spark.kubernetes.executor.request.cores "
+      .. "(else spark.executor.cores) and spark.executor.memory plus overhead, so fewer pods "
+      .. "free that much of the node pool"
+  end
+  return { M.change(run, key, tostring(want), from) }, txt
+end
+
+-- Releasing executors that wait (driver work, idle cores), the platform's
+-- way: changes and a sentence. Databricks autoscales workers; elsewhere
+-- dynamic allocation, which needs shuffle files kept: shuffle tracking
+-- (3.0+) or, before it and on YARN, the external shuffle service.
+function M.release_idle(run)
+  local p = M.platform(run)
+  if p == "databricks" then
+    local dc = databricks_cluster(run, run.metrics.executors_max or 1)
+    return { { target = "cluster", key = "autoscale.min_workers", from = dc.min, to = "1" } },
+      ("let the cluster autoscale down to autoscale.min_workers 1%s: Databricks then "
+        .. "releases idle workers itself"):format(
+        dc.auto and "" or (" with max_workers %s"):format(dc.workers))
+  end
+  if M.conf_bool(run, "spark.dynamicAllocation.enabled") then
+    local cur = M.conf(run, "spark.dynamicAllocation.executorIdleTimeout")
+    return { M.change(run, "spark.dynamicAllocation.executorIdleTimeout", "30s", cur) },
+      "release idle executors sooner"
+  end
+  local out = { M.change(run, "spark.dynamicAllocation.enabled", "true", "false") }
+  local track = M.conf(run, "spark.dynamicAllocation.shuffleTracking.enabled")
+  if track ~= "true" and not M.conf_bool(run, "spark.shuffle.service.enabled") then
+    out[#out + 1] = M.change(run, "spark.dynamicAllocation.shuffleTracking.enabled", "true", track)
+      or M.change(run, "spark.shuffle.service.enabled", "true")
+  end
+  return out, "enable dynamic allocation"
+end
+
 function M.secs(ms)
   return math.floor(ms / 100 + 0.5) / 10
 end
