@@ -1,6 +1,7 @@
 -- spark.config: settings known to cost time or money, from the app's own
 -- Spark properties (Dr. Elephant's configuration heuristic, updated for
--- Spark 3): the Java serializer on a shuffle-heavy app, dynamic allocation
+-- Spark 3): the Java serializer on an app whose RDD code (not DataFrame/
+-- SQL) shuffles much, dynamic allocation
 -- with neither shuffle tracking nor the external shuffle service, and
 -- adaptive query execution switched off on a SQL app.
 -- docs/rules/spark.config.md
@@ -8,25 +9,48 @@ local su = require "sparkutil"
 
 local KRYO = "org.apache.spark.serializer.KryoSerializer"
 
+-- Shuffle bytes written by stages of jobs outside any SQL execution: RDD
+-- code, whose records spark.serializer encodes. DataFrame/SQL shuffles
+-- (jobs with attrs.sql) use Spark's own UnsafeRow format whatever the
+-- serializer says, so Kryo changes nothing there.
+local function rdd_shuffle_bytes(run)
+  local sql_job = {}
+  for _, n in ipairs(run.nodes) do
+    if n.kind == "job" then
+      sql_job[n.id] = n.attrs.sql ~= nil
+    end
+  end
+  local b = 0
+  for _, n in ipairs(su.stages(run)) do
+    if not sql_job[n.attrs.job or ""] then
+      b = b + (n.metrics.shuffle_write_bytes or 0)
+    end
+  end
+  return b
+end
+
 local function serializer(run, ctx)
   local v = su.conf(run, "spark.serializer")
-  local shuffled = run.metrics.shuffle_write_bytes or 0
+  local shuffled = rdd_shuffle_bytes(run)
   if v:find("JavaSerializer", 1, true) and shuffled >= ctx.options.min_shuffle_bytes then
+    local all = run.metrics.shuffle_write_bytes or shuffled
     ctx.report {
       severity = "info",
-      message = ("The app uses Java serialization (spark.serializer = %s%s) and shuffled %s."):format(
-        v, run.config["spark.serializer"] and "" or ", the default", su.bytes(shuffled)),
+      message = ("The app uses Java serialization (spark.serializer = %s%s) and its RDD code "
+        .. "shuffled %s%s."):format(v, run.config["spark.serializer"] and "" or ", the default",
+        su.bytes(shuffled), all > shuffled and (" (of %s in all; DataFrame/SQL shuffles do not "
+          .. "use the serializer)"):format(su.bytes(all)) or ""),
       recommendation = "Kryo is faster and more compact for RDD shuffles and caching "
-        .. "(register your classes with spark.kryo.classesToRegister). DataFrame/SQL "
-        .. "shuffles use Spark's own format and gain little.",
-      evidence = { serializer = v, shuffle_write_bytes = shuffled },
+        .. "(register your classes with spark.kryo.classesToRegister).",
+      evidence = { serializer = v, rdd_shuffle_write_bytes = shuffled, shuffle_write_bytes = all },
       changes = { su.change(run, "spark.serializer", KRYO, v) },
     }
   end
 end
 
 local function dynamic_allocation(run, ctx)
-  if not su.conf_bool(run, "spark.dynamicAllocation.enabled") then
+  -- Databricks scales workers itself (sparkutil.executor_count)
+  if not su.conf_bool(run, "spark.dynamicAllocation.enabled") or su.platform(run) == "databricks" then
     return
   end
   local svc = su.conf(run, "spark.shuffle.service.enabled")
