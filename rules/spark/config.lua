@@ -74,8 +74,9 @@ local function dynamic_allocation(run, ctx)
       .. "removed executors."):format(svc, track),
     recommendation = ("Removing an executor then loses its shuffle output and the stages "
       .. "that wrote it run again (Spark 3 refuses to start like this). Set %s = true%s."):format(
-      change.key, change.key == "spark.shuffle.service.enabled"
-        and " (and run the cluster's external shuffle service)" or ""),
+      change.key, change.key ~= "spark.shuffle.service.enabled" and ""
+        or master:find("^yarn") and " (and run the YARN auxiliary shuffle service)"
+        or " (and run the cluster's external shuffle service)"),
     evidence = { shuffle_service = svc, shuffle_tracking = track, master = master },
     changes = { change },
   }
