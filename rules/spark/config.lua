@@ -67,11 +67,14 @@ local function dynamic_allocation(run, ctx)
     change = su.change(run, "spark.dynamicAllocation.shuffleTracking.enabled", "true", track)
   end
   change = change or su.change(run, "spark.shuffle.service.enabled", "true", svc)
+  local tracks = su.has_key(run, "spark.dynamicAllocation.shuffleTracking.enabled")
   ctx.report {
-    message = ("Dynamic allocation is on but neither the external shuffle service "
-      .. "(spark.shuffle.service.enabled = %s) nor shuffle tracking "
-      .. "(spark.dynamicAllocation.shuffleTracking.enabled = %s) keeps shuffle files of "
-      .. "removed executors."):format(svc, track),
+    message = ("Dynamic allocation is on but %s keeps shuffle files of removed executors."):format(
+      tracks and ("neither the external shuffle service (spark.shuffle.service.enabled = %s) "
+        .. "nor shuffle tracking (spark.dynamicAllocation.shuffleTracking.enabled = %s)"):format(
+        svc, track)
+      or ("no external shuffle service (spark.shuffle.service.enabled = %s; Spark %s has no "
+        .. "shuffle tracking, it came in 3.0)"):format(svc, run.engine_version)),
     recommendation = ("Removing an executor then loses its shuffle output and the stages "
       .. "that wrote it run again (Spark 3 refuses to start like this). Set %s = true%s."):format(
       change.key, change.key ~= "spark.shuffle.service.enabled" and ""

@@ -61,5 +61,15 @@ return { rule = "spark.failures", cases = {
         evidence = { detail = OOM }, -- the whole trace, the first line in the message
         changes = { { key = "spark.rapids.sql.concurrentGpuTasks", to = "2" } } },
     } },
+  { name = "Spark 2.2: the overhead key is spark.yarn.executor.memoryOverhead (renamed in 2.3)",
+    inputs = { { source = "spark", id = "app-22", name = "old", status = "succeeded",
+      engine_version = "2.2.3", config = { ["spark.executor.memory"] = "8g" }, metrics = {},
+      nodes = {}, series = { executors = { { executor_id = "3", removed_at = 1700000100000,
+        removed_reason = "Container killed by YARN for exceeding memory limits. 9.1 GB of 9 GB "
+          .. "physical memory used." } } } } },
+    expect = { { message = "1 executor was lost (3)",
+                 recommendation = "raise spark.yarn.executor.memoryOverhead from 819m",
+                 changes = { { key = "spark.yarn.executor.memoryOverhead", from = "819m",
+                               to = "1843m" } } } } },
   { name = "a clean run stays quiet", inputs = { F .. "healthy.zstd" }, expect = {} },
 } }
