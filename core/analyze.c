@@ -549,7 +549,7 @@ static void read_parts(analysis *an)
             if (strcmp(an->parts[j].key, an->parts[i].key) != 0)
                 break;
         paths = malloc((j - i) * sizeof *paths);
-        name = paths ? input_parts_name(an->parts + i, j - i) : NULL;
+        name = paths ? input_parts_name(an->parts, an->nparts, i, j) : NULL;
         in = name ? rec_new(an, name) : NULL;
         if (!in) {
             rec_warn(an, NULL, DIAG_ERROR, an->parts[i].path, "out of memory");

@@ -108,11 +108,13 @@ typedef struct input_part {
 int input_part_of(const char *path, const input_limits *limits,
                   input_part *p);
 
-/* Sorts parts by key, then order, then path; *name gets the name for the
- * group parts[0..n) of one key: their folder when they share one, else the
- * first part's path (malloc'd; NULL on no memory). */
+/* Sorts parts by key, then order, then path. */
 void input_parts_sort(input_part *parts, size_t n);
-char *input_parts_name(const input_part *parts, size_t n);
+/* The name of the group all[from..to) of one key (all sorted, n parts):
+ * their folder when it holds these parts and no other, else the first
+ * part's path. malloc'd; NULL on no memory. */
+char *input_parts_name(const input_part *all, size_t n, size_t from,
+                       size_t to);
 
 /* Whether path is a directory of that layout ("eventlog_v2_" prefix). */
 int input_is_rolling_dir(const char *path);

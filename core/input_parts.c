@@ -101,15 +101,22 @@ static size_t dir_len(const char *path)
     return s ? (size_t)(s - path) : 0;
 }
 
-char *input_parts_name(const input_part *parts, size_t n)
+/* Whether path lies in the folder of d bytes that prefix names. */
+static int in_dir(const char *path, const char *prefix, size_t d)
 {
-    size_t d = dir_len(parts[0].path), i;
+    return dir_len(path) == d && strncmp(path, prefix, d) == 0;
+}
 
-    for (i = 1; i < n; i++)
-        if (dir_len(parts[i].path) != d ||
-            strncmp(parts[i].path, parts[0].path, d) != 0)
-            break;
-    if (n > 1 && i == n && d > 0)
-        return strndup(parts[0].path, d);
-    return strdup(parts[0].path);
+char *input_parts_name(const input_part *all, size_t n, size_t from,
+                       size_t to)
+{
+    const char *first = all[from].path;
+    size_t d = dir_len(first), i;
+    int own = to - from > 1 && d > 0;
+
+    /* the folder names the group when it holds this group's parts only */
+    for (i = 0; own && i < n; i++)
+        if (in_dir(all[i].path, first, d) != (i >= from && i < to))
+            own = 0;
+    return own ? strndup(first, d) : strdup(first);
 }

@@ -146,10 +146,8 @@ static int handle_line(sp_app *a, const char *line, size_t len)
     if (!len)
         return 0;
     ev = sp_scan_event(line, &name);
-    if (name.n == sizeof dbc - 1 && !memcmp(name.s, dbc, name.n)) {
-        sp_on_rollover_line(a, line, len, a->last_line_no);
-        return 0;
-    }
+    if (name.n == sizeof dbc - 1 && !memcmp(name.s, dbc, name.n))
+        return sp_on_rollover_line(a, line, len, a->last_line_no);
     if (ev != SP_EV_OTHER &&
         sp_scan_task(line, len, ev == SP_EV_TASK_END, &t) == 0) {
         a->events++;
@@ -523,7 +521,10 @@ static int spark_parse(op_stream *in, op_builder *b, op_error *err)
     }
     sp_app_close_all(&a);
     final_warnings(&a, in, stream_cut);
-    sp_app_emit(&a);
+    if (!a.app_id || !a.attempt_id)
+        sp_app_emit(&a);
+    else if (sp_attempt_defer(&a, name) < 0)
+        rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", name);
 out:
     sp_app_free(&a);
     return rc;
@@ -537,4 +538,5 @@ const op_plugin op_plugin_spark = {
                    "eventlog_v2_ rolling folders; every codec)",
     .detect = spark_detect,
     .parse = spark_parse,
+    .finish = sp_attempts_finish,
 };

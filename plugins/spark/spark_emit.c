@@ -637,22 +637,17 @@ void sp_app_emit(sp_app *a)
     op_run *r;
     int k;
 
-    long attempt = a->attempt_id ? strtol(a->attempt_id, NULL, 10) : 0;
-
     if (!id || !*id) {
         fallback_id(a, idbuf, sizeof idbuf);
-        id = idbuf;
-    } else if (attempt > 1) {
-        /* later attempts of one app are runs of their own, in a history */
-        snprintf(idbuf, sizeof idbuf, "%s_%ld", id, attempt);
         id = idbuf;
     }
     job_times_from_stages(a);
     r = op_run_get(b, "spark", id);
     if (!r)
         return;
-    if (attempt > 0 && a->app_id)
-        op_run_history(b, r, a->app_id, attempt);
+    /* attempts of one app are one run (spark_attempts.c): the id stays */
+    if (a->attempt_id)
+        op_run_attr(b, r, "attempt", a->attempt_id);
     op_run_str(b, r, OP_F_NAME, a->app_name ? a->app_name : id);
     if (a->version || a->dbc_version)
         op_run_str(b, r, OP_F_ENGINE_VERSION,

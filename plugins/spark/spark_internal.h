@@ -344,9 +344,19 @@ void sp_app_close_all(sp_app *a);
 /* Writes the run, its nodes and series into the builder. */
 void sp_app_emit(sp_app *a);
 
-/* A DBCEventLoggingListenerMetadata line (spark_rollover.c). */
-void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
-                         uint64_t line_no);
+/* An app with an App Attempt ID (spark_attempts.c): kept in the plugin
+ * slot instead of written, as a summary and, when it is the latest attempt
+ * of its app read so far, whole (then moved out of a, which is left
+ * empty). origin names the input. Returns 0, 1 (an older attempt: only its
+ * summary kept; a is the caller's), -1 on no memory. */
+int sp_attempt_defer(sp_app *a, const char *origin);
+/* finish(): writes every kept app, one run each, with its attempts. */
+int sp_attempts_finish(op_builder *b, op_error *err);
+
+/* A DBCEventLoggingListenerMetadata line (spark_rollover.c). Returns 0,
+ * or -1 when the line is not a JSON object (malformed or cut). */
+int sp_on_rollover_line(sp_app *a, const char *line, size_t len,
+                        uint64_t line_no);
 
 /* The run attrs saying where and on what the app ran (spark_platform.c):
  * platform, cluster_manager, accelerator, photon. */

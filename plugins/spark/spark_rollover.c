@@ -33,14 +33,18 @@ static size_t raw_digits(const char *line, const char *key, char *out,
     return n;
 }
 
-void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
-                         uint64_t line_no)
+int sp_on_rollover_line(sp_app *a, const char *line, size_t len,
+                        uint64_t line_no)
 {
     cJSON *o = cJSON_ParseWithLength(line, len);
     char ctx[sizeof a->dbc_context], num[24];
     long long part;
     const char *v = sp_jstr(o, "Spark Version");
 
+    if (!cJSON_IsObject(o)) { /* malformed (or cut): the caller says so */
+        cJSON_Delete(o);
+        return -1;
+    }
     a->events++;
     a->dbc_seen = 1;
     if (v && !a->dbc_version) {
@@ -50,8 +54,9 @@ void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
     }
     cJSON_Delete(o);
     raw_digits(line, "\"SparkContext Id\"", ctx, sizeof ctx);
-    if (!raw_digits(line, "\"Rollover Number\"", num, sizeof num))
-        return;
+    /* more than 9 digits is no rollover count (and would overflow) */
+    if (raw_digits(line, "\"Rollover Number\"", num, sizeof num) - 1 > 8)
+        return 0;
     part = strtoll(num, NULL, 10);
     if (a->dbc_parts && ctx[0] && a->dbc_context[0] &&
         strcmp(ctx, a->dbc_context) != 0)
@@ -65,14 +70,25 @@ void sp_on_rollover_line(sp_app *a, const char *line, size_t len,
                 (unsigned long long)line_no, part, part > 1 ? "s" : "",
                 part > 1 ? "-" : "", part > 1 ? part - 1 : 0,
                 part > 1 ? "are" : "is");
+    else if (a->dbc_parts && part > a->dbc_last + 2)
+        sp_warn(a, "line %llu: Databricks rollover parts %lld-%lld are "
+                   "missing (part %lld follows part %lld), so the totals "
+                   "miss their events",
+                (unsigned long long)line_no, a->dbc_last + 1, part - 1, part,
+                a->dbc_last);
+    else if (a->dbc_parts && part == a->dbc_last + 2)
+        sp_warn(a, "line %llu: Databricks rollover part %lld is missing "
+                   "(part %lld follows part %lld), so the totals miss its "
+                   "events",
+                (unsigned long long)line_no, part - 1, part, a->dbc_last);
     else if (a->dbc_parts && part != a->dbc_last + 1)
         sp_warn(a, "line %llu: Databricks rollover part %lld follows part "
-                   "%lld: %s, so the totals miss its events",
-                (unsigned long long)line_no, part, a->dbc_last,
-                part > a->dbc_last + 1 ? "a part is missing in between"
-                                       : "the parts are out of order");
+                   "%lld: the parts are out of order (or repeated), so "
+                   "Spark's bookkeeping of stages and tasks may be off",
+                (unsigned long long)line_no, part, a->dbc_last);
     if (!a->dbc_parts)
         snprintf(a->dbc_context, sizeof a->dbc_context, "%s", ctx);
     a->dbc_last = part;
     a->dbc_parts++;
+    return 0;
 }
