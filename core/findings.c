@@ -400,57 +400,93 @@ static const char *scope_of(const finding *f, const cJSON *c)
     return t ? t : f->node_id;
 }
 
-/* The change of an earlier finding of the same run that sets c's (scope,
- * key) to another value, or NULL. Earlier findings have been reconciled
- * already, so only changes still proposed are seen. */
-static const cJSON *conflict_of(const results *r, size_t i, const cJSON *c,
-                                const finding **kept)
-{
-    size_t j;
-    const cJSON *kc;
+/* Settings already proposed, by (run, scope, key): an open-addressing
+ * table of the changes kept so far, so that reconciling n changes costs
+ * O(n), not O(n^2) (a pack may report 10,000 findings per rule). */
+typedef struct kept_change {
+    uint64_t h;          /* 0: empty slot */
+    const finding *f;
+    const cJSON *c;
+} kept_change;
 
-    for (j = 0; j < i; j++) {
-        if (r->f[j].run_index != r->f[i].run_index)
-            continue;
-        cJSON_ArrayForEach(kc, r->f[j].changes) {
-            if (cmp_str(scope_of(&r->f[j], kc), scope_of(&r->f[i], c)) ||
-                cmp_str(str_item(kc, "key"), str_item(c, "key")))
-                continue;
-            if (cJSON_Compare(cJSON_GetObjectItemCaseSensitive(kc, "to"),
-                              cJSON_GetObjectItemCaseSensitive(c, "to"), 1))
-                continue;
-            *kept = &r->f[j];
-            return kc;
-        }
-    }
-    return NULL;
+typedef struct kept_set {
+    kept_change *slot;
+    size_t cap; /* a power of two, at least twice the changes */
+} kept_set;
+
+static uint64_t setting_hash(const finding *f, const cJSON *c)
+{
+    char run[24];
+    uint64_t h = 1469598103934665603ull;
+
+    snprintf(run, sizeof run, "%zu", f->run_index);
+    h = fnv(fnv(fnv(h, run), scope_of(f, c)), str_item(c, "key"));
+    return h ? h : 1;
 }
 
-/* Within one run, no two findings may set one (target, key) to different
+static int same_setting(const finding *a, const cJSON *ca, const finding *b,
+                        const cJSON *cb)
+{
+    return a->run_index == b->run_index &&
+           !cmp_str(scope_of(a, ca), scope_of(b, cb)) &&
+           !cmp_str(str_item(ca, "key"), str_item(cb, "key"));
+}
+
+/* The slot of f's change c: the kept change of that setting, or the empty
+ * slot where it goes. */
+static kept_change *kept_slot(kept_set *ks, const finding *f, const cJSON *c,
+                              uint64_t h)
+{
+    size_t i = (size_t)h & (ks->cap - 1);
+
+    while (ks->slot[i].h &&
+           !(ks->slot[i].h == h && same_setting(ks->slot[i].f, ks->slot[i].c, f, c)))
+        i = (i + 1) & (ks->cap - 1);
+    return &ks->slot[i];
+}
+
+/* Within one run, no two findings may set one (scope, key) to different
  * values: the first in rank order (severity, then impact, then rule id)
  * keeps its change; each later one loses the conflicting change and its
  * message names the kept finding. Runs after fingerprinting, so a
  * finding's fingerprint does not depend on whether another rule fired. */
 static int reconcile(results *r)
 {
-    size_t i;
+    kept_set ks = {NULL, 16};
+    size_t i, n = 0;
+    int rc = 0;
 
-    for (i = 1; i < r->n; i++) {
+    for (i = 0; i < r->n; i++)
+        n += (size_t)cJSON_GetArraySize(r->f[i].changes);
+    if (n < 2)
+        return 0;
+    while (ks.cap < 2 * n)
+        ks.cap *= 2;
+    ks.slot = calloc(ks.cap, sizeof *ks.slot);
+    if (!ks.slot)
+        return OP_ENOMEM;
+    for (i = 0; i < r->n && !rc; i++) {
         cJSON *c = r->f[i].changes ? r->f[i].changes->child : NULL;
-        while (c) {
+        while (c && !rc) {
             cJSON *next = c->next;
-            const finding *kept = NULL;
-            const cJSON *kc = conflict_of(r, i, c, &kept);
-            if (kc) {
+            uint64_t h = setting_hash(&r->f[i], c);
+            kept_change *k = kept_slot(&ks, &r->f[i], c, h);
+            if (!k->h) {
+                k->h = h;
+                k->f = &r->f[i];
+                k->c = c;
+            } else if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(k->c, "to"),
+                                      cJSON_GetObjectItemCaseSensitive(c, "to"), 1)) {
                 /* the note first: on failure the change stays, visibly */
-                if (note_dropped(&r->f[i], c, kept, kc))
-                    return OP_ENOMEM;
-                cJSON_Delete(cJSON_DetachItemViaPointer(r->f[i].changes, c));
+                rc = note_dropped(&r->f[i], c, k->f, k->c);
+                if (!rc)
+                    cJSON_Delete(cJSON_DetachItemViaPointer(r->f[i].changes, c));
             }
             c = next;
         }
     }
-    return 0;
+    free(ks.slot);
+    return rc;
 }
 
 int results_finish(results *r, const model *m)

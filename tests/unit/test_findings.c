@@ -210,6 +210,7 @@ static void test_change_reconciliation(void **state)
     results r, alone;
     const finding *f;
     char fp[17];
+    int i;
 
     (void)state;
     results_init(&alone);
@@ -245,6 +246,20 @@ static void test_change_reconciliation(void **state)
                                        "kept: it saves more time."));
     assert_string_equal(change_to(by_rule(&r, "y.hi"), "j"), "2");
     results_free(&r);
+
+    /* many findings on one setting (a pack may report 10,000 per rule):
+     * the first keeps it, every other one loses it */
+    results_init(&r);
+    for (i = 0; i < 3000; i++) {
+        char v[16];
+        const char *ch[] = {"k", v, NULL};
+        snprintf(v, sizeof v, "%d", i);
+        add(&r, m, change_finding("z.many", "warning", NULL, i, ch, 1));
+    }
+    assert_int_equal(results_finish(&r, m), 0);
+    assert_string_equal(change_to(&r.f[0], "k"), "2999"); /* the largest impact */
+    for (i = 1; i < 3000; i++)
+        assert_null(change_to(&r.f[i], "k"));
     results_free(&alone);
     model_free(m);
 }
