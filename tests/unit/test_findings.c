@@ -260,6 +260,7 @@ static void test_change_reconciliation(void **state)
     assert_string_equal(change_to(&r.f[0], "k"), "2999"); /* the largest impact */
     for (i = 1; i < 3000; i++)
         assert_null(change_to(&r.f[i], "k"));
+    results_free(&r);
     results_free(&alone);
     model_free(m);
 }
