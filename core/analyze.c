@@ -450,7 +450,8 @@ static void add_url(analysis *an, const char *url)
 
 size_t analysis_add(analysis *an, const char *path)
 {
-    size_t before = an->nok - an->nparts, before_in = an->ninputs, i;
+    size_t before = an->nok, before_in = an->ninputs, i;
+    size_t before_parts = an->nparts;
     walk_state ws = {an, path, NULL, 0, 0};
     op_error err;
 
@@ -464,7 +465,7 @@ size_t analysis_add(analysis *an, const char *path)
         input_rec *in = rec_new(an, path);
         rec_warn(an, in, DIAG_ERROR, path, "%s", err.msg);
     } else if (an->ninputs == before_in && !ws.nrolling &&
-               an->nok - an->nparts == before) {
+               an->nparts == before_parts) {
         rec_warn(an, rec_new(an, path), DIAG_WARNING, path,
                  "a folder without any file to read (hidden entries are "
                  "skipped)");
@@ -477,7 +478,7 @@ size_t analysis_add(analysis *an, const char *path)
     }
     free(ws.rolling);
     /* parts are read at analysis_freeze: counted as read here */
-    return an->nok + an->nparts - before;
+    return an->nok - before + (an->nparts - before_parts);
 }
 
 /* Lets every plugin with a finish() join what it kept across inputs. */
