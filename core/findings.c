@@ -334,6 +334,155 @@ static int error_cmp(const void *pa, const void *pb)
     return c ? c : strcmp(a->error, b->error);
 }
 
+/* ---- change reconciliation ---------------------------------------------- */
+
+/* Why kept won over lost, in the order findings are ranked. */
+static const char *win_reason(const finding *kept, const finding *lost)
+{
+    if (kept->sev != lost->sev)
+        return "it is more severe";
+    if (kept->impact_ms != lost->impact_ms)
+        return "it saves more time";
+    return "it ranks first (rule id)";
+}
+
+/* A change value as text for messages: strings bare, others as JSON. */
+static char *value_text(const cJSON *v)
+{
+    return cJSON_IsString(v) ? strdup(v->valuestring) : cJSON_PrintUnformatted(v);
+}
+
+/* Appends to lost's message why its change c was dropped for kc of kept. */
+static int note_dropped(finding *lost, const cJSON *c, const finding *kept,
+                        const cJSON *kc)
+{
+    char *to = value_text(cJSON_GetObjectItemCaseSensitive(c, "to"));
+    char *kto = value_text(cJSON_GetObjectItemCaseSensitive(kc, "to"));
+    const char *key = str_item(c, "key");
+    char *msg = NULL;
+    int rc = OP_ENOMEM, n;
+
+    if (!to || !kto)
+        goto out;
+#define NOTE_FMT "%s [Not proposed: %s = %s, because %s%s%s proposes %s for " \
+                 "the same setting and is kept: %s.]"
+#define NOTE_ARGS lost->message, key, to, kept->rule, \
+                  kept->node_id ? " on " : "", \
+                  kept->node_id ? kept->node_id : "", kto, win_reason(kept, lost)
+    n = snprintf(NULL, 0, NOTE_FMT, NOTE_ARGS);
+    msg = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (!msg)
+        goto out;
+    snprintf(msg, (size_t)n + 1, NOTE_FMT, NOTE_ARGS);
+#undef NOTE_FMT
+#undef NOTE_ARGS
+    free(lost->message);
+    lost->message = msg;
+    rc = 0;
+out:
+    free(to);
+    free(kto);
+    return rc;
+}
+
+/* What a change configures: its target, else its finding's node (a
+ * Flink vertex's "parallelism", a dbt model's "materialized"), else the
+ * run as a whole (NULL). */
+static const char *scope_of(const finding *f, const cJSON *c)
+{
+    const char *t = str_item(c, "target");
+    return t ? t : f->node_id;
+}
+
+/* Settings already proposed, by (run, scope, key): an open-addressing
+ * table of the changes kept so far, so that reconciling n changes costs
+ * O(n), not O(n^2) (a pack may report 10,000 findings per rule). */
+typedef struct kept_change {
+    uint64_t h;          /* 0: empty slot */
+    const finding *f;
+    const cJSON *c;
+} kept_change;
+
+typedef struct kept_set {
+    kept_change *slot;
+    size_t cap; /* a power of two, at least twice the changes */
+} kept_set;
+
+static uint64_t setting_hash(const finding *f, const cJSON *c)
+{
+    char run[24];
+    uint64_t h = 1469598103934665603ull;
+
+    snprintf(run, sizeof run, "%zu", f->run_index);
+    h = fnv(fnv(fnv(h, run), scope_of(f, c)), str_item(c, "key"));
+    return h ? h : 1;
+}
+
+static int same_setting(const finding *a, const cJSON *ca, const finding *b,
+                        const cJSON *cb)
+{
+    return a->run_index == b->run_index &&
+           !cmp_str(scope_of(a, ca), scope_of(b, cb)) &&
+           !cmp_str(str_item(ca, "key"), str_item(cb, "key"));
+}
+
+/* The slot of f's change c: the kept change of that setting, or the empty
+ * slot where it goes. */
+static kept_change *kept_slot(kept_set *ks, const finding *f, const cJSON *c,
+                              uint64_t h)
+{
+    size_t i = (size_t)h & (ks->cap - 1);
+
+    while (ks->slot[i].h &&
+           !(ks->slot[i].h == h && same_setting(ks->slot[i].f, ks->slot[i].c, f, c)))
+        i = (i + 1) & (ks->cap - 1);
+    return &ks->slot[i];
+}
+
+/* Within one run, no two findings may set one (scope, key) to different
+ * values: the first in rank order (severity, then impact, then rule id)
+ * keeps its change; each later one loses the conflicting change and its
+ * message names the kept finding. Runs after fingerprinting, so a
+ * finding's fingerprint does not depend on whether another rule fired. */
+static int reconcile(results *r)
+{
+    kept_set ks = {NULL, 16};
+    size_t i, n = 0;
+    int rc = 0;
+
+    for (i = 0; i < r->n; i++)
+        n += (size_t)cJSON_GetArraySize(r->f[i].changes);
+    if (n < 2)
+        return 0;
+    while (ks.cap < 2 * n)
+        ks.cap *= 2;
+    ks.slot = calloc(ks.cap, sizeof *ks.slot);
+    if (!ks.slot)
+        return OP_ENOMEM;
+    for (i = 0; i < r->n && !rc; i++) {
+        cJSON *c = r->f[i].changes ? r->f[i].changes->child : NULL;
+        while (c && !rc) {
+            cJSON *next = c->next;
+            uint64_t h = setting_hash(&r->f[i], c);
+            kept_change *k = kept_slot(&ks, &r->f[i], c, h);
+            if (!k->h) {
+                k->h = h;
+                k->f = &r->f[i];
+                k->c = c;
+            } else if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(k->c, "to"),
+                                      cJSON_GetObjectItemCaseSensitive(c, "to"), 1)) {
+                /* the note first: on failure the change stays, visibly */
+                rc = note_dropped(&r->f[i], c, k->f, k->c);
+                if (!rc)
+                    cJSON_Delete(cJSON_DetachItemViaPointer(r->f[i].changes, c));
+            }
+            c = next;
+        }
+    }
+    free(ks.slot);
+    return rc;
+}
+
 /* Fills every finding's fingerprint (legacy: legacy_fp). Equal
  * identities (one rule, two findings on one node) are told apart by their
  * rank in the sorted order, which is itself stable. */
@@ -361,7 +510,7 @@ static void fingerprint_all(results *r, const model *m, int legacy)
     free(ids);
 }
 
-void results_finish(results *r, const model *m)
+int results_finish(results *r, const model *m)
 {
     if (r->n > 1)
         qsort(r->f, r->n, sizeof *r->f, finding_cmp);
@@ -369,6 +518,7 @@ void results_finish(results *r, const model *m)
         qsort(r->e, r->ne, sizeof *r->e, error_cmp);
     fingerprint_all(r, m, 0);
     fingerprint_all(r, m, 1);
+    return reconcile(r);
 }
 
 size_t results_count_shown_at_least(const results *r, severity sev)

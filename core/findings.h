@@ -89,8 +89,13 @@ int finding_check(const model *m, const cJSON *obj, op_error *err);
 int results_add_error(results *r, const char *rule, const char *reason);
 
 /* Computes fingerprints and sorts findings (severity desc, impact desc,
- * rule id, run, node, message) and rule errors (rule id). */
-void results_finish(results *r, const model *m);
+ * rule id, run, node, message) and rule errors (rule id), then reconciles
+ * changes: within one run, when findings set the same (target, key) to
+ * different values, the first in that order keeps its change and every
+ * later one loses it, its message saying why and naming the kept finding
+ * (docs/rules-engine.md). Returns 0, or OP_ENOMEM (findings then stay
+ * valid; a change that could not be annotated is kept). */
+int results_finish(results *r, const model *m);
 
 /* Count of the findings shown (not suppressed) at or above sev. */
 size_t results_count_shown_at_least(const results *r, severity sev);

@@ -356,8 +356,8 @@ static int stage_run(op_session *s, op_error *err)
 
 static int stage_finish(op_session *s, op_error *err)
 {
-    if (s->o.mode == OP_SESSION_ALL)
-        results_finish(&s->res, s->an.m);
+    if (s->o.mode == OP_SESSION_ALL && results_finish(&s->res, s->an.m))
+        return op_error_set(err, OP_ENOMEM, "out of memory reconciling changes");
     return 0;
 }
 

@@ -1,6 +1,7 @@
 -- spark.config: settings known to cost time or money, from the app's own
 -- Spark properties (Dr. Elephant's configuration heuristic, updated for
--- Spark 3): the Java serializer on a shuffle-heavy app, dynamic allocation
+-- Spark 3): the Java serializer on an app whose RDD code (not DataFrame/
+-- SQL) shuffles much, dynamic allocation
 -- with neither shuffle tracking nor the external shuffle service, and
 -- adaptive query execution switched off on a SQL app.
 -- docs/rules/spark.config.md
@@ -8,25 +9,48 @@ local su = require "sparkutil"
 
 local KRYO = "org.apache.spark.serializer.KryoSerializer"
 
+-- Shuffle bytes written by stages of jobs outside any SQL execution: RDD
+-- code, whose records spark.serializer encodes. DataFrame/SQL shuffles
+-- (jobs with attrs.sql) use Spark's own UnsafeRow format whatever the
+-- serializer says, so Kryo changes nothing there.
+local function rdd_shuffle_bytes(run)
+  local sql_job = {}
+  for _, n in ipairs(run.nodes) do
+    if n.kind == "job" then
+      sql_job[n.id] = n.attrs.sql ~= nil
+    end
+  end
+  local b = 0
+  for _, n in ipairs(su.stages(run)) do
+    if not sql_job[n.attrs.job or ""] then
+      b = b + (n.metrics.shuffle_write_bytes or 0)
+    end
+  end
+  return b
+end
+
 local function serializer(run, ctx)
   local v = su.conf(run, "spark.serializer")
-  local shuffled = run.metrics.shuffle_write_bytes or 0
+  local shuffled = rdd_shuffle_bytes(run)
   if v:find("JavaSerializer", 1, true) and shuffled >= ctx.options.min_shuffle_bytes then
+    local all = run.metrics.shuffle_write_bytes or shuffled
     ctx.report {
       severity = "info",
-      message = ("The app uses Java serialization (spark.serializer = %s%s) and shuffled %s."):format(
-        v, run.config["spark.serializer"] and "" or ", the default", su.bytes(shuffled)),
+      message = ("The app uses Java serialization (spark.serializer = %s%s) and its RDD code "
+        .. "shuffled %s%s."):format(v, run.config["spark.serializer"] and "" or ", the default",
+        su.bytes(shuffled), all > shuffled and (" (of %s in all; DataFrame/SQL shuffles do not "
+          .. "use the serializer)"):format(su.bytes(all)) or ""),
       recommendation = "Kryo is faster and more compact for RDD shuffles and caching "
-        .. "(register your classes with spark.kryo.classesToRegister). DataFrame/SQL "
-        .. "shuffles use Spark's own format and gain little.",
-      evidence = { serializer = v, shuffle_write_bytes = shuffled },
-      changes = { { target = su.target(run), key = "spark.serializer", from = v, to = KRYO } },
+        .. "(register your classes with spark.kryo.classesToRegister).",
+      evidence = { serializer = v, rdd_shuffle_write_bytes = shuffled, shuffle_write_bytes = all },
+      changes = { su.change(run, "spark.serializer", KRYO, v) },
     }
   end
 end
 
 local function dynamic_allocation(run, ctx)
-  if not su.conf_bool(run, "spark.dynamicAllocation.enabled") then
+  -- Databricks scales workers itself (sparkutil.executor_count)
+  if not su.conf_bool(run, "spark.dynamicAllocation.enabled") or su.platform(run) == "databricks" then
     return
   end
   local svc = su.conf(run, "spark.shuffle.service.enabled")
@@ -38,20 +62,24 @@ local function dynamic_allocation(run, ctx)
   end
   local master = run.config["spark.master"] or ""
   local change
-  if master:find("^yarn") then
-    change = { target = su.target(run), key = "spark.shuffle.service.enabled", from = svc, to = "true" }
-  else
-    change = { target = su.target(run), key = "spark.dynamicAllocation.shuffleTracking.enabled",
-               from = track, to = "true" }
+  -- shuffle tracking exists from 3.0; before, only the service keeps the files
+  if not master:find("^yarn") then
+    change = su.change(run, "spark.dynamicAllocation.shuffleTracking.enabled", "true", track)
   end
+  change = change or su.change(run, "spark.shuffle.service.enabled", "true", svc)
+  local tracks = su.has_key(run, "spark.dynamicAllocation.shuffleTracking.enabled")
   ctx.report {
-    message = ("Dynamic allocation is on but neither the external shuffle service "
-      .. "(spark.shuffle.service.enabled = %s) nor shuffle tracking "
-      .. "(spark.dynamicAllocation.shuffleTracking.enabled = %s) keeps shuffle files of "
-      .. "removed executors."):format(svc, track),
+    message = ("Dynamic allocation is on but %s keeps shuffle files of removed executors."):format(
+      tracks and ("neither the external shuffle service (spark.shuffle.service.enabled = %s) "
+        .. "nor shuffle tracking (spark.dynamicAllocation.shuffleTracking.enabled = %s)"):format(
+        svc, track)
+      or ("no external shuffle service (spark.shuffle.service.enabled = %s; Spark %s has no "
+        .. "shuffle tracking, it came in 3.0)"):format(svc, run.engine_version)),
     recommendation = ("Removing an executor then loses its shuffle output and the stages "
       .. "that wrote it run again (Spark 3 refuses to start like this). Set %s = true%s."):format(
-      change.key, master:find("^yarn") and " (and run the YARN auxiliary shuffle service)" or ""),
+      change.key, change.key ~= "spark.shuffle.service.enabled" and ""
+        or master:find("^yarn") and " (and run the YARN auxiliary shuffle service)"
+        or " (and run the cluster's external shuffle service)"),
     evidence = { shuffle_service = svc, shuffle_tracking = track, master = master },
     changes = { change },
   }
@@ -73,8 +101,7 @@ local function adaptive(run, ctx)
     recommendation = "AQE coalesces small shuffle partitions, splits skewed joins and "
       .. "switches joins to broadcast at run time; it is the default since Spark 3.2.",
     evidence = { sql_executions = run.metrics.sql_executions },
-    changes = { { target = su.target(run), key = "spark.sql.adaptive.enabled", from = "false",
-                  to = "true" } },
+    changes = { su.change(run, "spark.sql.adaptive.enabled", "true", "false") },
   }
 end
 

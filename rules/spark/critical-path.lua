@@ -7,7 +7,13 @@
 -- jobs the longest stage chain, each stage taking max(slowest task,
 -- task time / (E x C)) (Graham's bound, where Sparklens replays tasks on
 -- slots). The executor count that stops paying off: the fewest executors
--- within `tolerance` of the estimate at the count the app had.
+-- within `tolerance` of the estimate at the count the app had. A what-if
+-- is only as good as the model: when the estimate at the app's own count
+-- misses the measured job time by more than `model_tolerance`, the rule
+-- says what the model does not see (time no stage ran: driver work
+-- between stages and jobs; delay inside stages that task times do not
+-- show: scheduling, task launch, waiting for executors) and proposes no
+-- count. Cluster sizes are said the platform's way (sparkutil).
 -- docs/rules/spark.critical-path.md
 local su = require "sparkutil"
 
@@ -125,22 +131,84 @@ local function critical(gs)
   return t
 end
 
+-- Time no stage of a job group ran (union of stage intervals against
+-- the group's span), summed over groups.
+local function stage_gaps(gs)
+  local gap = 0
+  for _, g in ipairs(gs) do
+    local iv, start = {}, nil
+    for _, j in ipairs(g.jobs) do
+      start = math.min(start or j.start, j.start)
+      for _, s in ipairs(j.stages) do
+        if s.started_at and s.ended_at then
+          iv[#iv + 1] = { s.started_at, s.ended_at }
+        end
+      end
+    end
+    table.sort(iv, function(a, b) return a[1] < b[1] end)
+    local covered, cur_a, cur_b = 0, nil, nil
+    for _, x in ipairs(iv) do
+      if cur_b and x[1] <= cur_b then
+        cur_b = math.max(cur_b, x[2])
+      else
+        if cur_b then
+          covered = covered + (cur_b - cur_a)
+        end
+        cur_a, cur_b = x[1], x[2]
+      end
+    end
+    if cur_b then
+      covered = covered + (cur_b - cur_a)
+    end
+    gap = gap + math.max(0, (g.stop - start) - covered)
+  end
+  return gap
+end
+
+-- The model missed the measured job time: what it misses, no proposal.
+local function model_miss(run, ctx, gs, base, e0)
+  local m = run.metrics
+  local measured = m.jobs_wall_ms or 0
+  local miss = measured - base
+  local gaps = math.min(stage_gaps(gs), math.max(miss, 0))
+  local inside = math.max(miss - gaps, 0)
+  local parts = {}
+  if gaps > 0 then
+    parts[#parts + 1] = ("%s when no stage ran (driver work between stages and jobs, job "
+      .. "scheduling)"):format(su.dur(gaps))
+  end
+  if inside > 0 then
+    parts[#parts + 1] = ("%s inside stages that task times do not show (scheduling delay, "
+      .. "task launch, waiting for executors)"):format(su.dur(inside))
+  end
+  if miss < 0 then
+    parts[#parts + 1] = "the jobs ran faster than their task times allow on these slots "
+      .. "(executor counts or cores in the log are incomplete)"
+  end
+  ctx.report {
+    severity = "info",
+    message = ("The task-time model puts the jobs at %s with the app's %d executors, but "
+      .. "they took %s (%s off, beyond the %s tolerance): it misses %s."):format(
+      su.dur(base), e0, su.dur(measured), su.pct(math.abs(miss) / measured),
+      su.pct(ctx.options.model_tolerance), table.concat(parts, " and ")),
+    recommendation = "No executor count is proposed: a what-if from a model that does not "
+      .. "reproduce the measured time would not be trustworthy. Look at the time the model "
+      .. "misses first (docs/rules/spark.critical-path.md).",
+    evidence = { estimated_jobs_ms = math.floor(base), measured_jobs_ms = measured,
+                 model_error = su.round(math.abs(miss) / measured, 3),
+                 model_tolerance = ctx.options.model_tolerance,
+                 stage_gap_ms = math.floor(gaps), unexplained_in_stages_ms = math.floor(inside),
+                 executors = e0 },
+  }
+end
+
 local function driver_finding(run, ctx, crit)
   local o, m = ctx.options, run.metrics
   local dur, drv = run.duration_ms or 0, m.driver_ms or 0
   if dur < o.min_duration_ms or drv / dur < o.driver_share then
     return
   end
-  local dyn = su.conf_bool(run, "spark.dynamicAllocation.enabled")
-  local changes
-  if dyn then
-    local cur = su.conf(run, "spark.dynamicAllocation.executorIdleTimeout")
-    changes = { { target = su.target(run), key = "spark.dynamicAllocation.executorIdleTimeout",
-                  from = cur, to = "30s" } }
-  else
-    changes = { { target = su.target(run), key = "spark.dynamicAllocation.enabled",
-                  from = "false", to = "true" } }
-  end
+  local changes, release = su.release_idle(run)
   ctx.report {
     message = ("The driver worked alone for %s of the app's %s (%s): no job ran, so every "
       .. "executor waited. Jobs took %s; their critical path is %s."):format(
@@ -148,7 +216,7 @@ local function driver_finding(run, ctx, crit)
     recommendation = ("More executors cannot shorten driver time: move driver-side work "
       .. "(collect/toPandas, loops over small queries, schema inference, file listing) "
       .. "into Spark jobs, and %s so executors are not held while the driver works."):format(
-      dyn and "release idle executors sooner" or "enable dynamic allocation"),
+      release),
     evidence = { driver_ms = drv, duration_ms = dur, driver_share = su.round(drv / dur, 3),
                  jobs_wall_ms = m.jobs_wall_ms, critical_path_ms = crit },
     changes = changes,
@@ -168,6 +236,7 @@ return {
     tolerance = 0.1,           -- "about as fast": within 10 % of the estimate
     min_saving = 0.25,         -- propose only when a quarter of the executors go
     min_jobs_ms = 60000,       -- ... and jobs ran at least a minute
+    model_tolerance = 0.25,    -- the model within 25 % of the measured job time
   },
   check = function(run, ctx)
     local o, m = ctx.options, run.metrics
@@ -192,12 +261,14 @@ return {
     if ideal > e0 * (1 - o.min_saving) then
       return
     end
+    if math.abs(base - m.jobs_wall_ms) > o.model_tolerance * m.jobs_wall_ms then
+      model_miss(run, ctx, gs, base, e0)
+      return
+    end
     local drv = m.driver_ms or 0
     local at_ideal = estimate(gs, ideal * cores)
     local half = math.max(1, ideal // 2)
-    local dyn = su.conf_bool(run, "spark.dynamicAllocation.enabled")
-    local key = dyn and "spark.dynamicAllocation.maxExecutors" or "spark.executor.instances"
-    local from = run.config[key] or tostring(e0)
+    local changes, how = su.executor_count(run, ideal, e0)
     ctx.report {
       severity = "warning",
       message = ("%s would finish about as fast as the %d the app had: the jobs "
@@ -206,16 +277,16 @@ return {
         su.count(ideal, "executor"), e0, su.dur(base), e0, su.dur(at_ideal), ideal,
         half < ideal and (" (%s with %d)"):format(su.dur(estimate(gs, half * cores)), half) or "",
         su.dur(crit), su.dur(drv + crit)),
-      recommendation = ("Cap the executors at %d (%s -> %d): the other %s mostly waited for "
+      recommendation = ("Cap the executors at %d: %s. The other %s mostly waited for "
         .. "the slowest tasks of each stage. Estimated from task times (docs/rules/"
         .. "spark.critical-path.md; the measured job time was %s)."):format(
-        ideal, key, ideal, su.count(e0 - ideal, "executor"), su.dur(m.jobs_wall_ms or 0)),
+        ideal, how, su.count(e0 - ideal, "executor"), su.dur(m.jobs_wall_ms or 0)),
       evidence = {
         executors = e0, executor_cores = cores, ideal_executors = ideal,
         estimated_jobs_ms = math.floor(base), estimated_jobs_ms_at_ideal = math.floor(at_ideal),
         measured_jobs_ms = m.jobs_wall_ms, critical_path_ms = crit, driver_ms = drv,
       },
-      changes = { { target = su.target(run), key = key, from = from, to = tostring(ideal) } },
+      changes = changes,
     }
   end,
 }

@@ -18,6 +18,27 @@ local function one_task_app()
     } }
 end
 
+-- The same app on a platform (run attrs from spark-read), or with a job
+-- whose stage ran only the first half of it: the other half the driver
+-- worked between stages, which task times cannot show.
+local function on(platform, config)
+  local run = one_task_app()
+  run.attrs = { platform = platform }
+  for k, v in pairs(config or {}) do
+    run.config[k] = v
+  end
+  return run
+end
+
+local function gap_app()
+  local run = one_task_app()
+  local st = run.nodes[2]
+  st.ended_at = 1700000065000
+  st.metrics.executor_run_ms = 63000
+  st.dist.executor_run_ms = { 1000, 1000, 1000, 60000 }
+  return run
+end
+
 return { rule = "spark.critical-path", cases = {
   { name = "16-task stages on 20 executors: 3 would do; the driver works alone 61%",
     inputs = { F .. "idle.zstd" },
@@ -37,8 +58,42 @@ return { rule = "spark.critical-path", cases = {
     expect = { { severity = "warning",
       message = "1 executor would finish about as fast as the 4 the app had: the jobs are "
         .. "estimated at 2m 00s with 4 and 2m 00s with 1; the critical path",
-      recommendation = "the other 3 executors mostly waited",
+      recommendation = "The other 3 executors mostly waited",
       evidence = { ideal_executors = 1 } } } },
+  { name = "the model misses half the measured job time (driver work between stages): "
+      .. "says what it misses, proposes no executor count",
+    inputs = { gap_app() },
+    expect = { { severity = "info",
+      message = "The task-time model puts the jobs at 1m 00s with the app's 4 executors, but "
+        .. "they took 2m 00s (50% off, beyond the 25% tolerance): it misses 1m 00s when no "
+        .. "stage ran (driver work between stages and jobs, job scheduling).",
+      recommendation = "No executor count is proposed",
+      evidence = { estimated_jobs_ms = 60000, measured_jobs_ms = 120000, stage_gap_ms = 60000,
+                   model_tolerance = 0.25 } } } },
+  { name = "a looser model tolerance trusts the same model: 1 executor",
+    inputs = { gap_app() }, options = { model_tolerance = 0.6 },
+    expect = { { severity = "warning", evidence = { ideal_executors = 1 } } } },
+  { name = "Databricks: the cluster's num_workers, not spark.executor.instances",
+    inputs = { on("databricks", {
+      ["spark.databricks.clusterUsageTags.clusterScalingType"] = "fixed_size",
+      ["spark.databricks.clusterUsageTags.clusterWorkers"] = "4" }) },
+    expect = { { severity = "warning", recommendation = "set the cluster's num_workers from 4 to 1 "
+        .. "(Databricks runs one executor per worker",
+      changes = { { target = "cluster", key = "num_workers", from = "4", to = "1" } } } } },
+  { name = "Databricks autoscaling: autoscale.max_workers",
+    inputs = { on("databricks", {
+      ["spark.databricks.clusterUsageTags.clusterScalingType"] = "autoscaling",
+      ["spark.databricks.clusterUsageTags.clusterMaxWorkers"] = "8" }) },
+    expect = { { changes = { { target = "cluster", key = "autoscale.max_workers", from = "8",
+                               to = "1" } } } } },
+  { name = "EMR: the Spark key, and the instance groups said",
+    inputs = { on("emr") },
+    expect = { { recommendation = "on EMR also shrink the core/task instance groups",
+                 changes = { { key = "spark.executor.instances", to = "1" } } } } },
+  { name = "Kubernetes: the key, and what each pod requests",
+    inputs = { on("kubernetes") },
+    expect = { { recommendation = "each executor is a pod requesting "
+        .. "spark.kubernetes.executor.request.cores" } } },
   { name = "executors that all pay off, little driver time: quiet",
     inputs = { F .. "healthy.zstd" }, expect = {} },
 } }

@@ -52,8 +52,8 @@ return {
         worst_stage_gc_ratio = worst and su.round(worst_ratio, 3) or nil,
         executor_memory_bytes = mem, executor_cores = cores,
       },
-      changes = { { target = su.target(run), key = "spark.executor.memory",
-                    from = su.mem_string(mem), to = su.mem_string(new_mem) } },
+      changes = { su.change(run, "spark.executor.memory", su.mem_string(new_mem),
+                            su.mem_string(mem)) },
     }
   end,
 }

@@ -33,34 +33,33 @@ return {
     local cores = su.executor_cores(run)
     local peak = m.executors_max or 0
     local changes, rec = {}, nil
-    if dyn then
+    if dyn and su.platform(run) ~= "databricks" then
       local ratio = su.conf(run, "spark.dynamicAllocation.executorAllocationRatio")
       local idle_to = su.conf(run, "spark.dynamicAllocation.executorIdleTimeout")
-      changes[1] = { target = su.target(run), key = "spark.dynamicAllocation.executorAllocationRatio",
-                     from = ratio, to = "0.5" }
-      changes[2] = { target = su.target(run), key = "spark.dynamicAllocation.executorIdleTimeout",
-                     from = idle_to, to = "30s" }
-      rec = ("Dynamic allocation asked for more executors than the tasks kept busy: request "
-        .. "half as many per backlog (executorAllocationRatio %s -> 0.5) and release idle "
-        .. "ones sooner (executorIdleTimeout %s -> 30s)."):format(ratio, idle_to)
+      changes[#changes + 1] = su.change(run, "spark.dynamicAllocation.executorAllocationRatio",
+                                        "0.5", ratio)
+      changes[#changes + 1] = su.change(run, "spark.dynamicAllocation.executorIdleTimeout",
+                                        "30s", idle_to)
+      rec = ("Dynamic allocation asked for more executors than the tasks kept busy: %srelease "
+        .. "idle ones sooner (executorIdleTimeout %s -> 30s)."):format(
+        changes[1] and ("request half as many per backlog (executorAllocationRatio %s -> 0.5) "
+          .. "and "):format(ratio) or "", idle_to)
     else
       local inst = tonumber(run.config["spark.executor.instances"] or "") or peak
       local want = math.max(1, math.ceil(inst * (1 - idle) / o.target_utilization))
+      local how = ""
       if want < inst then
-        changes[1] = { target = su.target(run), key = "spark.executor.instances",
-                       from = tostring(inst), to = tostring(want) }
+        local sized
+        sized, how = su.executor_count(run, want, inst)
+        changes[1] = sized[1]
+        how = ": " .. how
       end
-      changes[#changes + 1] = { target = su.target(run), key = "spark.dynamicAllocation.enabled",
-                                from = "false", to = "true" }
-      local track = su.conf(run, "spark.dynamicAllocation.shuffleTracking.enabled")
-      if track ~= "true" and not su.conf_bool(run, "spark.shuffle.service.enabled") then
-        changes[#changes + 1] = { target = su.target(run),
-                                  key = "spark.dynamicAllocation.shuffleTracking.enabled",
-                                  from = track, to = "true" }
+      local rel, follow = su.release_idle(run)
+      for _, c in ipairs(rel) do
+        changes[#changes + 1] = c
       end
-      rec = ("Run with %s instead of %d (about %s busy), or let dynamic "
-        .. "allocation follow the load."):format(su.count(want, "executor"), inst,
-        su.pct(o.target_utilization))
+      rec = ("Run with %s instead of %d (about %s busy)%s; or %s to follow the load."):format(
+        su.count(want, "executor"), inst, su.pct(o.target_utilization), how, follow)
     end
     ctx.report {
       message = ("Executors held %s of core time but tasks used %s: %s of the allocated "

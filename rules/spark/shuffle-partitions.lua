@@ -69,13 +69,12 @@ return {
       recommendation = ("Set spark.sql.shuffle.partitions to %d (about %s per task%s).%s"):format(
         to, su.bytes(bytes / to), cores and (", %s of %s"):format(
           su.count(math.ceil(to / cores), "wave"), su.count(cores, "core")) or "",
-        (not big and not aqe) and " Or enable spark.sql.adaptive.enabled so that Spark "
+        (not big and not aqe and su.has_key(run, "spark.sql.adaptive.enabled")) and " Or enable spark.sql.adaptive.enabled so that Spark "
           .. "coalesces small partitions itself." or ""),
       evidence = { shuffle_partitions = parts, shuffle_read_bytes = bytes,
                    bytes_per_task = math.floor(per), proposed_partitions = to,
                    stages = count, direction = dir, cores = cores },
-      changes = { { target = su.target(run), key = "spark.sql.shuffle.partitions",
-                    from = cur, to = tostring(to) } },
+      changes = { su.change(run, "spark.sql.shuffle.partitions", tostring(to), cur) },
     }
   end,
 }

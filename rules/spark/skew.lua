@@ -19,28 +19,23 @@ local function changes_for(run, data_skew, source)
   if data_skew and source == "shuffle read" then
     local aqe = su.conf(run, "spark.sql.adaptive.enabled")
     if aqe ~= "true" then
-      out[#out + 1] = { target = su.target(run), key = "spark.sql.adaptive.enabled",
-                        from = aqe, to = "true" }
+      out[#out + 1] = su.change(run, "spark.sql.adaptive.enabled", "true", aqe)
     end
     local sj = su.conf(run, "spark.sql.adaptive.skewJoin.enabled")
     if sj ~= "true" then
-      out[#out + 1] = { target = su.target(run), key = "spark.sql.adaptive.skewJoin.enabled",
-                        from = sj, to = "true" }
+      out[#out + 1] = su.change(run, "spark.sql.adaptive.skewJoin.enabled", "true", sj)
     end
-    if #out == 0 then
+    if #out == 0 and su.has_key(run, "spark.sql.adaptive.enabled") then
       -- AQE already on: let it split partitions 3x the median (default 5x)
       local f = run.config["spark.sql.adaptive.skewJoin.skewedPartitionFactor"] or "5.0"
       if (tonumber(f) or 5) > 3 then
-        out[#out + 1] = { target = su.target(run),
-                          key = "spark.sql.adaptive.skewJoin.skewedPartitionFactor",
-                          from = f, to = "3" }
+        out[#out + 1] = su.change(run, "spark.sql.adaptive.skewJoin.skewedPartitionFactor", "3", f)
       end
     end
   elseif not data_skew then
     local spec = su.conf(run, "spark.speculation")
     if spec ~= "true" then
-      out[#out + 1] = { target = su.target(run), key = "spark.speculation",
-                        from = spec, to = "true" }
+      out[#out + 1] = su.change(run, "spark.speculation", "true", spec)
     end
   end
   return out
@@ -92,9 +87,11 @@ return {
           local rec
           if data_skew then
             rec = ("Data skew: a few keys hold most of the rows. Spread them (salt the hot "
-              .. "keys, or repartition on a better-distributed key) and let adaptive query "
-              .. "execution split skewed join partitions. The stage could finish about %s "
-              .. "sooner."):format(su.dur(excess))
+              .. "keys, or repartition on a better-distributed key)%s. The stage could "
+              .. "finish about %s sooner."):format(su.has_key(run, "spark.sql.adaptive.enabled")
+              and " and let adaptive query execution split skewed join partitions"
+              or (" (Spark %s has no adaptive skew-join splitting: it came in 3.0)"):format(
+                run.engine_version), su.dur(excess))
           else
             rec = ("The slow task did not read more data than the others: a straggler (a "
               .. "slow node, GC, a hot executor). Speculative execution reruns such tasks "

@@ -18,5 +18,11 @@ return { rule = "spark.small-tasks", cases = {
                  recommendation = "Use more, smaller partitions",
                  evidence = { tasks = 8, direction = "more", cores = 16 },
                  changes = { { key = "spark.sql.shuffle.partitions", from = "8", to = "112" } } } } },
+  { name = "Spark 1.6.1, 40 huge tasks from repartition(40): edit the call, no key "
+      .. "(spark.sql.shuffle.partitions does not control the stage)",
+    inputs = { F .. "repartition-1.6.json" },
+    expect = { { node = "stage-1-0", evidence = { tasks = 40, direction = "more" },
+                 recommendation = "Use more, smaller partitions: repartition(40) -> "
+                   .. "repartition(600) in the code" } } },
   { name = "healthy task sizes stay quiet", inputs = { F .. "healthy.zstd" }, expect = {} },
 } }

@@ -1,14 +1,17 @@
--- spark.spill: tasks spilled a large share of the data they processed to
--- disk because their execution memory was too small. Dr. Elephant's
+-- spark.spill: tasks spilled a large share of the data they processed
+-- because their execution memory was too small; the message says whether
+-- it reached disk (disk_spill_bytes) or stayed in memory (0 B on disk: on
+-- RAPIDS, GPU memory spilled to host memory). Dr. Elephant's
 -- execution-memory spill ratio (memory spilled / max(input, output,
 -- shuffle read, shuffle write); 0.1 is its "moderate" level), with an
 -- absolute floor. The fix, with numbers: more partitions so each task holds
--- less, or more memory per core. docs/rules/spark.spill.md
+-- less, or more memory per core; on a GPU app (RAPIDS) fewer concurrent GPU
+-- tasks instead of JVM heap. docs/rules/spark.spill.md
 local su = require "sparkutil"
 
 return {
   id = "spark.spill",
-  title = "Tasks spill to disk: too little memory per task",
+  title = "Tasks spill: too little execution memory per task",
   severity = "warning",
   sources = { "spark" },
   tags = { "performance", "memory" },
@@ -45,17 +48,29 @@ return {
           su.mem_string(mem), su.mem_string(new_mem),
           su.bytes(math.max(new_mem - 300 * su.MIB, 0) * (per_task * cores / math.max(mem - 300 * su.MIB, 1)) / cores),
           su.count(cores, "core"), su.bytes(per_task))
-        if not how then
-          changes[1] = { target = su.target(run), key = "spark.executor.memory",
-                         from = su.mem_string(mem), to = su.mem_string(new_mem) }
+        local gpu = su.gpu(run)
+        if gpu then -- GPU memory: the heap does not hold these batches
+          local t = tonumber((su.conf(run, "spark.rapids.sql.concurrentGpuTasks"))) or 2
+          mem_txt = ("let fewer tasks share each GPU (spark.rapids.sql.concurrentGpuTasks %d "
+            .. "-> %d): on the RAPIDS Accelerator spill is GPU memory moved to host memory "
+            .. "and disk, which JVM heap does not change"):format(t, math.max(1, t // 2))
+          if not changes[1] and t > 1 then
+            changes[1] = su.change(run, "spark.rapids.sql.concurrentGpuTasks", tostring(t // 2))
+          end
+        elseif not changes[1] then -- no partitioning key controls the stage: memory does
+          changes[1] = su.change(run, "spark.executor.memory", su.mem_string(new_mem),
+                                 su.mem_string(mem))
         end
+        local disk = m.disk_spill_bytes or 0
         ctx.report {
           node = n.id,
-          message = ("%s spilled %s from memory (%s on disk), %s of the %s it processed; "
+          message = ("%s spilled %s from memory (%s), %s of the %s it processed; "
             .. "each task had about %s of execution memory and spilled up to %s (p90)."):format(
-            su.stage_label(n), su.bytes(spill), su.bytes(m.disk_spill_bytes or 0),
-            su.pct(ratio), su.bytes(data), su.bytes(per_task), su.bytes(task_spill)),
+            su.stage_label(n), su.bytes(spill), disk > 0 and (su.bytes(disk) .. " on disk")
+              or "0 B on disk: it stayed in memory", su.pct(ratio), su.bytes(data),
+            su.bytes(per_task), su.bytes(task_spill)),
           recommendation = (how and ("Give each task less data: %s. Or %s."):format(how, mem_txt)
+            or gpu and ("Give each task less data, or %s."):format(mem_txt)
             or ("Give each task more memory: %s, or lower spark.executor.cores."):format(mem_txt)),
           evidence = {
             memory_spill_bytes = spill, disk_spill_bytes = m.disk_spill_bytes or 0,

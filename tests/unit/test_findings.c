@@ -1,7 +1,8 @@
 /*
  * test_findings.c - finding validation, fingerprints (stable across runs,
  * independent of order and addresses), ordering, and both reporters
- * (text neutralizes control characters; json follows schema 1).
+ * (text neutralizes control characters; json follows schema 1), and the
+ * reconciliation of contradicting changes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +143,128 @@ static void test_fingerprints_and_order(void **state)
     model_free(m2);
 }
 
+/* A finding of run 0 proposing changes {key, to, target} (target NULL:
+ * "app"), with an optional impact. */
+static cJSON *change_finding(const char *rule, const char *sev, const char *node,
+                             double impact_ms, const char *const *ch, int nch)
+{
+    cJSON *o = finding_json(rule, sev, node, "msg");
+    cJSON *arr = cJSON_AddArrayToObject(o, "changes");
+    int i;
+
+    for (i = 0; i < nch; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "target", ch[3 * i + 2] ? ch[3 * i + 2] : "app");
+        cJSON_AddStringToObject(c, "key", ch[3 * i]);
+        cJSON_AddStringToObject(c, "to", ch[3 * i + 1]);
+        cJSON_AddItemToArray(arr, c);
+    }
+    if (impact_ms >= 0)
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "impact"),
+                                "time_saved_ms", impact_ms);
+    return o;
+}
+
+static void add(results *r, const model *m, cJSON *o)
+{
+    op_error err;
+
+    assert_int_equal(results_add_finding(r, m, o, &err), 0);
+    cJSON_Delete(o);
+}
+
+static const finding *by_rule(const results *r, const char *rule)
+{
+    size_t i;
+
+    for (i = 0; i < r->n; i++)
+        if (strcmp(r->f[i].rule, rule) == 0)
+            return &r->f[i];
+    fail_msg("no finding of %s", rule);
+    return NULL;
+}
+
+static const char *change_to(const finding *f, const char *key)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, f->changes)
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(c, "key")->valuestring, key) == 0)
+            return cJSON_GetObjectItemCaseSensitive(c, "to")->valuestring;
+    return NULL;
+}
+
+/* Issue #17: two rules set spark.sql.shuffle.partitions to 400 and 140 for
+ * one stage. One change is kept (severity, then impact, then rule id); the
+ * other finding loses only that change and names the kept finding; equal
+ * values and other targets are no conflict; fingerprints do not move. */
+static void test_change_reconciliation(void **state)
+{
+    static const char *const big[] = {"k", "400", NULL, "k2", "1", NULL};
+    static const char *const small[] = {"k", "140", NULL, "k3", "x", NULL};
+    static const char *const same[] = {"k", "400", NULL};
+    static const char *const other[] = {"k", "7", "other-app"};
+    static const char *const lo[] = {"j", "1", NULL};
+    static const char *const hi[] = {"j", "2", NULL};
+    model *m = small_model();
+    results r, alone;
+    const finding *f;
+    char fp[17];
+    int i;
+
+    (void)state;
+    results_init(&alone);
+    add(&alone, m, change_finding("x.small", "warning", "v1", 5000, small, 2));
+    assert_int_equal(results_finish(&alone, m), 0);
+    memcpy(fp, alone.f[0].fingerprint, sizeof fp);
+    assert_string_equal(alone.f[0].message, "msg");
+
+    results_init(&r);
+    add(&r, m, change_finding("x.small", "warning", "v1", 5000, small, 2));
+    add(&r, m, change_finding("x.big", "error", "v2", 10, big, 2));
+    add(&r, m, change_finding("x.same", "info", NULL, -1, same, 1));
+    add(&r, m, change_finding("x.other", "info", NULL, -1, other, 1));
+    add(&r, m, change_finding("y.lo", "warning", NULL, 100, lo, 1));
+    add(&r, m, change_finding("y.hi", "warning", NULL, 900, hi, 1));
+    assert_int_equal(results_finish(&r, m), 0);
+
+    f = by_rule(&r, "x.big");
+    assert_string_equal(change_to(f, "k"), "400");
+    assert_string_equal(f->message, "msg");
+    f = by_rule(&r, "x.small");
+    assert_null(change_to(f, "k"));
+    assert_string_equal(change_to(f, "k3"), "x"); /* other changes stay */
+    assert_string_equal(f->message,
+                        "msg [Not proposed: k = 140, because x.big on v2 proposes 400 "
+                        "for the same setting and is kept: it is more severe.]");
+    assert_string_equal(f->fingerprint, fp);
+    assert_string_equal(change_to(by_rule(&r, "x.same"), "k"), "400");
+    assert_string_equal(change_to(by_rule(&r, "x.other"), "k"), "7");
+    f = by_rule(&r, "y.lo");
+    assert_null(change_to(f, "j"));
+    assert_non_null(strstr(f->message, "y.hi proposes 2 for the same setting and is "
+                                       "kept: it saves more time."));
+    assert_string_equal(change_to(by_rule(&r, "y.hi"), "j"), "2");
+    results_free(&r);
+
+    /* many findings on one setting (a pack may report 10,000 per rule):
+     * the first keeps it, every other one loses it */
+    results_init(&r);
+    for (i = 0; i < 3000; i++) {
+        char v[16];
+        const char *ch[] = {"k", v, NULL};
+        snprintf(v, sizeof v, "%d", i);
+        add(&r, m, change_finding("z.many", "warning", NULL, i, ch, 1));
+    }
+    assert_int_equal(results_finish(&r, m), 0);
+    assert_string_equal(change_to(&r.f[0], "k"), "2999"); /* the largest impact */
+    for (i = 1; i < 3000; i++)
+        assert_null(change_to(&r.f[i], "k"));
+    results_free(&r);
+    results_free(&alone);
+    model_free(m);
+}
+
 static char *render(report_fn fn, const model *m, const results *r)
 {
     analysis an;
@@ -211,7 +334,6 @@ static void add_change(results *r, const model *m, int run, const char *node,
                        const char *msg, const char *key, cJSON *to)
 {
     cJSON *o = finding_json("e.rule", "warning", node, msg), *ch, *c;
-    op_error err;
 
     cJSON_ReplaceItemInObject(o, "run", cJSON_CreateNumber(run));
     ch = cJSON_AddArrayToObject(o, "changes");
@@ -219,8 +341,7 @@ static void add_change(results *r, const model *m, int run, const char *node,
     cJSON_AddStringToObject(c, "key", key);
     cJSON_AddItemToObject(c, "to", to);
     cJSON_AddItemToArray(ch, c);
-    assert_int_equal(results_add_finding(r, m, o, &err), 0);
-    cJSON_Delete(o);
+    add(r, m, o);
 }
 
 static finding *by_message(results *r, const char *msg)
@@ -266,12 +387,13 @@ static void test_emit_refusals(void **state)
     (void)state;
     op_node_get(b, fr, HEX_ID);
     op_node_get(b, fr, "v1");
+    op_node_get(b, fr, "v2"); /* the evil vertex's own node: no conflict */
     op_run_str(b, fr, OP_F_NAME, "j");
     op_run_str(b, sr, OP_F_NAME, "s");
     model_builder_free(b);
     model_freeze(m);
     results_init(&r);
-    add_change(&r, m, 0, HEX_ID, "evil vertex", "parallelism", cJSON_CreateNumber(16));
+    add_change(&r, m, 0, "v2", "evil vertex", "parallelism", cJSON_CreateNumber(16));
     add_change(&r, m, 0, HEX_ID, "good vertex", "parallelism", cJSON_CreateNumber(4));
     add_change(&r, m, 0, "v1", "short vertex", "parallelism", cJSON_CreateNumber(8));
     add_change(&r, m, 0, NULL, "tab value", "a.b", cJSON_CreateString("x\ty"));
@@ -282,7 +404,7 @@ static void test_emit_refusals(void **state)
     add_change(&r, m, 1, NULL, "unicode key", "spark.\xc3\xa9", cJSON_CreateString("1"));
     add_change(&r, m, 1, NULL, "newline key", "spark.x\nspark.y", cJSON_CreateString("1"));
     add_change(&r, m, 1, NULL, "fine", "spark.ok", cJSON_CreateString("1"));
-    results_finish(&r, m);
+    assert_int_equal(results_finish(&r, m), 0);
     f = by_message(&r, "evil vertex");
     free(f->node_id);
     f->node_id = strdup(EVIL_ID);
@@ -332,6 +454,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_fingerprints_and_order),
+        cmocka_unit_test(test_change_reconciliation),
         cmocka_unit_test(test_reporters),
         cmocka_unit_test(test_emit_refusals),
     };

@@ -18,52 +18,14 @@ local MIB = 1024 * 1024
 local GIB = 1024 * MIB
 M.MIB, M.GIB = MIB, GIB
 
--- Spark's defaults for the keys the rules read or propose (spark.md §2.4,
--- docs/configuration.md of Spark 3.x). A function gets the run (defaults
--- that changed between versions).
-local DEFAULTS = {
-  ["spark.executor.memory"] = "1g",
-  ["spark.executor.cores"] = "1",
-  ["spark.executor.instances"] = "2",
-  ["spark.task.cpus"] = "1",
-  ["spark.memory.fraction"] = "0.6",
-  ["spark.serializer"] = "org.apache.spark.serializer.JavaSerializer",
-  ["spark.sql.shuffle.partitions"] = "200",
-  ["spark.sql.files.maxPartitionBytes"] = "128m",
-  ["spark.sql.adaptive.skewJoin.enabled"] = "true",
-  ["spark.sql.adaptive.coalescePartitions.enabled"] = "true",
-  ["spark.sql.adaptive.advisoryPartitionSizeInBytes"] = "64m",
-  ["spark.speculation"] = "false",
-  ["spark.dynamicAllocation.enabled"] = "false",
-  ["spark.dynamicAllocation.executorIdleTimeout"] = "60s",
-  ["spark.dynamicAllocation.executorAllocationRatio"] = "1",
-  ["spark.dynamicAllocation.schedulerBacklogTimeout"] = "1s",
-  ["spark.shuffle.service.enabled"] = "false",
-  ["spark.executor.memoryOverhead"] = function(run)
-    local mem = M.executor_memory(run)
-    return ("%dm"):format(math.max(384, math.floor(mem * 0.10 / MIB)))
-  end,
-  ["spark.sql.adaptive.enabled"] = function(run)
-    return M.version_at_least(run, 3, 2) and "true" or "false"
-  end,
-  ["spark.dynamicAllocation.shuffleTracking.enabled"] = function(run)
-    return M.version_at_least(run, 3, 4) and "true" or "false"
-  end,
-}
+local keys = require "sparkconf"
 
 -- The major.minor of the run's Spark (LogStart); nil when unknown.
 function M.version(run)
-  local v = run.engine_version
-  if not v then
-    return nil
-  end
-  local a, b = v:match("^(%d+)%.(%d+)")
-  if not a then
-    return nil
-  end
-  return tonumber(a), tonumber(b)
+  return keys.parse_version(run.engine_version)
 end
 
+-- false when the version is unknown (version-gated checks stay quiet).
 function M.version_at_least(run, major, minor)
   local a, b = M.version(run)
   if not a then
@@ -72,18 +34,52 @@ function M.version_at_least(run, major, minor)
   return a > major or (a == major and b >= minor)
 end
 
+-- Whether the app's Spark has key (sparkconf: "since"), and when not, the
+-- version that brought it. Keys the table does not know pass; so does an
+-- unknown version.
+function M.has_key(run, key)
+  local e = keys.KEYS[key]
+  local a, b = M.version(run)
+  if e and not keys.at_least(a, b, e.since) then
+    return false, e.since
+  end
+  return true
+end
+
+-- The name the app's version gives a setting (spark.yarn.executor.
+-- memoryOverhead before 2.3).
+function M.key_name(run, key)
+  local e = keys.KEYS[key]
+  if e and e.before and not M.has_key(run, key) then
+    return e.before
+  end
+  return key
+end
+
 -- The value the app ran with and whether it was set (false: Spark's
 -- default). nil when neither is known.
 function M.conf(run, key)
-  local v = run.config[key]
+  local v = run.config[M.key_name(run, key)]
   if v ~= nil then
     return v, true
   end
-  local d = DEFAULTS[key]
-  if type(d) == "function" then
-    d = d(run)
+  local e = keys.KEYS[key]
+  if e and type(e.default) == "function" then
+    return e.default(run, M), false
   end
-  return d, false
+  return keys.default(key, M.version(run)), false
+end
+
+-- A change of key to `to` for the app, from the value it ran with (or
+-- `from`); nil and the version that brought the key when the app's Spark
+-- lacks it. Every Spark rule builds its Spark-key changes here.
+function M.change(run, key, to, from)
+  local ok, since = M.has_key(run, key)
+  if not ok and not keys.KEYS[key].before then
+    return nil, since
+  end
+  return { target = M.target(run), key = M.key_name(run, key),
+           from = from or (M.conf(run, key)), to = to }
 end
 
 function M.conf_bool(run, key)
@@ -219,49 +215,176 @@ function M.target(run)
   return run.name or run.id
 end
 
--- The setting that changes a stage's task count by `factor` (> 1: more,
--- smaller tasks), with a sentence saying so. After a shuffle it is
--- spark.sql.shuffle.partitions, unless adaptive execution coalesced the
--- stage below it: then AQE's advisory partition size decides (it can merge
--- partitions, not split them). File scans: spark.sql.files.maxPartitionBytes.
--- RDD stages: spark.default.parallelism.
-function M.resize(run, n, factor)
+-- Which setting made a stage's task count, in one place (issue #17: a
+-- rule proposes only a key that controls the stage it talks about):
+--   "shuffle": a shuffle read with exactly spark.sql.shuffle.partitions
+--              tasks;
+--   "aqe":     fewer, and adaptive execution (3.0+) coalescing is on: its
+--              advisory partition size decided;
+--   "parallelism": an RDD shuffle with spark.default.parallelism tasks;
+--   "code":    any other shuffle count: repartition(N), coalesce(N) or an
+--              RDD operation's numPartitions in the code;
+--   "files":   a file scan split by spark.sql.files.maxPartitionBytes
+--              (2.0+);
+--   "splits":  a scan before 2.0: the files' blocks decide;
+--   "other":   no input (parallelize, range): spark.default.parallelism.
+-- Returns { kind, key?, from?, tasks, why? } (why: a sentence for "code"
+-- and "splits").
+function M.stage_control(run, n)
   local tasks = math.max(n.parallelism or n.metrics.tasks or 1, 1)
-  local want = tasks * factor
   local source = M.stage_source(n)
-  local t = M.target(run)
   if source == "shuffle" then
     local cur = M.conf(run, "spark.sql.shuffle.partitions")
-    local parts = tonumber(cur) or tasks
-    local aqe = M.conf_bool(run, "spark.sql.adaptive.enabled")
-      and M.conf_bool(run, "spark.sql.adaptive.coalescePartitions.enabled")
-    if aqe and tasks < parts and want <= parts then
-      local adv = M.conf(run, "spark.sql.adaptive.advisoryPartitionSizeInBytes")
-      local b = M.parse_mem(adv) or 64 * MIB
-      local to = math.max(MIB, math.min(GIB, b / factor))
-      to = math.floor(to / MIB) * MIB
-      return { target = t, key = "spark.sql.adaptive.advisoryPartitionSizeInBytes", from = adv,
-               to = M.mem_string(to) },
-        ("spark.sql.adaptive.advisoryPartitionSizeInBytes from %s to %s (adaptive execution "
-          .. "coalesced the %s shuffle partitions into %s)"):format(adv, M.mem_string(to),
-          cur, M.count(tasks, "task"))
+    local parts = tonumber(cur)
+    if parts == tasks then
+      return { kind = "shuffle", key = "spark.sql.shuffle.partitions", from = cur, tasks = tasks }
     end
-    local to = M.nice_count(want, factor > 1 and M.total_cores(run) or nil)
-    return { target = t, key = "spark.sql.shuffle.partitions", from = cur, to = tostring(to) },
-      ("spark.sql.shuffle.partitions from %s to %d"):format(cur, to)
+    if parts and tasks < parts and M.has_key(run, "spark.sql.adaptive.enabled")
+        and M.conf_bool(run, "spark.sql.adaptive.enabled")
+        and M.conf_bool(run, "spark.sql.adaptive.coalescePartitions.enabled") then
+      return { kind = "aqe", key = "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+               from = M.conf(run, "spark.sql.adaptive.advisoryPartitionSizeInBytes"),
+               tasks = tasks, partitions = cur }
+    end
+    local dp = run.config["spark.default.parallelism"]
+    if tonumber(dp) == tasks then
+      return { kind = "parallelism", key = "spark.default.parallelism", from = dp, tasks = tasks }
+    end
+    return { kind = "code", tasks = tasks,
+      why = ("its %d partitions are not spark.sql.shuffle.partitions (%s)%s: the code set "
+        .. "them, with repartition(%d), coalesce(%d) or an RDD operation's numPartitions, "
+        .. "and no key changes that"):format(
+        tasks, cur, dp and (" nor spark.default.parallelism (" .. dp .. ")") or "", tasks, tasks) }
   elseif source == "input" then
-    local cur = M.conf(run, "spark.sql.files.maxPartitionBytes")
-    local b = M.parse_mem(cur) or 128 * MIB
-    local to = math.max(MIB, math.min(2 * GIB, b / factor))
-    to = math.floor(to / MIB) * MIB
-    return { target = t, key = "spark.sql.files.maxPartitionBytes", from = cur,
-             to = M.mem_string(to) },
-      ("spark.sql.files.maxPartitionBytes from %s to %s"):format(cur, M.mem_string(to))
+    if M.has_key(run, "spark.sql.files.maxPartitionBytes") then
+      return { kind = "files", key = "spark.sql.files.maxPartitionBytes", tasks = tasks,
+               from = M.conf(run, "spark.sql.files.maxPartitionBytes") }
+    end
+    local _, since = M.has_key(run, "spark.sql.files.maxPartitionBytes")
+    return { kind = "splits", tasks = tasks,
+      why = ("Spark %s splits input by the files' blocks (spark.sql.files.maxPartitionBytes "
+        .. "exists from %s)"):format(run.engine_version, since) }
   end
-  local cur = run.config["spark.default.parallelism"] or tostring(tasks)
-  local to = M.nice_count(want, nil)
-  return { target = t, key = "spark.default.parallelism", from = cur, to = tostring(to) },
-    ("spark.default.parallelism from %s to %d"):format(cur, to)
+  return { kind = "other", key = "spark.default.parallelism", tasks = tasks,
+           from = run.config["spark.default.parallelism"] or tostring(tasks) }
+end
+
+-- The change that makes a stage's task count grow by `factor` (> 1: more,
+-- smaller tasks), with a sentence saying so; the setting is the one
+-- stage_control names. When the code set the count there is no change:
+-- the sentence says which call to edit. AQE merges partitions, it cannot
+-- split them: a smaller advisory size, or more shuffle partitions when
+-- the stage needs more tasks than that.
+function M.resize(run, n, factor)
+  local c = M.stage_control(run, n)
+  local want = c.tasks * factor
+  if c.kind == "aqe" and want > tonumber(c.partitions) then
+    -- more tasks than the shuffle has partitions: only the key adds them
+    c = { kind = "shuffle", key = "spark.sql.shuffle.partitions", from = c.partitions,
+          tasks = c.tasks }
+  end
+  if c.kind == "code" or c.kind == "splits" then
+    local to = M.nice_count(want, factor > 1 and M.total_cores(run) or nil)
+    if c.kind == "splits" then
+      return nil, ("repartition(%d) after reading, in the code (%s)"):format(to, c.why)
+    end
+    return nil, ("repartition(%d) -> repartition(%d) in the code (%s)"):format(c.tasks, to, c.why)
+  elseif c.kind == "aqe" or c.kind == "files" then
+    local b = M.parse_mem(c.from) or (c.kind == "aqe" and 64 or 128) * MIB
+    local to = math.max(MIB, math.min(c.kind == "aqe" and GIB or 2 * GIB, b / factor))
+    to = M.mem_string(math.floor(to / MIB) * MIB)
+    return M.change(run, c.key, to, c.from),
+      ("%s from %s to %s%s"):format(c.key, c.from, to, c.kind == "aqe"
+        and (" (adaptive execution coalesced the %s shuffle partitions into %s)"):format(
+          c.partitions, M.count(c.tasks, "task")) or "")
+  end
+  local to = M.nice_count(want, (c.kind == "shuffle" and factor > 1) and M.total_cores(run) or nil)
+  return M.change(run, c.key, tostring(to), c.from),
+    ("%s from %s to %d"):format(c.key, c.from, to)
+end
+
+-- Where the app ran and on what (spark-read's run attrs, docs/model-spark.md
+-- "Run attrs"): "databricks", "emr", "dataproc", "kubernetes", "yarn",
+-- "standalone", "local", or nil when the log does not say.
+function M.platform(run)
+  return run.attrs and run.attrs.platform
+end
+
+function M.gpu(run)
+  return run.attrs ~= nil and run.attrs.accelerator == "gpu"
+end
+
+-- A Databricks cluster's size from its usage tags: workers now, and the
+-- autoscale range when it autoscales.
+local function databricks_cluster(run, have)
+  local c = run.config
+  local tag = "spark.databricks.clusterUsageTags."
+  return {
+    auto = (c[tag .. "clusterScalingType"] or "") == "autoscaling",
+    workers = c[tag .. "clusterWorkers"] or c[tag .. "clusterTargetWorkers"] or tostring(have),
+    min = c[tag .. "clusterMinWorkers"], max = c[tag .. "clusterMaxWorkers"],
+  }
+end
+
+local DATABRICKS = "Databricks runs one executor per worker and sizes the cluster by "
+  .. "workers: spark.executor.instances and dynamic allocation are not the knobs there"
+
+-- How to run with `want` executors instead of `have`, said the way the
+-- platform sizes clusters: changes and a sentence. Databricks: the
+-- cluster's num_workers or autoscale.max_workers; EMR: the Spark key plus
+-- the instance groups; Kubernetes: the key plus what each pod requests.
+function M.executor_count(run, want, have)
+  local p = M.platform(run)
+  if p == "databricks" then
+    local dc = databricks_cluster(run, have)
+    local key, from = "num_workers", dc.workers
+    if dc.auto then
+      key, from = "autoscale.max_workers", dc.max or tostring(have)
+    end
+    return { { target = "cluster", key = key, from = from, to = tostring(want) } },
+      ("set the cluster's %s from %s to %d (%s)"):format(key, from, want, DATABRICKS)
+  end
+  local dyn = M.conf_bool(run, "spark.dynamicAllocation.enabled")
+  local key = dyn and "spark.dynamicAllocation.maxExecutors" or "spark.executor.instances"
+  local from = run.config[key] or tostring(have)
+  local txt = ("%s from %s to %d"):format(key, from, want)
+  if p == "emr" then
+    txt = txt .. "; on EMR also shrink the core/task instance groups (or the managed-scaling "
+      .. "maximum) to the nodes those executors need: with maximizeResourceAllocation each "
+      .. "node runs one executor sized to the node"
+  elseif p == "kubernetes" then
+    txt = txt .. "; each executor is a pod requesting spark.kubernetes.executor.request.cores "
+      .. "(else spark.executor.cores) and spark.executor.memory plus overhead, so fewer pods "
+      .. "free that much of the node pool"
+  end
+  return { M.change(run, key, tostring(want), from) }, txt
+end
+
+-- Releasing executors that wait (driver work, idle cores), the platform's
+-- way: changes and a sentence. Databricks autoscales workers; elsewhere
+-- dynamic allocation, which needs shuffle files kept: shuffle tracking
+-- (3.0+) or, before it and on YARN, the external shuffle service.
+function M.release_idle(run)
+  local p = M.platform(run)
+  if p == "databricks" then
+    local dc = databricks_cluster(run, run.metrics.executors_max or 1)
+    return { { target = "cluster", key = "autoscale.min_workers", from = dc.min, to = "1" } },
+      ("let the cluster autoscale down to autoscale.min_workers 1%s: Databricks then "
+        .. "releases idle workers itself"):format(
+        dc.auto and "" or (" with max_workers %s"):format(dc.workers))
+  end
+  if M.conf_bool(run, "spark.dynamicAllocation.enabled") then
+    local cur = M.conf(run, "spark.dynamicAllocation.executorIdleTimeout")
+    return { M.change(run, "spark.dynamicAllocation.executorIdleTimeout", "30s", cur) },
+      "release idle executors sooner"
+  end
+  local out = { M.change(run, "spark.dynamicAllocation.enabled", "true", "false") }
+  local track = M.conf(run, "spark.dynamicAllocation.shuffleTracking.enabled")
+  if track ~= "true" and not M.conf_bool(run, "spark.shuffle.service.enabled") then
+    out[#out + 1] = M.change(run, "spark.dynamicAllocation.shuffleTracking.enabled", "true", track)
+      or M.change(run, "spark.shuffle.service.enabled", "true")
+  end
+  return out, "enable dynamic allocation"
 end
 
 function M.secs(ms)
