@@ -586,7 +586,9 @@ static int load_baseline(cli_session *s)
         diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_USAGE;
     }
-    s->nbaselined = baseline_apply(&s->bl, &s->res);
+    /* before the rules run: ctx.history shows the file's decisions */
+    if (s->baseline_read)
+        s->an.m->decisions = &s->bl;
     return 0;
 }
 
@@ -628,6 +630,8 @@ int cli_session_run(cli_session *s, cli_opts *o)
         return code;
     s->t_read = cli_now_ms() - t;
     cli_history_open(s);
+    if ((code = load_baseline(s)))
+        return code;
     t = cli_now_ms();
     if (ruleset_run(s->rs, s->an.m, &s->res, &err)) {
         diag_msg(DIAG_ERROR, "rule engine: %s", err.msg);
@@ -636,8 +640,7 @@ int cli_session_run(cli_session *s, cli_opts *o)
     results_finish(&s->res, s->an.m);
     s->t_rules += cli_now_ms() - t;
     s->nignored = config_ignore_findings(&s->cfg, s->an.m, &s->res);
-    if ((code = load_baseline(s)))
-        return code;
+    s->nbaselined = baseline_apply(&s->bl, &s->res);
     cli_history_record(s);
     return EXIT_DONE;
 }

@@ -50,6 +50,7 @@ static void add_json(cJSON *o, const char *k, const char *text, int array)
 
 typedef struct collect {
     cJSON *arr;
+    const baseline *bl; /* the analysis' decisions: they win; may be NULL */
     int oom;
 } collect;
 
@@ -57,6 +58,11 @@ static int finding_cb(void *ud, const store_finding *f)
 {
     collect *c = ud;
     cJSON *o = cJSON_CreateObject();
+    const decision *dec = c->bl ? baseline_decision_for(c->bl, f->fingerprint,
+                                                        f->legacy_fp)
+                                : NULL;
+    const char *status = dec ? decision_status_name(dec->status) : f->decision;
+    const char *comment = dec ? dec->reason : f->comment;
 
     if (!o || !cJSON_AddItemToArray(c->arr, o))
         return cJSON_Delete(o), c->oom = 1;
@@ -71,11 +77,11 @@ static int finding_cb(void *ud, const store_finding *f)
         if (imp)
             cJSON_AddNumberToObject(imp, "time_saved_ms", f->impact_ms);
     }
-    if (f->decision) {
+    if (status) {
         cJSON *d = cJSON_AddObjectToObject(o, "decision");
         if (d) {
-            add_str(d, "status", f->decision);
-            add_str(d, "comment", f->comment);
+            add_str(d, "status", status);
+            add_str(d, "comment", comment);
         }
     }
     return 0;
@@ -112,6 +118,7 @@ static int run_cb(void *ud, const store_run *r)
     add_json(o, "attrs", r->attrs_json, 0);
     cJSON_AddNumberToObject(o, "_pk", (double)r->pk);
     fc.arr = cJSON_AddArrayToObject(o, "findings");
+    fc.bl = rc->c.bl;
     fc.oom = !fc.arr;
     if (!fc.oom && store_each_finding(rc->s, r->pk, finding_cb, &fc, rc->err))
         return 1;
@@ -447,8 +454,9 @@ static int read_limit(lua_State *L)
 
 /* The stored runs (cJSON array) of r's job before r; NULL with msg. A
  * store that does not exist yet has no runs. */
-static cJSON *load_runs(const char *path, const struct op_run *r, int limit,
-                        char *msg, size_t cap)
+static cJSON *load_runs(const char *path, const baseline *bl,
+                        const struct op_run *r, int limit, char *msg,
+                        size_t cap)
 {
     store *s = NULL;
     op_error err;
@@ -457,6 +465,7 @@ static cJSON *load_runs(const char *path, const struct op_run *r, int limit,
     op_error_clear(&err);
     memset(&rc, 0, sizeof rc);
     rc.c.arr = cJSON_CreateArray();
+    rc.c.bl = bl;
     rc.err = &err;
     if (!rc.c.arr) {
         snprintf(msg, cap, "out of memory");
@@ -499,7 +508,7 @@ int lhist_call(lua_State *L, const model *m)
         sbx_readonly_fixed(L, 0);
         return 1;
     }
-    runs = load_runs(path, m->runs[ri], limit, msg, sizeof msg);
+    runs = load_runs(path, m->decisions, m->runs[ri], limit, msg, sizeof msg);
     if (!runs)
         return luaL_error(L, "ctx.history: %s", msg);
     {

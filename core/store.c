@@ -60,6 +60,11 @@ static const char *const migrations[STORE_SCHEMA] = {
     "ALTER TABLE findings ADD COLUMN impact_ms REAL;"
     "ALTER TABLE findings ADD COLUMN decision TEXT;"
     "ALTER TABLE findings ADD COLUMN comment TEXT;",
+    /* 1 -> 2: legacy fingerprints, and decisions found by fingerprint */
+    "ALTER TABLE findings ADD COLUMN legacy_fp TEXT;"
+    "CREATE INDEX findings_fp ON findings(fingerprint);"
+    "CREATE INDEX findings_legacy ON findings(legacy_fp)"
+    " WHERE legacy_fp IS NOT NULL;",
 };
 
 static int db_fail(store *s, int code, const char *what, op_error *err)
@@ -344,7 +349,7 @@ typedef struct rec {
     store *s;
     text t;
     sqlite3_stmt *find, *del_nodes, *del_findings, *ins_run, *upd_run,
-        *ins_node, *ins_finding, *set_hash;
+        *ins_node, *ins_finding, *set_hash, *decide[2];
     uint64_t hash; /* content hash of the run being written */
     size_t rows;
     int64_t now;
@@ -426,8 +431,12 @@ static int prepare_all(rec *r)
                    " ?8, ?9, ?10, ?11, ?12, ?13)") ||
            prepare(r, &r->ins_finding, "INSERT INTO findings(run_pk, seq, rule,"
                    " fingerprint, node, severity, message, changes, impact_ms,"
-                   " decision, comment) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                   " ?9, ?10, ?11)") ||
+                   " decision, comment, legacy_fp) VALUES(?1, ?2, ?3, ?4, ?5,"
+                   " ?6, ?7, ?8, ?9, ?10, ?11, ?12)") ||
+           prepare(r, &r->decide[0], "UPDATE findings SET decision = ?2,"
+                   " comment = ?3 WHERE legacy_fp = ?1") ||
+           prepare(r, &r->decide[1], "UPDATE findings SET decision = ?2,"
+                   " comment = ?3 WHERE fingerprint = ?1") ||
            prepare(r, &r->set_hash, "UPDATE runs SET content_hash = ?2 WHERE pk = ?1")
                ? r->err->code : 0;
 }
@@ -442,6 +451,8 @@ static void finalize_all(rec *r)
     sqlite3_finalize(r->ins_node);
     sqlite3_finalize(r->ins_finding);
     sqlite3_finalize(r->set_hash);
+    sqlite3_finalize(r->decide[0]);
+    sqlite3_finalize(r->decide[1]);
 }
 
 /* The row of run r: found (its nodes and findings cleared) or inserted. */
@@ -547,6 +558,10 @@ static int finding_row(rec *c, const finding *f, const baseline *bl,
     bad |= sqlite3_bind_text(st, 10, d ? decision_status_name(d->status) : NULL,
                              -1, SQLITE_STATIC);
     bad |= sqlite3_bind_text(st, 11, d ? d->reason : NULL, -1, SQLITE_STATIC);
+    bad |= sqlite3_bind_text(st, 12, f->legacy_fp[0] &&
+                                         strcmp(f->legacy_fp, f->fingerprint)
+                                         ? f->legacy_fp : NULL,
+                             -1, SQLITE_STATIC);
     if (bad)
         return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
                             c->s->path);
@@ -575,6 +590,34 @@ static int record_run(rec *c, const model *m, const results *res,
     sqlite3_bind_int64(c->set_hash, 1, pk);
     sqlite3_bind_text(c->set_hash, 2, hex, -1, SQLITE_TRANSIENT);
     return step(c, c->set_hash, "cannot write the run");
+}
+
+/* Writes bl's decisions onto the stored findings they name: legacy
+ * fingerprints first, so that a decision under the new fingerprint wins.
+ * Not counted as rows (store_row_hook): it writes no new data. */
+static int apply_decisions(rec *c, const baseline *bl)
+{
+    size_t pass, i;
+
+    for (pass = 0; bl && pass < 2; pass++)
+        for (i = 0; i < bl->n; i++) {
+            sqlite3_stmt *st = c->decide[pass];
+            const decision *d = &bl->d[i];
+            int rc;
+            if (sqlite3_bind_text(st, 1, d->fingerprint, -1, SQLITE_STATIC) ||
+                sqlite3_bind_text(st, 2, decision_status_name(d->status), -1,
+                                  SQLITE_STATIC) ||
+                sqlite3_bind_text(st, 3, d->reason, -1, SQLITE_STATIC))
+                return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
+                                    c->s->path);
+            rc = sqlite3_step(st);
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            if (rc != SQLITE_DONE)
+                return db_fail(c->s, OP_EIO, "cannot write a decision",
+                               c->err);
+        }
+    return 0;
 }
 
 static int64_t now_ms(void)
@@ -607,6 +650,8 @@ int store_record(store *s, const model *m, const results *res,
     for (i = 0; i < m->nruns; i++)
         if ((rc = record_run(&c, m, res, bl, i)))
             break;
+    if (!rc)
+        rc = apply_decisions(&c, bl);
     if (!rc)
         rc = exec(s, "COMMIT", "cannot commit", err);
     if (rc)
@@ -820,6 +865,7 @@ static int finding_row_cb(sqlite3_stmt *st, void *ud)
                       ? -1 : sqlite3_column_double(st, 6);
     f.decision = col_text(st, 7);
     f.comment = col_text(st, 8);
+    f.legacy_fp = col_text(st, 9);
     return c->fn(c->ud, &f);
 }
 
@@ -830,8 +876,8 @@ int store_each_finding(store *s, int64_t run_pk, store_finding_fn fn,
     finding_cb c = {fn, ud};
 
     if (sqlite3_prepare_v2(s->db, "SELECT rule, fingerprint, node, severity,"
-                           " message, changes, impact_ms, decision, comment"
-                           " FROM findings WHERE run_pk = ?1 ORDER BY seq",
+                           " message, changes, impact_ms, decision, comment,"
+                           " legacy_fp FROM findings WHERE run_pk = ?1 ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, OP_EIO, "cannot read the run store", err);
     sqlite3_bind_int64(st, 1, run_pk);

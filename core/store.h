@@ -25,7 +25,7 @@
 
 /* The schema this build writes; older stores are migrated on open for
  * writing, newer ones are refused. */
-#define STORE_SCHEMA 1
+#define STORE_SCHEMA 2
 /* How long a writer waits for another one (ms). */
 #define STORE_BUSY_MS 10000
 /* ctx.history: default and largest number of runs. */
@@ -49,8 +49,12 @@ const char *store_path(const store *s);
 
 /* Records every run of m that is not superseded, with its findings of res
  * and their decisions in bl (may be NULL), in one transaction: a run
- * already stored (same source and run id) is replaced. *nruns (may be
- * NULL) gets how many runs were written. Returns 0 or an op_status with
+ * already stored (same source and run id) is replaced. In the same
+ * transaction every decision of bl is written onto the stored findings of
+ * earlier runs it names (by fingerprint, else legacy fingerprint), so a
+ * decision made after a run was recorded reaches the store; stored
+ * decisions bl does not name stay. *nruns (may be NULL) gets how many
+ * runs were written. Returns 0 or an op_status with
  * err naming the store. */
 int store_record(store *s, const model *m, const results *res,
                  const baseline *bl, size_t *nruns, op_error *err);
@@ -76,6 +80,7 @@ typedef struct store_node {
 
 typedef struct store_finding {
     const char *rule, *fingerprint, *node, *severity, *message;
+    const char *legacy_fp;    /* NULL when the same as fingerprint */
     const char *changes_json; /* array */
     double impact_ms;         /* < 0: none */
     const char *decision, *comment; /* NULL when undecided */

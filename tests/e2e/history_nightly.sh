@@ -113,6 +113,10 @@ for f in d["findings"]:
 EOF
 }
 
+stored_decision() { # stored_decision DB FINGERPRINT: the stored findings' decisions, oldest first
+    python3 -c 'import sqlite3,sys; print(" ".join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute("SELECT decision FROM findings WHERE fingerprint = ? ORDER BY run_pk", (sys.argv[2],))))' "$@"
+}
+
 decide() { # decide SCENARIO NIGHT FINGERPRINT STATUS
     "$bin" baseline update --no-config -o "$1.decisions.json" --fingerprint "$3" \
         --status "$4" --reason "nightly e2e" "$(night "$1" "$2")" >out 2>err
@@ -139,10 +143,10 @@ check "partitions: nights 1-7 are recorded" nights partitions 1 7
 fp=$(pick partitions-07.json spark.shuffle-partitions)
 check "partitions: night 7 proposes spark.sql.shuffle.partitions" test -n "$fp"
 check "partitions: the change is approved" decide partitions 7 "$fp" approved
-# WORKAROUND until hist-store joins the active baseline onto stored findings
-# (/work/helpers/hist-store.requests.md 4): record night 7 again, now with
-# its decision (same run id and content hash: the stored run is updated).
-analyze partitions 7
+# the approval came after night 7 was recorded: night 8's analysis hands
+# it to the rules (ctx.history) from its decisions file, and stores it
+check "partitions: the stored findings are still undecided" \
+    test "$(stored_decision partitions.db "$fp")" = "None None None None None None None"
 analyze partitions 8
 check "partitions: night 8 analyzed" test "$rc" = 0
 findings partitions-08.json mixed.change-outcome >c8
@@ -152,6 +156,8 @@ check "partitions: ... effective, with the numbers" grep -q '^info|.*against a m
 analyze partitions 8
 findings partitions-08.json mixed.change-outcome >c8again
 check "partitions: the same night analyzed again reports it once" test "$(wc -l <c8again)" = 1
+check "partitions: night 8's analysis stored the approval on nights 1-7" \
+    test "$(stored_decision partitions.db "$fp")" = "approved approved approved approved approved approved approved"
 
 # --- the rule-test harness: findings of other rules on history inputs -----
 mkdir -p pk
