@@ -840,6 +840,17 @@ static int l_history(lua_State *L)
     return lhist_call(L, c->m);
 }
 
+/* ctx.node_history(run [, opts]) (lua_history.c); the same guard. */
+static int l_node_history(lua_State *L)
+{
+    lrule_call *c = sbx_user(sbx_of(L));
+
+    if (!c || lua_tointeger(L, lua_upvalueindex(1)) != c->serial)
+        return luaL_error(L, "ctx.node_history: called outside the rule call "
+                             "that received this ctx");
+    return lhist_node_history(L, c->m);
+}
+
 static void push_ctx(lua_State *L, lrule_call *c)
 {
     lua_createtable(L, 0, 5);
@@ -859,6 +870,9 @@ static void push_ctx(lua_State *L, lrule_call *c)
     lua_pushinteger(L, c->serial);
     lua_pushcclosure(L, l_history, 1);
     lua_setfield(L, -2, "history");
+    lua_pushinteger(L, c->serial);
+    lua_pushcclosure(L, l_node_history, 1);
+    lua_setfield(L, -2, "node_history");
 }
 
 static int prep_step(lua_State *L)

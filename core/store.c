@@ -884,6 +884,87 @@ int store_each_finding(store *s, int64_t run_pk, store_finding_fn fn,
     return each_row(s, st, finding_row_cb, &c, err);
 }
 
+static int metric_ok(const char *m)
+{
+    size_t n = strlen(m);
+
+    return n > 0 && n <= STORE_METRIC_MAX &&
+           strspn(m, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789_.:-") == n;
+}
+
+static int is_node_column(const char *m)
+{
+    static const char *const cols[] = {"duration_ms", "parallelism",
+                                       "started_at", "ended_at"};
+    size_t i;
+
+    for (i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        if (strcmp(m, cols[i]) == 0)
+            return 1;
+    return 0;
+}
+
+typedef struct value_cb {
+    store_value_fn fn;
+    void *ud;
+} value_cb;
+
+static int value_row_cb(sqlite3_stmt *st, void *ud)
+{
+    value_cb *c = ud;
+    const char *id = col_text(st, 0);
+    int t = sqlite3_column_type(st, 1);
+
+    if (!id || (t != SQLITE_INTEGER && t != SQLITE_FLOAT))
+        return 0; /* no value, or a text one: not a number */
+    return c->fn(c->ud, id, sqlite3_column_double(st, 1));
+}
+
+int store_each_node_value(store *s, int64_t run_pk,
+                          const char *const *metrics, size_t nmetrics,
+                          const char *status, store_value_fn fn, void *ud,
+                          op_error *err)
+{
+    /* COALESCE of node columns (named literally, from the list above) and
+     * json_extract(metrics, ?k) with the path bound: no name given by a
+     * rule is ever spliced into the SQL text */
+    char sql[512], path[STORE_SERIES_METRICS][STORE_METRIC_MAX + 8];
+    sqlite3_stmt *st = NULL;
+    value_cb c = {fn, ud};
+    size_t i, len;
+
+    if (nmetrics < 1 || nmetrics > STORE_SERIES_METRICS)
+        return op_error_set(err, OP_EUSAGE, "from 1 to %d metrics",
+                            STORE_SERIES_METRICS);
+    len = (size_t)snprintf(sql, sizeof sql, "SELECT id, COALESCE(NULL");
+    for (i = 0; i < nmetrics; i++) {
+        if (!metric_ok(metrics[i]))
+            return op_error_set(err, OP_EUSAGE, "metric '%.*s': a name of "
+                                "letters, digits and _.:- (at most %d)",
+                                STORE_METRIC_MAX, metrics[i],
+                                STORE_METRIC_MAX);
+        snprintf(path[i], sizeof path[i], "$.\"%s\"", metrics[i]);
+        if (is_node_column(metrics[i]))
+            len += (size_t)snprintf(sql + len, sizeof sql - len, ", %s",
+                                    metrics[i]);
+        else
+            len += (size_t)snprintf(sql + len, sizeof sql - len,
+                                    ", json_extract(metrics, ?%d)",
+                                    (int)i + 3);
+    }
+    snprintf(sql + len, sizeof sql - len, ") FROM nodes WHERE run_pk = ?1"
+             " AND (?2 IS NULL OR status = ?2) ORDER BY seq");
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the run store", err);
+    sqlite3_bind_int64(st, 1, run_pk);
+    sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+    for (i = 0; i < nmetrics; i++)
+        if (!is_node_column(metrics[i]))
+            sqlite3_bind_text(st, (int)i + 3, path[i], -1, SQLITE_STATIC);
+    return each_row(s, st, value_row_cb, &c, err);
+}
+
 typedef struct job_cb {
     store_job_fn fn;
     void *ud;

@@ -108,6 +108,21 @@ int store_each_node(store *s, int64_t run_pk, store_node_fn fn, void *ud,
 int store_each_finding(store *s, int64_t run_pk, store_finding_fn fn,
                        void *ud, op_error *err);
 
+/* ctx.node_history's read: for each node of run run_pk (in node order)
+ * whose status is status (NULL: any), the first of metrics it has as a
+ * number: a node column (STORE_NODE_COLUMNS) or a name in its metrics.
+ * Nodes with none are left out. One statement, no JSON parsed in C.
+ * metrics: 1 to STORE_SERIES_METRICS names of at most STORE_METRIC_MAX
+ * bytes from [A-Za-z0-9_.:-] (else OP_EUSAGE). */
+#define STORE_NODE_COLUMNS "duration_ms, parallelism, started_at, ended_at"
+#define STORE_SERIES_METRICS 4
+#define STORE_METRIC_MAX 128
+typedef int (*store_value_fn)(void *ud, const char *node_id, double v);
+int store_each_node_value(store *s, int64_t run_pk,
+                          const char *const *metrics, size_t nmetrics,
+                          const char *status, store_value_fn fn, void *ud,
+                          op_error *err);
+
 /* One job: its key, source, how many runs, the newest start. */
 typedef struct store_job {
     const char *job, *source;

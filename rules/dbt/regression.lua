@@ -15,7 +15,7 @@ end
 local function node_findings(run, ctx, hist)
   local o = ctx.options
   local found = {}
-  local all = du.history_values(hist)
+  local all = du.history_times(run, ctx, hist)
   for _, n in ipairs(run.nodes) do
     local cur = du.exec_ms(n)
     if n.status == "succeeded" and cur and not n.attrs.untimed then

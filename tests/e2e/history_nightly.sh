@@ -65,6 +65,42 @@ LUA
 op analyze --no-config --no-bundled --rules pack --history h.db "$nights/night-08.log.gz"
 check "ctx.history: the job's earlier nights, newest first, limited" has out "3 of 7: 0307/nightly-orders 0306/nightly-orders 0305/nightly-orders"
 
+# ctx.node_history: the same values as walking ctx.history's nodes, newest
+# first; runs = narrows to chosen entries; read-only; names checked
+cat >pack/series.lua <<'LUA'
+return { id = "team.series", title = "Node series", severity = "info", sources = { "spark" },
+  check = function(run, ctx)
+    local h = ctx.history(run, { limit = 3 })
+    local s = ctx.node_history(run, { metric = { "no_such", "duration_ms" }, limit = 3 })
+    local bad, n = 0, 0
+    for id, list in pairs(s) do
+      for i, v in ipairs(list) do
+        n = n + 1
+        if h[i].by_id[id].duration_ms ~= v then bad = bad + 1 end
+      end
+    end
+    local two = ctx.node_history(run, { runs = { h[1], h[3] }, status = "succeeded" })
+    local id, list = next(two)
+    local ro = pcall(function() list[1] = 0 end)
+    local ok, err = pcall(ctx.node_history, run, { metric = "x'; DROP TABLE runs; --" })
+    local nd, key = h[1].nodes[1], nil
+    for k, v in pairs(nd.metrics) do
+      if math.type(v) == "integer" and (not key or k < key) then key = k end
+    end
+    local m = ctx.node_history(run, { metric = key, limit = 1 })[nd.id]
+    ctx.report { message = ("%d values, %d differ; runs: %d (%s, %s); writable: %s; bad name: %s; metric: %s"):format(
+      n, bad, #list, list[1] == h[1].by_id[id].duration_ms, list[2] == h[3].by_id[id].duration_ms,
+      ro, tostring(err):match("a name of letters") or tostring(err), tostring(m and m[1] == nd.metrics[key])) }
+  end }
+LUA
+op analyze --no-config --no-bundled --rules pack --history h.db "$nights/night-08.log.gz"
+tr -s ' \n' '  ' <out >flat # the text report wraps long messages
+check "ctx.node_history: the values ctx.history's nodes have, newest first" grep -q "[1-9][0-9]* values, 0 differ" flat
+check "ctx.node_history: runs = { h[1], h[3] } gives those two, in order" has flat "runs: 2 (true, true)"
+check "ctx.node_history: read-only" has flat "writable: false"
+check "ctx.node_history: a metric name is checked, never spliced into SQL" has flat "bad name: a name of letters"
+check "ctx.node_history: a metric of the nodes' metrics" has flat "metric: true"
+
 # --- issue 15's other nights, each scenario in its own store -------------
 nightly=$src/fixtures/spark-nightly
 
