@@ -297,6 +297,8 @@ static const char *map_text(text *t, const mmap *m)
     jw w;
     size_t i;
 
+    if (m->n == 0)
+        return "{}"; /* most attrs, many metrics: no stream work */
     text_begin(t, &w);
     jw_obj(&w);
     for (i = 0; i < m->n; i++) {
@@ -312,6 +314,8 @@ static const char *dist_text(text *t, const struct op_node *n)
     jw w;
     size_t i;
 
+    if (n->ndists == 0)
+        return "{}";
     text_begin(t, &w);
     jw_obj(&w);
     for (i = 0; i < n->ndists; i++) {
@@ -381,9 +385,10 @@ static int bind_text(rec *r, sqlite3_stmt *st, int i, const char *v)
 static int bind_int(rec *r, sqlite3_stmt *st, int i, unsigned set,
                     unsigned bit, int64_t v)
 {
-    char buf[24];
+    char buf[JW_INT_TEXT];
 
-    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    if (set & bit)
+        jw_int_text(buf, v);
     hash_text(r, set & bit ? buf : NULL);
     return set & bit ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
 }
