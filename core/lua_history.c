@@ -72,6 +72,8 @@ static int finding_cb(void *ud, const store_finding *f)
     add_str(o, "severity", f->severity);
     add_str(o, "message", f->message);
     add_json(o, "changes", f->changes_json, 1);
+    if (f->evidence_json)
+        add_json(o, "evidence", f->evidence_json, 0);
     if (f->impact_ms >= 0) {
         cJSON *imp = cJSON_AddObjectToObject(o, "impact");
         if (imp)

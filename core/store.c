@@ -60,11 +60,13 @@ static const char *const migrations[STORE_SCHEMA] = {
     "ALTER TABLE findings ADD COLUMN impact_ms REAL;"
     "ALTER TABLE findings ADD COLUMN decision TEXT;"
     "ALTER TABLE findings ADD COLUMN comment TEXT;",
-    /* 1 -> 2: legacy fingerprints, and decisions found by fingerprint */
+    /* 1 -> 2: legacy fingerprints, decisions found by fingerprint, and
+     * the findings' evidence */
     "ALTER TABLE findings ADD COLUMN legacy_fp TEXT;"
     "CREATE INDEX findings_fp ON findings(fingerprint);"
     "CREATE INDEX findings_legacy ON findings(legacy_fp)"
-    " WHERE legacy_fp IS NOT NULL;",
+    " WHERE legacy_fp IS NOT NULL;"
+    "ALTER TABLE findings ADD COLUMN evidence TEXT;",
 };
 
 static int db_fail(store *s, int code, const char *what, op_error *err)
@@ -337,15 +339,15 @@ static const char *dist_text(text *t, const struct op_node *n)
     return text_end(t);
 }
 
-static const char *changes_text(text *t, const cJSON *changes)
+/* A finding's changes or evidence as JSON text; empty when v is NULL. */
+static const char *cjson_text(text *t, const cJSON *v, const char *empty)
 {
     jw w;
 
+    if (!v)
+        return empty;
     text_begin(t, &w);
-    if (changes)
-        jw_cjson(&w, changes);
-    else
-        fputs("[]", t->f);
+    jw_cjson(&w, v);
     return text_end(t);
 }
 
@@ -436,8 +438,8 @@ static int prepare_all(rec *r)
                    " ?8, ?9, ?10, ?11, ?12, ?13)") ||
            prepare(r, &r->ins_finding, "INSERT INTO findings(run_pk, seq, rule,"
                    " fingerprint, node, severity, message, changes, impact_ms,"
-                   " decision, comment, legacy_fp) VALUES(?1, ?2, ?3, ?4, ?5,"
-                   " ?6, ?7, ?8, ?9, ?10, ?11, ?12)") ||
+                   " decision, comment, legacy_fp, evidence) VALUES(?1, ?2, ?3,"
+                   " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)") ||
            prepare(r, &r->decide[0], "UPDATE findings SET decision = ?2,"
                    " comment = ?3 WHERE legacy_fp = ?1") ||
            prepare(r, &r->decide[1], "UPDATE findings SET decision = ?2,"
@@ -547,7 +549,7 @@ static int finding_row(rec *c, const finding *f, const baseline *bl,
 {
     sqlite3_stmt *st = c->ins_finding;
     const decision *d = bl ? baseline_decision_of(bl, f) : NULL;
-    const char *t = changes_text(&c->t, f->changes);
+    const char *t = cjson_text(&c->t, f->changes, "[]");
     int bad = !t;
 
     bad |= sqlite3_bind_int64(st, 1, pk);
@@ -558,6 +560,10 @@ static int finding_row(rec *c, const finding *f, const baseline *bl,
     bad |= sqlite3_bind_text(st, 6, severity_name(f->sev), -1, SQLITE_STATIC);
     bad |= sqlite3_bind_text(st, 7, f->message, -1, SQLITE_STATIC);
     bad |= t && sqlite3_bind_text(st, 8, t, -1, SQLITE_TRANSIENT);
+    /* the stream is reused: changes are copied (TRANSIENT) before it is */
+    t = bad ? NULL : cjson_text(&c->t, f->evidence, NULL);
+    bad |= f->evidence && !t;
+    bad |= sqlite3_bind_text(st, 13, t, -1, SQLITE_TRANSIENT);
     bad |= f->impact_ms >= 0 ? sqlite3_bind_double(st, 9, f->impact_ms)
                              : sqlite3_bind_null(st, 9);
     bad |= sqlite3_bind_text(st, 10, d ? decision_status_name(d->status) : NULL,
@@ -871,6 +877,7 @@ static int finding_row_cb(sqlite3_stmt *st, void *ud)
     f.decision = col_text(st, 7);
     f.comment = col_text(st, 8);
     f.legacy_fp = col_text(st, 9);
+    f.evidence_json = col_text(st, 10);
     return c->fn(c->ud, &f);
 }
 
@@ -882,7 +889,7 @@ int store_each_finding(store *s, int64_t run_pk, store_finding_fn fn,
 
     if (sqlite3_prepare_v2(s->db, "SELECT rule, fingerprint, node, severity,"
                            " message, changes, impact_ms, decision, comment,"
-                           " legacy_fp FROM findings WHERE run_pk = ?1 ORDER BY seq",
+                           " legacy_fp, evidence FROM findings WHERE run_pk = ?1 ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, OP_EIO, "cannot read the run store", err);
     sqlite3_bind_int64(st, 1, run_pk);

@@ -82,6 +82,7 @@ typedef struct store_finding {
     const char *rule, *fingerprint, *node, *severity, *message;
     const char *legacy_fp;    /* NULL when the same as fingerprint */
     const char *changes_json; /* array */
+    const char *evidence_json; /* object; NULL when the finding had none */
     double impact_ms;         /* < 0: none */
     const char *decision, *comment; /* NULL when undecided */
 } store_finding;

@@ -101,6 +101,20 @@ check "ctx.node_history: read-only" has flat "writable: false"
 check "ctx.node_history: a metric name is checked, never spliced into SQL" has flat "bad name: a name of letters"
 check "ctx.node_history: a metric of the nodes' metrics" has flat "metric: true"
 
+# a stored finding keeps its evidence as reported
+cat >pack/evidence.lua <<'LUA'
+return { id = "team.evidence", title = "Stored evidence", severity = "info", sources = { "spark" },
+  check = function(run, ctx)
+    for _, f in ipairs(ctx.history(run, { limit = 1 })[1].findings) do
+      if f.rule == "spark.config" then
+        ctx.report { message = "evidence master=" .. tostring(f.evidence and f.evidence.master) }
+      end
+    end
+  end }
+LUA
+op analyze --no-config --no-bundled --rules pack --history h.db "$nights/night-08.log.gz"
+check "ctx.history: a stored finding's evidence" has out "evidence master=yarn"
+
 # --- issue 15's other nights, each scenario in its own store -------------
 nightly=$src/fixtures/spark-nightly
 

@@ -80,6 +80,7 @@ static void one_finding(results *res, const model *m)
     cJSON_AddNumberToObject(o, "run", 0);
     cJSON_AddStringToObject(o, "node", "stage-1");
     cJSON_AddStringToObject(o, "message", "slow");
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "evidence"), "ratio", 3);
     results_init(res);
     assert_int_equal(results_add_finding(res, m, o, &err), 0);
     cJSON_Delete(o);
@@ -179,6 +180,9 @@ static int collect_finding(void *ud, const store_finding *f)
              f->decision ? f->decision : "none");
     assert_string_equal(f->changes_json,
                         "[{\"key\":\"spark.sql.shuffle.partitions\",\"to\":\"400\"}]");
+    /* the evidence as reported (hist-store.requests.md 1) */
+    assert_non_null(f->evidence_json);
+    assert_string_equal(f->evidence_json, "{\"ratio\":3}");
     return 0;
 }
 
