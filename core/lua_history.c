@@ -198,22 +198,25 @@ static void nrows_free(nrows *c)
 
 /* ---- cJSON into read-only tables ---------------------------------------------- */
 
+/* A whole number as an integer (as the model gives it), else a float. */
+static void push_number(lua_State *L, double d)
+{
+    if (d > -9007199254740992.0 && d < 9007199254740992.0 &&
+        d == (double)(lua_Integer)d)
+        lua_pushinteger(L, (lua_Integer)d);
+    else
+        lua_pushnumber(L, d);
+}
+
 static void push_scalar(lua_State *L, const cJSON *v)
 {
-    double d;
-
     if (cJSON_IsString(v))
         lua_pushstring(L, v->valuestring);
     else if (cJSON_IsBool(v))
         lua_pushboolean(L, cJSON_IsTrue(v));
-    else if (cJSON_IsNumber(v)) {
-        d = v->valuedouble;
-        if (d == (double)(lua_Integer)d && d > -9007199254740992.0 &&
-            d < 9007199254740992.0)
-            lua_pushinteger(L, (lua_Integer)d);
-        else
-            lua_pushnumber(L, d);
-    } else
+    else if (cJSON_IsNumber(v))
+        push_number(L, v->valuedouble);
+    else
         lua_pushnil(L);
 }
 
@@ -597,18 +600,13 @@ static int series_append(lua_State *L)
     size_t i;
 
     for (i = 0; i < c->n; i++) {
-        double d = c->v[i];
         if (lua_getfield(L, 2, c->ids[i]) != LUA_TTABLE) {
             lua_pop(L, 1);
             lua_createtable(L, 4, 0);
             lua_pushvalue(L, -1);
             lua_setfield(L, 2, c->ids[i]);
         }
-        if (d == (double)(lua_Integer)d && d > -9007199254740992.0 &&
-            d < 9007199254740992.0)
-            lua_pushinteger(L, (lua_Integer)d);
-        else
-            lua_pushnumber(L, d);
+        push_number(L, c->v[i]);
         lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
         lua_pop(L, 1);
     }
