@@ -720,16 +720,19 @@ static void read_metrics(lua_State *L, series_req *q)
     } else if (t == LUA_TSTRING) {
         q->metrics[q->nmetrics++] = lua_tostring(L, -1);
     } else if (t == LUA_TTABLE) {
-        n = luaL_len(L, -1);
+        int mt = lua_gettop(L);
+        n = luaL_len(L, mt);
         if (n < 1 || n > STORE_SERIES_METRICS)
             luaL_error(L, "ctx.node_history: metric takes from 1 to %d names",
                        STORE_SERIES_METRICS);
+        lua_createtable(L, (int)n, 0); /* anchors the names (an __index
+                                        * may make new strings) */
         for (i = 1; i <= n; i++) {
-            if (lua_geti(L, -1, i) != LUA_TSTRING)
+            if (lua_geti(L, mt, i) != LUA_TSTRING)
                 luaL_error(L, "ctx.node_history: metric[%d] must be a string",
                            (int)i);
             q->metrics[q->nmetrics++] = lua_tostring(L, -1);
-            lua_pop(L, 1); /* the string stays in the metric table */
+            lua_rawseti(L, -2, i);
         }
     } else {
         luaL_error(L, "ctx.node_history: metric must be a string or a list "
@@ -750,22 +753,25 @@ static void read_runs(lua_State *L, series_req *q)
     luaL_checktype(L, -1, LUA_TTABLE);
     rt = lua_gettop(L);
     n = luaL_len(L, rt);
-    if (n > STORE_HISTORY_MAX)
-        luaL_error(L, "ctx.node_history: runs has more than %d entries",
+    if (n < 0 || n > STORE_HISTORY_MAX)
+        luaL_error(L, "ctx.node_history: runs must have from 0 to %d entries",
                    STORE_HISTORY_MAX);
     /* the pointer arrays: a userdata left on the stack for the call */
     q->ids = lua_newuserdatauv(L, (size_t)(n ? n : 1) * 2 * sizeof(char *), 0);
     q->sources = q->ids + (n ? n : 1);
+    lua_createtable(L, (int)n * 2, 0); /* anchors the strings: an entry's
+                                        * __index may make new ones */
     for (i = 1; i <= n; i++) {
         lua_geti(L, rt, i);
-        if (lua_getfield(L, -1, "id") != LUA_TSTRING ||
+        if (!lua_istable(L, -1) || lua_getfield(L, -1, "id") != LUA_TSTRING ||
             lua_getfield(L, -2, "source") != LUA_TSTRING)
             luaL_error(L, "ctx.node_history: runs[%d] is not an entry of "
                           "ctx.history", (int)i);
-        /* strings of a read-only history entry: they live as long as it */
         q->sources[i - 1] = lua_tostring(L, -1);
         q->ids[i - 1] = lua_tostring(L, -2);
-        lua_pop(L, 3);
+        lua_rawseti(L, -4, 2 * i);
+        lua_rawseti(L, -3, 2 * i - 1);
+        lua_pop(L, 1);
     }
     q->nruns = (int)n;
 }

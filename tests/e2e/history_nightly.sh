@@ -88,9 +88,14 @@ return { id = "team.series", title = "Node series", severity = "info", sources =
       if math.type(v) == "integer" and (not key or k < key) then key = k end
     end
     local m = ctx.node_history(run, { metric = key, limit = 1 })[nd.id]
-    ctx.report { message = ("%d values, %d differ; runs: %d (%s, %s); writable: %s; bad name: %s; metric: %s"):format(
+    local bad_entry = pcall(ctx.node_history, run, { runs = { 5 } })
+    local made = setmetatable({}, { __index = function(_, k)  -- strings made on each read
+      return k == "id" and h[2].id:sub(1) .. "" or h[2].source:sub(1) .. "" end })
+    local via = ctx.node_history(run, { runs = { made }, metric = { "x", "y", "duration_ms" } })
+    local _, vl = next(via)
+    ctx.report { message = ("%d values, %d differ; runs: %d (%s, %s); writable: %s; bad name: %s; metric: %s; hostile: %s %s"):format(
       n, bad, #list, list[1] == h[1].by_id[id].duration_ms, list[2] == h[3].by_id[id].duration_ms,
-      ro, tostring(err):match("a name of letters") or tostring(err), tostring(m and m[1] == nd.metrics[key])) }
+      ro, tostring(err):match("a name of letters") or tostring(err), tostring(m and m[1] == nd.metrics[key]), bad_entry, vl and #vl) }
   end }
 LUA
 op analyze --no-config --no-bundled --rules pack --history h.db "$nights/night-08.log.gz"
@@ -100,6 +105,7 @@ check "ctx.node_history: runs = { h[1], h[3] } gives those two, in order" has fl
 check "ctx.node_history: read-only" has flat "writable: false"
 check "ctx.node_history: a metric name is checked, never spliced into SQL" has flat "bad name: a name of letters"
 check "ctx.node_history: a metric of the nodes' metrics" has flat "metric: true"
+check "ctx.node_history: runs = a non-entry is an error, made-up strings are held" has flat "hostile: false 1"
 
 # a stored finding keeps its evidence as reported
 cat >pack/evidence.lua <<'LUA'
