@@ -252,13 +252,19 @@ const decision *baseline_find(const baseline *b, const char *fingerprint)
     return bsearch(&key, b->d, b->n, sizeof *b->d, fp_cmp);
 }
 
+const decision *baseline_decision_for(const baseline *b, const char *fp,
+                                      const char *legacy_fp)
+{
+    const decision *d = fp ? baseline_find(b, fp) : NULL;
+
+    if (!d && legacy_fp && legacy_fp[0] && (!fp || strcmp(legacy_fp, fp)))
+        d = baseline_find(b, legacy_fp);
+    return d;
+}
+
 const decision *baseline_decision_of(const baseline *b, const finding *f)
 {
-    const decision *d = baseline_find(b, f->fingerprint);
-
-    if (!d && f->legacy_fp[0] && strcmp(f->legacy_fp, f->fingerprint))
-        d = baseline_find(b, f->legacy_fp);
-    return d;
+    return baseline_decision_for(b, f->fingerprint, f->legacy_fp);
 }
 
 /* Removes the decision at d (one of b's). */

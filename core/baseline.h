@@ -49,6 +49,11 @@ const decision *baseline_find(const baseline *b, const char *fingerprint);
  * legacy one (decisions written before job keys). NULL when none. */
 const decision *baseline_decision_of(const baseline *b, const finding *f);
 
+/* The same by fingerprints: fp, else legacy_fp (either may be NULL), as
+ * for a finding read back from the run store. NULL when none. */
+const decision *baseline_decision_for(const baseline *b, const char *fp,
+                                      const char *legacy_fp);
+
 /* Records (or replaces) the decision for finding f. reason and when
  * (NULL: now) are copied. Returns 0 or OP_ENOMEM. */
 int baseline_set(baseline *b, const finding *f, decision_status status,

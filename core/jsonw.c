@@ -78,7 +78,19 @@ void jw_write_string(FILE *f, const char *s)
     size_t k;
 
     fputc('"', f);
-    while ((k = utf8_next(s, &cp, NULL))) {
+    while (*s) {
+        /* a run of plain ASCII in one write: most of every key and value */
+        const char *p = s;
+        while ((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f &&
+               *p != '"' && *p != '\\' && *p != '<' && *p != '>' && *p != '&')
+            p++;
+        if (p > s) {
+            fwrite(s, 1, (size_t)(p - s), f);
+            s = p;
+            continue;
+        }
+        if (!(k = utf8_next(s, &cp, NULL)))
+            break;
         switch (cp) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
@@ -121,8 +133,28 @@ void jw_str(jw *w, const char *s)
 
 void jw_int(jw *w, int64_t v)
 {
+    char buf[JW_INT_TEXT];
+
     before_item(w);
-    fprintf(w->f, "%" PRId64, v);
+    fwrite(buf, 1, jw_int_text(buf, v), w->f);
+}
+
+size_t jw_int_text(char buf[JW_INT_TEXT], int64_t v)
+{
+    /* what "%" PRId64 writes, without printf's cost on hot paths */
+    char tmp[JW_INT_TEXT];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, len = 0;
+
+    do
+        tmp[n++] = (char)('0' + u % 10);
+    while ((u /= 10));
+    if (v < 0)
+        buf[len++] = '-';
+    while (n)
+        buf[len++] = tmp[--n];
+    buf[len] = 0;
+    return len;
 }
 
 /* Shortest of %.15g / %.17g that reads back as the same double. */

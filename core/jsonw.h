@@ -33,6 +33,11 @@ void jw_arr_end(jw *w);
 void jw_key(jw *w, const char *key);
 void jw_str(jw *w, const char *s);    /* NULL writes null */
 void jw_int(jw *w, int64_t v);
+
+/* v in decimal, as "%" PRId64 writes it, into buf (NUL-terminated);
+ * returns its length. */
+#define JW_INT_TEXT 24
+size_t jw_int_text(char buf[JW_INT_TEXT], int64_t v);
 void jw_num(jw *w, double v);         /* NaN and infinities write null */
 void jw_bool(jw *w, int v);
 void jw_null(jw *w);

@@ -50,6 +50,7 @@ static void add_json(cJSON *o, const char *k, const char *text, int array)
 
 typedef struct collect {
     cJSON *arr;
+    const baseline *bl; /* the analysis' decisions: they win; may be NULL */
     int oom;
 } collect;
 
@@ -57,6 +58,11 @@ static int finding_cb(void *ud, const store_finding *f)
 {
     collect *c = ud;
     cJSON *o = cJSON_CreateObject();
+    const decision *dec = c->bl ? baseline_decision_for(c->bl, f->fingerprint,
+                                                        f->legacy_fp)
+                                : NULL;
+    const char *status = dec ? decision_status_name(dec->status) : f->decision;
+    const char *comment = dec ? dec->reason : f->comment;
 
     if (!o || !cJSON_AddItemToArray(c->arr, o))
         return cJSON_Delete(o), c->oom = 1;
@@ -66,16 +72,18 @@ static int finding_cb(void *ud, const store_finding *f)
     add_str(o, "severity", f->severity);
     add_str(o, "message", f->message);
     add_json(o, "changes", f->changes_json, 1);
+    if (f->evidence_json)
+        add_json(o, "evidence", f->evidence_json, 0);
     if (f->impact_ms >= 0) {
         cJSON *imp = cJSON_AddObjectToObject(o, "impact");
         if (imp)
             cJSON_AddNumberToObject(imp, "time_saved_ms", f->impact_ms);
     }
-    if (f->decision) {
+    if (status) {
         cJSON *d = cJSON_AddObjectToObject(o, "decision");
         if (d) {
-            add_str(d, "status", f->decision);
-            add_str(d, "comment", f->comment);
+            add_str(d, "status", status);
+            add_str(d, "comment", comment);
         }
     }
     return 0;
@@ -112,6 +120,7 @@ static int run_cb(void *ud, const store_run *r)
     add_json(o, "attrs", r->attrs_json, 0);
     cJSON_AddNumberToObject(o, "_pk", (double)r->pk);
     fc.arr = cJSON_AddArrayToObject(o, "findings");
+    fc.bl = rc->c.bl;
     fc.oom = !fc.arr;
     if (!fc.oom && store_each_finding(rc->s, r->pk, finding_cb, &fc, rc->err))
         return 1;
@@ -189,22 +198,25 @@ static void nrows_free(nrows *c)
 
 /* ---- cJSON into read-only tables ---------------------------------------------- */
 
+/* A whole number as an integer (as the model gives it), else a float. */
+static void push_number(lua_State *L, double d)
+{
+    if (d > -9007199254740992.0 && d < 9007199254740992.0 &&
+        d == (double)(lua_Integer)d)
+        lua_pushinteger(L, (lua_Integer)d);
+    else
+        lua_pushnumber(L, d);
+}
+
 static void push_scalar(lua_State *L, const cJSON *v)
 {
-    double d;
-
     if (cJSON_IsString(v))
         lua_pushstring(L, v->valuestring);
     else if (cJSON_IsBool(v))
         lua_pushboolean(L, cJSON_IsTrue(v));
-    else if (cJSON_IsNumber(v)) {
-        d = v->valuedouble;
-        if (d == (double)(lua_Integer)d && d > -9007199254740992.0 &&
-            d < 9007199254740992.0)
-            lua_pushinteger(L, (lua_Integer)d);
-        else
-            lua_pushnumber(L, d);
-    } else
+    else if (cJSON_IsNumber(v))
+        push_number(L, v->valuedouble);
+    else
         lua_pushnil(L);
 }
 
@@ -447,8 +459,9 @@ static int read_limit(lua_State *L)
 
 /* The stored runs (cJSON array) of r's job before r; NULL with msg. A
  * store that does not exist yet has no runs. */
-static cJSON *load_runs(const char *path, const struct op_run *r, int limit,
-                        char *msg, size_t cap)
+static cJSON *load_runs(const char *path, const baseline *bl,
+                        const struct op_run *r, int limit, char *msg,
+                        size_t cap)
 {
     store *s = NULL;
     op_error err;
@@ -457,6 +470,7 @@ static cJSON *load_runs(const char *path, const struct op_run *r, int limit,
     op_error_clear(&err);
     memset(&rc, 0, sizeof rc);
     rc.c.arr = cJSON_CreateArray();
+    rc.c.bl = bl;
     rc.err = &err;
     if (!rc.c.arr) {
         snprintf(msg, cap, "out of memory");
@@ -499,7 +513,7 @@ int lhist_call(lua_State *L, const model *m)
         sbx_readonly_fixed(L, 0);
         return 1;
     }
-    runs = load_runs(path, m->runs[ri], limit, msg, sizeof msg);
+    runs = load_runs(path, m->decisions, m->runs[ri], limit, msg, sizeof msg);
     if (!runs)
         return luaL_error(L, "ctx.history: %s", msg);
     {
@@ -525,4 +539,278 @@ int lhist_call(lua_State *L, const model *m)
     }
     lua_remove(L, -2);
     return 1;
+}
+
+/* ---- ctx.node_history ---------------------------------------------------------- */
+
+/* What a rule asked for, copied out of Lua before the store is opened (no
+ * Lua error may unwind through SQLite). */
+typedef struct series_req {
+    const char *metrics[STORE_SERIES_METRICS];
+    size_t nmetrics;
+    const char *status;
+    int limit;
+    int nruns;                     /* -1: every run ctx.history would give */
+    const char **ids, **sources;   /* runs = { entry, ... }: borrowed from
+                                    * the entries (kept on the stack) */
+} series_req;
+
+/* One run's rows, copied from SQLite; then appended in a protected call. */
+typedef struct series_rows {
+    char **ids;
+    double *v;
+    size_t n, cap;
+    int oom;
+} series_rows;
+
+static int series_row(void *ud, const char *id, double v)
+{
+    series_rows *c = ud;
+
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 1024;
+        char **ids = realloc(c->ids, ncap * sizeof *ids);
+        double *vs = ids ? realloc(c->v, ncap * sizeof *vs) : NULL;
+        if (ids)
+            c->ids = ids;
+        if (!vs)
+            return c->oom = 1;
+        c->v = vs;
+        c->cap = ncap;
+    }
+    if (!(c->ids[c->n] = strdup(id)))
+        return c->oom = 1;
+    c->v[c->n++] = v;
+    return 0;
+}
+
+static void series_clear(series_rows *c)
+{
+    size_t i;
+
+    for (i = 0; i < c->n; i++)
+        free(c->ids[i]);
+    c->n = 0;
+}
+
+/* Appends the rows (argument 1) to the result table (argument 2). */
+static int series_append(lua_State *L)
+{
+    const series_rows *c = lua_touserdata(L, 1);
+    size_t i;
+
+    for (i = 0; i < c->n; i++) {
+        if (lua_getfield(L, 2, c->ids[i]) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            lua_createtable(L, 4, 0);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, 2, c->ids[i]);
+        }
+        push_number(L, c->v[i]);
+        lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+/* Makes the result (argument 1) and every list in it read-only; returns
+ * the proxy. */
+static int series_seal(lua_State *L)
+{
+    luaL_checkstack(L, 6, "ctx.node_history");
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        sbx_readonly_fixed(L, (lua_Integer)lua_rawlen(L, -1));
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, 1); /* an existing key: allowed while traversing */
+    }
+    lua_settop(L, 1);
+    sbx_readonly_fixed(L, 0);
+    return 1;
+}
+
+typedef struct pks {
+    int64_t v[STORE_HISTORY_MAX];
+    int n;
+    const series_req *q;
+} pks;
+
+static int pk_of_run(void *ud, const store_run *r)
+{
+    pks *p = ud;
+    int i;
+
+    if (p->q->nruns >= 0) {
+        for (i = 0; i < p->q->nruns; i++)
+            if (strcmp(p->q->ids[i], r->run_id) == 0 &&
+                strcmp(p->q->sources[i], r->source) == 0)
+                break;
+        if (i == p->q->nruns)
+            return 0; /* not one the rule chose */
+    }
+    p->v[p->n++] = r->pk;
+    return p->n >= p->q->limit;
+}
+
+/* Reads the values into the table at the top of the stack, one run at a
+ * time; 0, or -1 with msg (the table may be partly filled). */
+static int series_load(lua_State *L, const char *path,
+                       const struct op_run *r, const series_req *q,
+                       char *msg, size_t cap)
+{
+    store *s = NULL;
+    op_error err;
+    series_rows rows;
+    pks *p = calloc(1, sizeof *p);
+    int i, rc = 0, st = LUA_OK;
+
+    op_error_clear(&err);
+    memset(&rows, 0, sizeof rows);
+    if (!p) {
+        snprintf(msg, cap, "out of memory");
+        return -1;
+    }
+    p->q = q;
+    if (store_open(path, 0, &s, &err)) {
+        rc = err.code == OP_ENOTFOUND ? 0 : -1;
+        goto out;
+    }
+    if (store_each_run(s, model_run_job(r), r->source, r->id,
+                       r->set & MSET_STARTED_AT ? r->started_at : 0,
+                       q->nruns >= 0 ? STORE_HISTORY_MAX : q->limit,
+                       pk_of_run, p, &err) && err.code) { /* else: limit */
+        rc = -1;
+        goto out;
+    }
+    for (i = 0; i < p->n && st == LUA_OK; i++) {
+        if (store_each_node_value(s, p->v[i], q->metrics, q->nmetrics,
+                                  q->status, series_row, &rows, &err) ||
+            rows.oom) {
+            rc = -1;
+            break;
+        }
+        lua_pushcfunction(L, series_append);
+        lua_pushlightuserdata(L, &rows);
+        lua_pushvalue(L, -3);
+        st = lua_pcall(L, 2, 0, 0);
+        series_clear(&rows);
+    }
+out:
+    if (rc)
+        snprintf(msg, cap, "%s", rows.oom ? "out of memory" : err.msg);
+    series_clear(&rows);
+    free(rows.ids);
+    free(rows.v);
+    free(p);
+    store_close(s);
+    if (st != LUA_OK)
+        lua_error(L); /* the store is closed: safe to unwind now */
+    return rc;
+}
+
+/* metric = "name" or { "name", ... } (the first a node has). */
+static void read_metrics(lua_State *L, series_req *q)
+{
+    int t = lua_getfield(L, 2, "metric");
+    lua_Integer i, n;
+
+    if (t == LUA_TNIL) {
+        q->metrics[q->nmetrics++] = "duration_ms";
+    } else if (t == LUA_TSTRING) {
+        q->metrics[q->nmetrics++] = lua_tostring(L, -1);
+    } else if (t == LUA_TTABLE) {
+        int mt = lua_gettop(L);
+        n = luaL_len(L, mt);
+        if (n < 1 || n > STORE_SERIES_METRICS)
+            luaL_error(L, "ctx.node_history: metric takes from 1 to %d names",
+                       STORE_SERIES_METRICS);
+        lua_createtable(L, (int)n, 0); /* anchors the names (an __index
+                                        * may make new strings) */
+        for (i = 1; i <= n; i++) {
+            if (lua_geti(L, mt, i) != LUA_TSTRING)
+                luaL_error(L, "ctx.node_history: metric[%d] must be a string",
+                           (int)i);
+            q->metrics[q->nmetrics++] = lua_tostring(L, -1);
+            lua_rawseti(L, -2, i);
+        }
+    } else {
+        luaL_error(L, "ctx.node_history: metric must be a string or a list "
+                      "of strings");
+    }
+    /* the value stays on the stack: the names are borrowed from it */
+}
+
+/* runs = { entry, ... } (entries of ctx.history): ids and sources. */
+static void read_runs(lua_State *L, series_req *q)
+{
+    lua_Integer i, n;
+    int rt;
+
+    q->nruns = -1;
+    if (lua_getfield(L, 2, "runs") == LUA_TNIL)
+        return;
+    luaL_checktype(L, -1, LUA_TTABLE);
+    rt = lua_gettop(L);
+    n = luaL_len(L, rt);
+    if (n < 0 || n > STORE_HISTORY_MAX)
+        luaL_error(L, "ctx.node_history: runs must have from 0 to %d entries",
+                   STORE_HISTORY_MAX);
+    /* the pointer arrays: a userdata left on the stack for the call */
+    q->ids = lua_newuserdatauv(L, (size_t)(n ? n : 1) * 2 * sizeof(char *), 0);
+    q->sources = q->ids + (n ? n : 1);
+    lua_createtable(L, (int)n * 2, 0); /* anchors the strings: an entry's
+                                        * __index may make new ones */
+    for (i = 1; i <= n; i++) {
+        lua_geti(L, rt, i);
+        if (!lua_istable(L, -1) || lua_getfield(L, -1, "id") != LUA_TSTRING ||
+            lua_getfield(L, -2, "source") != LUA_TSTRING)
+            luaL_error(L, "ctx.node_history: runs[%d] is not an entry of "
+                          "ctx.history", (int)i);
+        q->sources[i - 1] = lua_tostring(L, -1);
+        q->ids[i - 1] = lua_tostring(L, -2);
+        lua_rawseti(L, -4, 2 * i);
+        lua_rawseti(L, -3, 2 * i - 1);
+        lua_pop(L, 1);
+    }
+    q->nruns = (int)n;
+}
+
+int lhist_node_history(lua_State *L, const model *m)
+{
+    size_t ri = lmodel_run_index(L, 1);
+    const char *path = m ? m->store_path : NULL;
+    series_req q;
+    char msg[512];
+    int isnum;
+
+    if (!m || ri >= m->nruns)
+        return luaL_error(L, "ctx.node_history: the first argument must be a "
+                             "run the rule was given");
+    memset(&q, 0, sizeof q);
+    q.limit = STORE_HISTORY_DEFAULT;
+    q.nruns = -1;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        read_metrics(L, &q);
+        if (lua_getfield(L, 2, "limit") != LUA_TNIL) {
+            lua_Integer lim = lua_tointegerx(L, -1, &isnum);
+            if (!isnum || lim < 1 || lim > STORE_HISTORY_MAX)
+                return luaL_error(L, "ctx.node_history: limit must be a whole "
+                                     "number from 1 to %d", STORE_HISTORY_MAX);
+            q.limit = (int)lim;
+        }
+        if (lua_getfield(L, 2, "status") != LUA_TNIL)
+            q.status = luaL_checkstring(L, -1);
+        read_runs(L, &q);
+    } else {
+        q.metrics[q.nmetrics++] = "duration_ms";
+    }
+    lua_createtable(L, 0, 0);
+    if (path && series_load(L, path, m->runs[ri], &q, msg, sizeof msg))
+        return luaL_error(L, "ctx.node_history: %s", msg);
+    lua_pushcfunction(L, series_seal);
+    lua_insert(L, -2);
+    lua_call(L, 1, 1);
+    return 1; /* the top: the sealed result */
 }

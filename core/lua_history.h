@@ -16,4 +16,11 @@
  * the sandbox memory cap. */
 int lhist_call(lua_State *L, const model *m);
 
+/* The body of ctx.node_history(run [, {metric =, limit =, status =,
+ * runs =}]): { [node id] = { value newest, ..., value oldest } } over the
+ * same earlier runs as ctx.history, read from the store one run at a time
+ * by one statement (docs/history.md). Read-only, under the sandbox memory
+ * cap; raises a Lua error naming the problem. */
+int lhist_node_history(lua_State *L, const model *m);
+
 #endif

@@ -836,11 +836,23 @@ static int l_history(lua_State *L)
     return lhist_call(L, c->m);
 }
 
+/* ctx.node_history(run [, opts]) (lua_history.c); the same guard. */
+static int l_node_history(lua_State *L)
+{
+    lrule_call *c = sbx_user(sbx_of(L));
+
+    if (!c || lua_tointeger(L, lua_upvalueindex(1)) != c->serial)
+        return luaL_error(L, "ctx.node_history: called outside the rule call "
+                             "that received this ctx");
+    return lhist_node_history(L, c->m);
+}
+
 /* The functions of ctx; each gets the call's serial as upvalue 1. */
 static const luaL_Reg ctx_fns[] = {
     {"report", l_report},
     {"log", l_log},
     {"history", l_history},
+    {"node_history", l_node_history},
     {NULL, NULL}};
 
 static void push_ctx(lua_State *L, lrule_call *c)
@@ -854,7 +866,7 @@ static void push_ctx(lua_State *L, lrule_call *c)
     lua_pushstring(L, severity_name(c->meta->sev));
     lua_setfield(L, -2, "severity");
     lua_setfield(L, -2, "rule");
-    lua_pushinteger(L, c->serial); /* report's, history's upvalue */
+    lua_pushinteger(L, c->serial); /* the guard's upvalue */
     luaL_setfuncs(L, ctx_fns, 1);
 }
 

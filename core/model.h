@@ -118,6 +118,8 @@ typedef struct mslot {
 
 #define MODEL_MAX_SLOTS 64
 
+struct baseline;
+
 typedef struct model {
     arena *a;
     struct op_run **runs; /* in the order they were first created */
@@ -129,6 +131,9 @@ typedef struct model {
     mslot slots[MODEL_MAX_SLOTS]; /* per-plugin state (plugin_slot) */
     const char *store_path; /* run store ctx.history reads (borrowed);
                              * NULL: no history */
+    const struct baseline *decisions; /* the analysis' decisions file
+                             * (borrowed), applied to ctx.history's
+                             * findings; NULL: none */
     size_t nslots;
 } model;
 

@@ -368,8 +368,10 @@ static int stage_ignore(op_session *s, op_error *err)
     return 0;
 }
 
-/* A missing decisions file is an empty one (said unless quiet). */
-static int stage_baseline(op_session *s, op_error *err)
+/* A missing decisions file is an empty one (said unless quiet). Read
+ * before the rules run, so that ctx.history shows the file's decisions on
+ * earlier runs too (model.decisions). */
+static int stage_decisions(op_session *s, op_error *err)
 {
     struct stat st;
 
@@ -381,7 +383,16 @@ static int stage_baseline(op_session *s, op_error *err)
                  "exist)", s->baseline_path);
     if (baseline_load(s->baseline_path, &s->bl, 1, err))
         return err->code = OP_EUSAGE; /* the file is the user's to fix */
-    s->nbaselined = baseline_apply(&s->bl, &s->res);
+    if (s->baseline_read)
+        s->an.m->decisions = &s->bl;
+    return 0;
+}
+
+static int stage_baseline(op_session *s, op_error *err)
+{
+    (void)err;
+    if (s->o.mode == OP_SESSION_ALL && s->baseline_path)
+        s->nbaselined = baseline_apply(&s->bl, &s->res);
     return 0;
 }
 
@@ -400,6 +411,7 @@ static const struct {
     {OP_STAGE_RULES, stage_rules},
     {OP_STAGE_INPUTS, stage_inputs},
     {OP_STAGE_HISTORY, stage_history},
+    {OP_STAGE_BASELINE, stage_decisions},
     {OP_STAGE_RUN, stage_run},
     {OP_STAGE_FINISH, stage_finish},
     {OP_STAGE_IGNORE, stage_ignore},

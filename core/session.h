@@ -14,11 +14,13 @@
  *             apply the config (skipped when the caller lends a ruleset)
  *   inputs    read every input (files, folders, "-", http(s):// URLs with
  *             the fetch options) into one frozen model
+ *   decisions read the decisions file (--baseline, the config's, else the
+ *             nearest .optipipe-baseline.json) and hand it to the rules
+ *             (model.decisions: ctx.history shows them on earlier runs)
  *   run       run the rules over the model
  *   finish    fingerprint and sort the findings
  *   ignore    mark the findings the config's `ignore` hides
- *   baseline  load the decisions file (--baseline, the config's, else the
- *             nearest .optipipe-baseline.json) and mark decided findings
+ *   baseline  mark the findings the decisions file decided
  *   history   (after inputs) open the run store, creating or migrating
  *             it, and hand it to the rules (model.store_path); a store
  *             that cannot be used is said on o->diag and the analysis goes

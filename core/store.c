@@ -60,6 +60,13 @@ static const char *const migrations[STORE_SCHEMA] = {
     "ALTER TABLE findings ADD COLUMN impact_ms REAL;"
     "ALTER TABLE findings ADD COLUMN decision TEXT;"
     "ALTER TABLE findings ADD COLUMN comment TEXT;",
+    /* 1 -> 2: legacy fingerprints, decisions found by fingerprint, and
+     * the findings' evidence */
+    "ALTER TABLE findings ADD COLUMN legacy_fp TEXT;"
+    "CREATE INDEX findings_fp ON findings(fingerprint);"
+    "CREATE INDEX findings_legacy ON findings(legacy_fp)"
+    " WHERE legacy_fp IS NOT NULL;"
+    "ALTER TABLE findings ADD COLUMN evidence TEXT;",
 };
 
 static int db_fail(store *s, int code, const char *what, op_error *err)
@@ -292,6 +299,8 @@ static const char *map_text(text *t, const mmap *m)
     jw w;
     size_t i;
 
+    if (m->n == 0)
+        return "{}"; /* most attrs, many metrics: no stream work */
     text_begin(t, &w);
     jw_obj(&w);
     for (i = 0; i < m->n; i++) {
@@ -307,6 +316,8 @@ static const char *dist_text(text *t, const struct op_node *n)
     jw w;
     size_t i;
 
+    if (n->ndists == 0)
+        return "{}";
     text_begin(t, &w);
     jw_obj(&w);
     for (i = 0; i < n->ndists; i++) {
@@ -328,15 +339,15 @@ static const char *dist_text(text *t, const struct op_node *n)
     return text_end(t);
 }
 
-static const char *changes_text(text *t, const cJSON *changes)
+/* A finding's changes or evidence as JSON text; empty when v is NULL. */
+static const char *cjson_text(text *t, const cJSON *v, const char *empty)
 {
     jw w;
 
+    if (!v)
+        return empty;
     text_begin(t, &w);
-    if (changes)
-        jw_cjson(&w, changes);
-    else
-        fputs("[]", t->f);
+    jw_cjson(&w, v);
     return text_end(t);
 }
 
@@ -344,7 +355,7 @@ typedef struct rec {
     store *s;
     text t;
     sqlite3_stmt *find, *del_nodes, *del_findings, *ins_run, *upd_run,
-        *ins_node, *ins_finding, *set_hash;
+        *ins_node, *ins_finding, *set_hash, *decide[2];
     uint64_t hash; /* content hash of the run being written */
     size_t rows;
     int64_t now;
@@ -376,9 +387,10 @@ static int bind_text(rec *r, sqlite3_stmt *st, int i, const char *v)
 static int bind_int(rec *r, sqlite3_stmt *st, int i, unsigned set,
                     unsigned bit, int64_t v)
 {
-    char buf[24];
+    char buf[JW_INT_TEXT];
 
-    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    if (set & bit)
+        jw_int_text(buf, v);
     hash_text(r, set & bit ? buf : NULL);
     return set & bit ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
 }
@@ -426,8 +438,12 @@ static int prepare_all(rec *r)
                    " ?8, ?9, ?10, ?11, ?12, ?13)") ||
            prepare(r, &r->ins_finding, "INSERT INTO findings(run_pk, seq, rule,"
                    " fingerprint, node, severity, message, changes, impact_ms,"
-                   " decision, comment) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
-                   " ?9, ?10, ?11)") ||
+                   " decision, comment, legacy_fp, evidence) VALUES(?1, ?2, ?3,"
+                   " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)") ||
+           prepare(r, &r->decide[0], "UPDATE findings SET decision = ?2,"
+                   " comment = ?3 WHERE legacy_fp = ?1") ||
+           prepare(r, &r->decide[1], "UPDATE findings SET decision = ?2,"
+                   " comment = ?3 WHERE fingerprint = ?1") ||
            prepare(r, &r->set_hash, "UPDATE runs SET content_hash = ?2 WHERE pk = ?1")
                ? r->err->code : 0;
 }
@@ -442,6 +458,8 @@ static void finalize_all(rec *r)
     sqlite3_finalize(r->ins_node);
     sqlite3_finalize(r->ins_finding);
     sqlite3_finalize(r->set_hash);
+    sqlite3_finalize(r->decide[0]);
+    sqlite3_finalize(r->decide[1]);
 }
 
 /* The row of run r: found (its nodes and findings cleared) or inserted. */
@@ -531,7 +549,7 @@ static int finding_row(rec *c, const finding *f, const baseline *bl,
 {
     sqlite3_stmt *st = c->ins_finding;
     const decision *d = bl ? baseline_decision_of(bl, f) : NULL;
-    const char *t = changes_text(&c->t, f->changes);
+    const char *t = cjson_text(&c->t, f->changes, "[]");
     int bad = !t;
 
     bad |= sqlite3_bind_int64(st, 1, pk);
@@ -542,11 +560,19 @@ static int finding_row(rec *c, const finding *f, const baseline *bl,
     bad |= sqlite3_bind_text(st, 6, severity_name(f->sev), -1, SQLITE_STATIC);
     bad |= sqlite3_bind_text(st, 7, f->message, -1, SQLITE_STATIC);
     bad |= t && sqlite3_bind_text(st, 8, t, -1, SQLITE_TRANSIENT);
+    /* the stream is reused: changes are copied (TRANSIENT) before it is */
+    t = bad ? NULL : cjson_text(&c->t, f->evidence, NULL);
+    bad |= f->evidence && !t;
+    bad |= sqlite3_bind_text(st, 13, t, -1, SQLITE_TRANSIENT);
     bad |= f->impact_ms >= 0 ? sqlite3_bind_double(st, 9, f->impact_ms)
                              : sqlite3_bind_null(st, 9);
     bad |= sqlite3_bind_text(st, 10, d ? decision_status_name(d->status) : NULL,
                              -1, SQLITE_STATIC);
     bad |= sqlite3_bind_text(st, 11, d ? d->reason : NULL, -1, SQLITE_STATIC);
+    bad |= sqlite3_bind_text(st, 12, f->legacy_fp[0] &&
+                                         strcmp(f->legacy_fp, f->fingerprint)
+                                         ? f->legacy_fp : NULL,
+                             -1, SQLITE_STATIC);
     if (bad)
         return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
                             c->s->path);
@@ -575,6 +601,34 @@ static int record_run(rec *c, const model *m, const results *res,
     sqlite3_bind_int64(c->set_hash, 1, pk);
     sqlite3_bind_text(c->set_hash, 2, hex, -1, SQLITE_TRANSIENT);
     return step(c, c->set_hash, "cannot write the run");
+}
+
+/* Writes bl's decisions onto the stored findings they name: legacy
+ * fingerprints first, so that a decision under the new fingerprint wins.
+ * Not counted as rows (store_row_hook): it writes no new data. */
+static int apply_decisions(rec *c, const baseline *bl)
+{
+    size_t pass, i;
+
+    for (pass = 0; bl && pass < 2; pass++)
+        for (i = 0; i < bl->n; i++) {
+            sqlite3_stmt *st = c->decide[pass];
+            const decision *d = &bl->d[i];
+            int rc;
+            if (sqlite3_bind_text(st, 1, d->fingerprint, -1, SQLITE_STATIC) ||
+                sqlite3_bind_text(st, 2, decision_status_name(d->status), -1,
+                                  SQLITE_STATIC) ||
+                sqlite3_bind_text(st, 3, d->reason, -1, SQLITE_STATIC))
+                return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
+                                    c->s->path);
+            rc = sqlite3_step(st);
+            sqlite3_reset(st);
+            sqlite3_clear_bindings(st);
+            if (rc != SQLITE_DONE)
+                return db_fail(c->s, OP_EIO, "cannot write a decision",
+                               c->err);
+        }
+    return 0;
 }
 
 static int64_t now_ms(void)
@@ -607,6 +661,8 @@ int store_record(store *s, const model *m, const results *res,
     for (i = 0; i < m->nruns; i++)
         if ((rc = record_run(&c, m, res, bl, i)))
             break;
+    if (!rc)
+        rc = apply_decisions(&c, bl);
     if (!rc)
         rc = exec(s, "COMMIT", "cannot commit", err);
     if (rc)
@@ -820,6 +876,8 @@ static int finding_row_cb(sqlite3_stmt *st, void *ud)
                       ? -1 : sqlite3_column_double(st, 6);
     f.decision = col_text(st, 7);
     f.comment = col_text(st, 8);
+    f.legacy_fp = col_text(st, 9);
+    f.evidence_json = col_text(st, 10);
     return c->fn(c->ud, &f);
 }
 
@@ -830,12 +888,93 @@ int store_each_finding(store *s, int64_t run_pk, store_finding_fn fn,
     finding_cb c = {fn, ud};
 
     if (sqlite3_prepare_v2(s->db, "SELECT rule, fingerprint, node, severity,"
-                           " message, changes, impact_ms, decision, comment"
-                           " FROM findings WHERE run_pk = ?1 ORDER BY seq",
+                           " message, changes, impact_ms, decision, comment,"
+                           " legacy_fp, evidence FROM findings WHERE run_pk = ?1 ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, OP_EIO, "cannot read the run store", err);
     sqlite3_bind_int64(st, 1, run_pk);
     return each_row(s, st, finding_row_cb, &c, err);
+}
+
+static int metric_ok(const char *m)
+{
+    size_t n = strlen(m);
+
+    return n > 0 && n <= STORE_METRIC_MAX &&
+           strspn(m, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789_.:-") == n;
+}
+
+static int is_node_column(const char *m)
+{
+    static const char *const cols[] = {"duration_ms", "parallelism",
+                                       "started_at", "ended_at"};
+    size_t i;
+
+    for (i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        if (strcmp(m, cols[i]) == 0)
+            return 1;
+    return 0;
+}
+
+typedef struct value_cb {
+    store_value_fn fn;
+    void *ud;
+} value_cb;
+
+static int value_row_cb(sqlite3_stmt *st, void *ud)
+{
+    value_cb *c = ud;
+    const char *id = col_text(st, 0);
+    int t = sqlite3_column_type(st, 1);
+
+    if (!id || (t != SQLITE_INTEGER && t != SQLITE_FLOAT))
+        return 0; /* no value, or a text one: not a number */
+    return c->fn(c->ud, id, sqlite3_column_double(st, 1));
+}
+
+int store_each_node_value(store *s, int64_t run_pk,
+                          const char *const *metrics, size_t nmetrics,
+                          const char *status, store_value_fn fn, void *ud,
+                          op_error *err)
+{
+    /* COALESCE of node columns (named literally, from the list above) and
+     * json_extract(metrics, ?k) with the path bound: no name given by a
+     * rule is ever spliced into the SQL text */
+    char sql[512], path[STORE_SERIES_METRICS][STORE_METRIC_MAX + 8];
+    sqlite3_stmt *st = NULL;
+    value_cb c = {fn, ud};
+    size_t i, len;
+
+    if (nmetrics < 1 || nmetrics > STORE_SERIES_METRICS)
+        return op_error_set(err, OP_EUSAGE, "from 1 to %d metrics",
+                            STORE_SERIES_METRICS);
+    len = (size_t)snprintf(sql, sizeof sql, "SELECT id, COALESCE(NULL");
+    for (i = 0; i < nmetrics; i++) {
+        if (!metric_ok(metrics[i]))
+            return op_error_set(err, OP_EUSAGE, "metric '%.*s': a name of "
+                                "letters, digits and _.:- (at most %d)",
+                                STORE_METRIC_MAX, metrics[i],
+                                STORE_METRIC_MAX);
+        snprintf(path[i], sizeof path[i], "$.\"%s\"", metrics[i]);
+        if (is_node_column(metrics[i]))
+            len += (size_t)snprintf(sql + len, sizeof sql - len, ", %s",
+                                    metrics[i]);
+        else
+            len += (size_t)snprintf(sql + len, sizeof sql - len,
+                                    ", json_extract(metrics, ?%d)",
+                                    (int)i + 3);
+    }
+    snprintf(sql + len, sizeof sql - len, ") FROM nodes WHERE run_pk = ?1"
+             " AND (?2 IS NULL OR status = ?2) ORDER BY seq");
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the run store", err);
+    sqlite3_bind_int64(st, 1, run_pk);
+    sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+    for (i = 0; i < nmetrics; i++)
+        if (!is_node_column(metrics[i]))
+            sqlite3_bind_text(st, (int)i + 3, path[i], -1, SQLITE_STATIC);
+    return each_row(s, st, value_row_cb, &c, err);
 }
 
 typedef struct job_cb {

@@ -25,7 +25,7 @@
 
 /* The schema this build writes; older stores are migrated on open for
  * writing, newer ones are refused. */
-#define STORE_SCHEMA 1
+#define STORE_SCHEMA 2
 /* How long a writer waits for another one (ms). */
 #define STORE_BUSY_MS 10000
 /* ctx.history: default and largest number of runs. */
@@ -49,8 +49,12 @@ const char *store_path(const store *s);
 
 /* Records every run of m that is not superseded, with its findings of res
  * and their decisions in bl (may be NULL), in one transaction: a run
- * already stored (same source and run id) is replaced. *nruns (may be
- * NULL) gets how many runs were written. Returns 0 or an op_status with
+ * already stored (same source and run id) is replaced. In the same
+ * transaction every decision of bl is written onto the stored findings of
+ * earlier runs it names (by fingerprint, else legacy fingerprint), so a
+ * decision made after a run was recorded reaches the store; stored
+ * decisions bl does not name stay. *nruns (may be NULL) gets how many
+ * runs were written. Returns 0 or an op_status with
  * err naming the store. */
 int store_record(store *s, const model *m, const results *res,
                  const baseline *bl, size_t *nruns, op_error *err);
@@ -76,7 +80,9 @@ typedef struct store_node {
 
 typedef struct store_finding {
     const char *rule, *fingerprint, *node, *severity, *message;
+    const char *legacy_fp;    /* NULL when the same as fingerprint */
     const char *changes_json; /* array */
+    const char *evidence_json; /* object; NULL when the finding had none */
     double impact_ms;         /* < 0: none */
     const char *decision, *comment; /* NULL when undecided */
 } store_finding;
@@ -102,6 +108,21 @@ int store_each_node(store *s, int64_t run_pk, store_node_fn fn, void *ud,
                     op_error *err);
 int store_each_finding(store *s, int64_t run_pk, store_finding_fn fn,
                        void *ud, op_error *err);
+
+/* ctx.node_history's read: for each node of run run_pk (in node order)
+ * whose status is status (NULL: any), the first of metrics it has as a
+ * number: a node column (STORE_NODE_COLUMNS) or a name in its metrics.
+ * Nodes with none are left out. One statement, no JSON parsed in C.
+ * metrics: 1 to STORE_SERIES_METRICS names of at most STORE_METRIC_MAX
+ * bytes from [A-Za-z0-9_.:-] (else OP_EUSAGE). */
+#define STORE_NODE_COLUMNS "duration_ms, parallelism, started_at, ended_at"
+#define STORE_SERIES_METRICS 4
+#define STORE_METRIC_MAX 128
+typedef int (*store_value_fn)(void *ud, const char *node_id, double v);
+int store_each_node_value(store *s, int64_t run_pk,
+                          const char *const *metrics, size_t nmetrics,
+                          const char *status, store_value_fn fn, void *ud,
+                          op_error *err);
 
 /* One job: its key, source, how many runs, the newest start. */
 typedef struct store_job {

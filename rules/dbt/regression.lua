@@ -15,10 +15,14 @@ end
 local function node_findings(run, ctx, hist)
   local o = ctx.options
   local found = {}
-  local all = du.history_values(hist)
+  local all = du.history_times(run, ctx, hist)
+  -- a finding needs cur - median >= min_increase with a median > 0, so a
+  -- node that ran no longer than min_increase cannot have one: its
+  -- history is not even read (most nodes of a big project)
+  local floor = o.min_increase_s * 1000
   for _, n in ipairs(run.nodes) do
     local cur = du.exec_ms(n)
-    if n.status == "succeeded" and cur and not n.attrs.untimed then
+    if n.status == "succeeded" and cur and cur > floor and not n.attrs.untimed then
       local vals = all[n.id] or {}
       local r = regressed(cur, vals, o)
       if r then

@@ -65,6 +65,62 @@ LUA
 op analyze --no-config --no-bundled --rules pack --history h.db "$nights/night-08.log.gz"
 check "ctx.history: the job's earlier nights, newest first, limited" has out "3 of 7: 0307/nightly-orders 0306/nightly-orders 0305/nightly-orders"
 
+# ctx.node_history: the same values as walking ctx.history's nodes, newest
+# first; runs = narrows to chosen entries; read-only; names checked
+cat >pack/series.lua <<'LUA'
+return { id = "team.series", title = "Node series", severity = "info", sources = { "spark" },
+  check = function(run, ctx)
+    local h = ctx.history(run, { limit = 3 })
+    local s = ctx.node_history(run, { metric = { "no_such", "duration_ms" }, limit = 3 })
+    local bad, n = 0, 0
+    for id, list in pairs(s) do
+      for i, v in ipairs(list) do
+        n = n + 1
+        if h[i].by_id[id].duration_ms ~= v then bad = bad + 1 end
+      end
+    end
+    local two = ctx.node_history(run, { runs = { h[1], h[3] }, status = "succeeded" })
+    local id, list = next(two)
+    local ro = pcall(function() list[1] = 0 end)
+    local ok, err = pcall(ctx.node_history, run, { metric = "x'; DROP TABLE runs; --" })
+    local nd, key = h[1].nodes[1], nil
+    for k, v in pairs(nd.metrics) do
+      if math.type(v) == "integer" and (not key or k < key) then key = k end
+    end
+    local m = ctx.node_history(run, { metric = key, limit = 1 })[nd.id]
+    local bad_entry = pcall(ctx.node_history, run, { runs = { 5 } })
+    local made = setmetatable({}, { __index = function(_, k)  -- strings made on each read
+      return k == "id" and h[2].id:sub(1) .. "" or h[2].source:sub(1) .. "" end })
+    local via = ctx.node_history(run, { runs = { made }, metric = { "x", "y", "duration_ms" } })
+    local _, vl = next(via)
+    ctx.report { message = ("%d values, %d differ; runs: %d (%s, %s); writable: %s; bad name: %s; metric: %s; hostile: %s %s"):format(
+      n, bad, #list, list[1] == h[1].by_id[id].duration_ms, list[2] == h[3].by_id[id].duration_ms,
+      ro, tostring(err):match("a name of letters") or tostring(err), tostring(m and m[1] == nd.metrics[key]), bad_entry, vl and #vl) }
+  end }
+LUA
+op analyze --no-config --no-bundled --rules pack --history h.db "$nights/night-08.log.gz"
+tr -s ' \n' '  ' <out >flat # the text report wraps long messages
+check "ctx.node_history: the values ctx.history's nodes have, newest first" grep -q "[1-9][0-9]* values, 0 differ" flat
+check "ctx.node_history: runs = { h[1], h[3] } gives those two, in order" has flat "runs: 2 (true, true)"
+check "ctx.node_history: read-only" has flat "writable: false"
+check "ctx.node_history: a metric name is checked, never spliced into SQL" has flat "bad name: a name of letters"
+check "ctx.node_history: a metric of the nodes' metrics" has flat "metric: true"
+check "ctx.node_history: runs = a non-entry is an error, made-up strings are held" has flat "hostile: false 1"
+
+# a stored finding keeps its evidence as reported
+cat >pack/evidence.lua <<'LUA'
+return { id = "team.evidence", title = "Stored evidence", severity = "info", sources = { "spark" },
+  check = function(run, ctx)
+    for _, f in ipairs(ctx.history(run, { limit = 1 })[1].findings) do
+      if f.rule == "spark.config" then
+        ctx.report { message = "evidence master=" .. tostring(f.evidence and f.evidence.master) }
+      end
+    end
+  end }
+LUA
+op analyze --no-config --no-bundled --rules pack --history h.db "$nights/night-08.log.gz"
+check "ctx.history: a stored finding's evidence" has out "evidence master=yarn"
+
 # --- issue 15's other nights, each scenario in its own store -------------
 nightly=$src/fixtures/spark-nightly
 
@@ -113,6 +169,10 @@ for f in d["findings"]:
 EOF
 }
 
+stored_decision() { # stored_decision DB FINGERPRINT: the stored findings' decisions, oldest first
+    python3 -c 'import sqlite3,sys; print(" ".join(str(r[0]) for r in sqlite3.connect(sys.argv[1]).execute("SELECT decision FROM findings WHERE fingerprint = ? ORDER BY run_pk", (sys.argv[2],))))' "$@"
+}
+
 decide() { # decide SCENARIO NIGHT FINGERPRINT STATUS
     "$bin" baseline update --no-config -o "$1.decisions.json" --fingerprint "$3" \
         --status "$4" --reason "nightly e2e" "$(night "$1" "$2")" >out 2>err
@@ -139,10 +199,10 @@ check "partitions: nights 1-7 are recorded" nights partitions 1 7
 fp=$(pick partitions-07.json spark.shuffle-partitions)
 check "partitions: night 7 proposes spark.sql.shuffle.partitions" test -n "$fp"
 check "partitions: the change is approved" decide partitions 7 "$fp" approved
-# WORKAROUND until hist-store joins the active baseline onto stored findings
-# (/work/helpers/hist-store.requests.md 4): record night 7 again, now with
-# its decision (same run id and content hash: the stored run is updated).
-analyze partitions 7
+# the approval came after night 7 was recorded: night 8's analysis hands
+# it to the rules (ctx.history) from its decisions file, and stores it
+check "partitions: the stored findings are still undecided" \
+    test "$(stored_decision partitions.db "$fp")" = "None None None None None None None"
 analyze partitions 8
 check "partitions: night 8 analyzed" test "$rc" = 0
 findings partitions-08.json mixed.change-outcome >c8
@@ -152,6 +212,8 @@ check "partitions: ... effective, with the numbers" grep -q '^info|.*against a m
 analyze partitions 8
 findings partitions-08.json mixed.change-outcome >c8again
 check "partitions: the same night analyzed again reports it once" test "$(wc -l <c8again)" = 1
+check "partitions: night 8's analysis stored the approval on nights 1-7" \
+    test "$(stored_decision partitions.db "$fp")" = "approved approved approved approved approved approved approved"
 
 # --- the rule-test harness: findings of other rules on history inputs -----
 mkdir -p pk

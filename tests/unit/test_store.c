@@ -80,6 +80,7 @@ static void one_finding(results *res, const model *m)
     cJSON_AddNumberToObject(o, "run", 0);
     cJSON_AddStringToObject(o, "node", "stage-1");
     cJSON_AddStringToObject(o, "message", "slow");
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "evidence"), "ratio", 3);
     results_init(res);
     assert_int_equal(results_add_finding(res, m, o, &err), 0);
     cJSON_Delete(o);
@@ -179,6 +180,9 @@ static int collect_finding(void *ud, const store_finding *f)
              f->decision ? f->decision : "none");
     assert_string_equal(f->changes_json,
                         "[{\"key\":\"spark.sql.shuffle.partitions\",\"to\":\"400\"}]");
+    /* the evidence as reported (hist-store.requests.md 1) */
+    assert_non_null(f->evidence_json);
+    assert_string_equal(f->evidence_json, "{\"ratio\":3}");
     return 0;
 }
 
@@ -228,6 +232,62 @@ static void test_findings_and_decisions(void **state)
     baseline_free(&bl);
     results_free(&res);
     model_free(m);
+}
+
+static const char *stored_decision(const char *path, const char *ref,
+                                   seen *v)
+{
+    store *s = NULL;
+    op_error err;
+    int64_t pk = 0;
+
+    memset(v, 0, sizeof *v);
+    assert_int_equal(store_open(path, 0, &s, &err), 0);
+    assert_int_equal(store_find_run(s, ref, first_pk, &pk, &err), 1);
+    assert_int_equal(store_each_finding(s, pk, collect_finding, v, &err), 0);
+    store_close(s);
+    assert_int_equal(v->n, 1);
+    return v->decision;
+}
+
+/* A decision made after a run was recorded reaches that run's stored
+ * finding when the next analysis records: under the legacy fingerprint,
+ * and the new fingerprint wins over the legacy one. */
+static void test_later_decisions(void **state)
+{
+    char path[128];
+    model *a = night("app-1", 1000, 2, 100), *b = night("app-2", 2000, 2, 100);
+    results ra, rb;
+    baseline bl;
+    finding legacy;
+    seen v;
+
+    (void)state;
+    tmp_path(path, sizeof path, "d.db");
+    one_finding(&ra, a);
+    one_finding(&rb, b);
+    record(path, a, &ra, NULL);
+    assert_string_equal(stored_decision(path, "app-1", &v), "none");
+    /* dismissed under night 1's legacy fingerprint, after night 1 */
+    baseline_init(&bl);
+    legacy = ra.f[0];
+    memcpy(legacy.fingerprint, ra.f[0].legacy_fp, 17);
+    assert_int_equal(baseline_set(&bl, &legacy, DECISION_DISMISSED, "noise",
+                                  NULL), 0);
+    record(path, b, &rb, &bl);
+    assert_string_equal(stored_decision(path, "app-1", &v), "dismissed");
+    assert_string_equal(stored_decision(path, "app-2", &v), "none");
+    /* approved under the job's fingerprint: wins on both nights */
+    assert_int_equal(baseline_set(&bl, &rb.f[0], DECISION_APPROVED, NULL,
+                                  NULL), 0);
+    record(path, b, &rb, &bl);
+    assert_string_equal(stored_decision(path, "app-1", &v), "approved");
+    assert_string_equal(stored_decision(path, "app-2", &v), "approved");
+    baseline_free(&bl);
+    results_free(&ra);
+    results_free(&rb);
+    model_free(a);
+    model_free(b);
 }
 
 static void test_prune(void **state)
@@ -414,6 +474,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_and_read),
         cmocka_unit_test(test_findings_and_decisions),
+        cmocka_unit_test(test_later_decisions),
         cmocka_unit_test(test_prune),
         cmocka_unit_test(test_migrate_v0),
         cmocka_unit_test(test_refusals),

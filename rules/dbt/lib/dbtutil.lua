@@ -107,6 +107,32 @@ function M.history(run, ctx)
   return out
 end
 
+-- The execution times of M.history_values for the runs M.history gave:
+-- from the run store, one read (ctx.node_history) instead of rebuilding
+-- every stored node table; else from the runs given together. Each list
+-- oldest first.
+function M.history_times(run, ctx, hist)
+  local given = run.history and #run.history > 0
+  if given or #hist == 0 or not (ctx and ctx.node_history) then
+    return M.history_values(hist)
+  end
+  local newest_first = ctx.node_history(run, {
+    metric = { "execution_time_ms", "duration_ms" }, status = "succeeded",
+    runs = hist, limit = #hist })
+  return setmetatable({}, { __index = function(t, id)
+    local src = newest_first[id]
+    if not src then
+      return nil
+    end
+    local list = {}
+    for i = #src, 1, -1 do
+      list[#list + 1] = src[i]
+    end
+    t[id] = list
+    return list
+  end })
+end
+
 -- Every node's execution times (ms) over the given runs where it
 -- succeeded, oldest first: id -> { ms, ... }. One pass over each run's
 -- nodes, so stored runs are loaded once each and need not stay in memory.
