@@ -391,6 +391,7 @@ static int defer_part(analysis *an, const char *file)
 }
 
 static void add_zip(analysis *an, const char *file);
+static void replan_zip(analysis *an, const char *file, const char *tmp);
 
 static int visit(const char *file, void *ud)
 {
@@ -536,8 +537,10 @@ static void add_zip(analysis *an, const char *file)
                  "%d:1 of its size (at most %llu bytes) is reached",
                  res.left, UNZIP_RATIO_MAX,
                  (unsigned long long)UNZIP_TOTAL_MAX);
-    if (res.files)
+    if (res.files) {
+        replan_zip(an, file, tmp);
         walk_path(an, tmp);
+    }
     else if (!res.refused)
         rec_warn(an, zip_rec(&zs), DIAG_WARNING, file,
                  "a zip archive without any file to read");
@@ -697,31 +700,58 @@ static int count_file(const char *file, void *ud)
 {
     walk_state *ws = ud;
 
-    if (unzip_is_zip(file))
-        ws->an->nplanned += unzip_count(file); /* its files, at most */
+    if (unzip_is_zip(file)) { /* its files; a zip in a zip is not read */
+        if (!input_zips_owns(&ws->an->zips, file))
+            ws->an->nplanned += unzip_count(file);
+    }
     else if (!defer_rolling(ws, file) &&
              !planned_part(ws->keys, &ws->an->limits, file))
         ws->an->nplanned++;
     return 0;
 }
 
+/* The inputs analysis_add will read for path (pk: the part groups
+ * counted so far, across paths). */
+static size_t plan_path(analysis *an, const char *path, plan_keys *pk)
+{
+    walk_state ws = {an, path, NULL, 0, 0, pk};
+    size_t before = an->nplanned, j, n;
+    op_error err;
+
+    if (fetch_is_url(path) || input_walk(path, count_file, NULL, &ws, &err))
+        an->nplanned++; /* read (or refused) as one input */
+    an->nplanned += ws.nrolling;
+    for (j = 0; j < ws.nrolling; j++)
+        free(ws.rolling[j]);
+    free(ws.rolling);
+    n = an->nplanned - before;
+    an->nplanned = before;
+    return n;
+}
+
 void analysis_plan(analysis *an, const char *const *paths, size_t n)
 {
-    size_t i, j;
-    op_error err;
+    size_t i;
     plan_keys pk = {NULL, 0, 0};
 
-    for (i = 0; i < n; i++) {
-        walk_state ws = {an, paths[i], NULL, 0, 0, &pk};
-        if (fetch_is_url(paths[i]) ||
-            input_walk(paths[i], count_file, NULL, &ws, &err))
-            an->nplanned++; /* read (or refused) as one input */
-        an->nplanned += ws.nrolling;
-        for (j = 0; j < ws.nrolling; j++)
-            free(ws.rolling[j]);
-        free(ws.rolling);
-    }
+    for (i = 0; i < n; i++)
+        an->nplanned += plan_path(an, paths[i], &pk);
     free(pk.key);
+}
+
+/* A zip was planned as its file members (unzip_count); unpacked, its
+ * folder is planned as any folder (rollover parts counted once). */
+static void replan_zip(analysis *an, const char *file, const char *tmp)
+{
+    size_t was = unzip_count(file), now;
+    plan_keys pk = {NULL, 0, 0};
+
+    if (!an->nplanned) /* no bar: nothing planned */
+        return;
+    now = plan_path(an, tmp, &pk);
+    free(pk.key);
+    an->nplanned -= was < an->nplanned ? was : an->nplanned;
+    an->nplanned += now;
 }
 
 int analysis_run_from(const struct op_run *r, const input_rec *in)

@@ -77,8 +77,10 @@ check "rollover zip: one run, every job, stage and task" is "$tmp/out" "$counts"
     "[('app-20240101090000-0000', 6, 6, 24)]"
 check "rollover zip: the run is the zip" is "$tmp/out" "d['runs'][0]['origins']" "['$tmp/ro.zip']"
 OPTIPIPE_PROGRESS=always "$bin" analyze "$tmp/ro.zip" >/dev/null 2>"$tmp/err"
+tr '\r' '\n' <"$tmp/err" >"$tmp/lines"
 check "rollover zip: the bar shows the zip, not the temporary folder" \
-    bash -c "tr '\r' '\n' <'$tmp/err' | grep -q '] ro.zip ' && ! grep -q optipipe-zip '$tmp/err'"
+    bash -c "grep -q '^\[1/1\] ro.zip ' '$tmp/lines' && ! grep -q optipipe-zip '$tmp/err'"
+check "rollover zip: [n/N] counts the 3 parts once (no [n/3])" bash -c "! grep -q '/3\]' '$tmp/lines'"
 
 # --- a Spark rolling event-log folder ------------------------------------------
 roll=$tmp/r/eventlog_v2_app-1
