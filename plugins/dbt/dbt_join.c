@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <optipipe/grow.h>
+
 #include "dbt_internal.h"
 
 /* A manifest joins a run of another invocation only when it knows at
@@ -88,15 +90,9 @@ static dbt_manifest *choose(dbt_state *st, const dbt_rrun *r, int *exact)
 
 static void push_parent(join_ctx *c, size_t j)
 {
-    if (c->npar == c->parcap) {
-        size_t ncap = c->parcap ? c->parcap * 2 : 256;
-        size_t *p = realloc(c->par, ncap * sizeof *p);
-        if (!p) {
-            c->oom = 1;
-            return;
-        }
-        c->par = p;
-        c->parcap = ncap;
+    if (OP_GROW(c->par, c->parcap, c->npar + 1, 256)) {
+        c->oom = 1;
+        return;
     }
     c->par[c->npar++] = j;
 }

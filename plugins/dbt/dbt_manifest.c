@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <optipipe/grow.h>
+
 #include "dbt_internal.h"
 
 typedef struct mf_ctx {
@@ -113,15 +115,9 @@ static void read_entry(mf_ctx *c, const cJSON *node)
         c->capped = 1;
         return;
     }
-    if (m->n == m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 256;
-        dbt_mnode *p = realloc(m->nodes, ncap * sizeof *p);
-        if (!p) {
-            c->oom = 1;
-            return;
-        }
-        m->nodes = p;
-        m->cap = ncap;
+    if (OP_GROW(m->nodes, m->cap, m->n + 1, 256)) {
+        c->oom = 1;
+        return;
     }
     n = &m->nodes[m->n];
     memset(n, 0, sizeof *n);
@@ -207,14 +203,8 @@ static int keep_manifest(dbt_state *st, dbt_manifest *m)
         dbt_manifest_free(m);
         return 0;
     }
-    if (st->nmanifests == st->manifests_cap) {
-        size_t ncap = st->manifests_cap ? st->manifests_cap * 2 : 4;
-        dbt_manifest **p = realloc(st->manifests, ncap * sizeof *p);
-        if (!p)
-            return OP_ENOMEM;
-        st->manifests = p;
-        st->manifests_cap = ncap;
-    }
+    if (OP_GROW(st->manifests, st->manifests_cap, st->nmanifests + 1, 4))
+        return OP_ENOMEM;
     st->manifests[st->nmanifests++] = m;
     return 0;
 }

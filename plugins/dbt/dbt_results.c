@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <optipipe/grow.h>
+
 #include "dbt_internal.h"
 
 #define MAX_WARNINGS 20
@@ -332,14 +334,8 @@ static dbt_rnode *rec_node(rr_ctx *c, const char *id)
 
     if (dbt_map_get(&r->index, id, &pos))
         return &r->nodes[pos];
-    if (r->n == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 64;
-        dbt_rnode *p = realloc(r->nodes, ncap * sizeof *p);
-        if (!p)
-            goto oom;
-        r->nodes = p;
-        r->cap = ncap;
-    }
+    if (OP_GROW(r->nodes, r->cap, r->n + 1, 64))
+        goto oom;
     memset(&r->nodes[r->n], 0, sizeof r->nodes[r->n]);
     r->nodes[r->n].id = strdup(id);
     if (!r->nodes[r->n].id)
@@ -955,14 +951,8 @@ static int keep_record(rr_ctx *c, op_error *err)
     if (st->nruns >= DBT_MAX_RUNS)
         return op_error_set(err, OP_ELIMIT, "%s: more than %d dbt runs in "
                             "one analysis", c->name, DBT_MAX_RUNS);
-    if (st->nruns == st->runs_cap) {
-        size_t ncap = st->runs_cap ? st->runs_cap * 2 : 8;
-        dbt_rrun **p = realloc(st->runs, ncap * sizeof *p);
-        if (!p)
-            return op_error_set(err, OP_ENOMEM, "%s: out of memory", c->name);
-        st->runs = p;
-        st->runs_cap = ncap;
-    }
+    if (OP_GROW(st->runs, st->runs_cap, st->nruns + 1, 8))
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory", c->name);
     st->runs[st->nruns++] = c->rec;
     c->rec = NULL;
     return 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <optipipe/json.h>
+#include <optipipe/grow.h>
 
 #include "flink_internal.h"
 
@@ -253,14 +254,8 @@ static int jid_add(jid_list *l, const char *j, size_t *pos)
         }
         h = (h + 1) & (l->tabcap - 1);
     }
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 8;
-        void *nv = realloc(l->v, ncap * sizeof *l->v);
-        if (!nv)
-            return OP_ENOMEM;
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (OP_GROW(l->v, l->cap, l->n + 1, 8))
+        return OP_ENOMEM;
     snprintf(l->v[l->n++], FL_ID_MAX + 1, "%s", j);
     l->tab[h] = l->n;
     if (pos)
@@ -928,15 +923,9 @@ static int keep_state(op_builder *b, fl_state *st, op_error *err)
     if (!k && !(k = *slot = calloc(1, sizeof *k)))
         return op_error_set(err, OP_ENOMEM, "%s: out of memory",
                             st->c.input);
-    if (k->n == k->cap) {
-        size_t ncap = k->cap ? k->cap * 2 : 4;
-        fl_state **nv = realloc(k->v, ncap * sizeof *nv);
-        if (!nv)
-            return op_error_set(err, OP_ENOMEM, "%s: out of memory",
-                                st->c.input);
-        k->v = nv;
-        k->cap = ncap;
-    }
+    if (OP_GROW(k->v, k->cap, k->n + 1, 4))
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory",
+                            st->c.input);
     for (i = 0; i < st->jids.n; i++)
         op_run_get(b, "flink", st->jids.v[i]);
     k->v[k->n++] = st;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <optipipe/grow.h>
+
 #include "flink_internal.h"
 
 /* One JSON item seen for an id; seq orders polls (later wins). */
@@ -30,15 +32,9 @@ static void ck_add(ck_list *l, int64_t id, const cJSON *j)
 {
     if (l->oom)
         return;
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 64;
-        ck_item *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv) {
-            l->oom = 1;
-            return;
-        }
-        l->v = nv;
-        l->cap = ncap;
+    if (OP_GROW(l->v, l->cap, l->n + 1, 64)) {
+        l->oom = 1;
+        return;
     }
     l->v[l->n].id = id;
     l->v[l->n].seq = l->n;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <optipipe/grow.h>
+
 #include "flink_internal.h"
 
 /* Doubles at or beyond this magnitude can only be the Long sentinels:
@@ -458,16 +460,10 @@ void fl_config_set(fl_config *c, const char *key, const char *value)
         c->oom = 1;
         return;
     }
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 32;
-        fl_kv *ni = realloc(c->items, ncap * sizeof *ni);
-        if (!ni) {
-            free(v);
-            c->oom = 1;
-            return;
-        }
-        c->items = ni;
-        c->cap = ncap;
+    if (OP_GROW(c->items, c->cap, c->n + 1, 32)) {
+        free(v);
+        c->oom = 1;
+        return;
     }
     c->items[c->n].key = dup_str(k);
     if (!c->items[c->n].key) {

@@ -23,6 +23,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <optipipe/grow.h>
+
 #include "spark_internal.h"
 
 /* --- detection ---------------------------------------------------------- */
@@ -354,17 +356,8 @@ typedef struct carry {
 
 static int carry_add(carry *k, const char *p, size_t n)
 {
-    if (k->len + n + 1 > k->cap) {
-        size_t ncap = k->cap ? k->cap : 65536;
-        char *nb;
-        while (ncap < k->len + n + 1)
-            ncap *= 2;
-        nb = realloc(k->buf, ncap);
-        if (!nb)
-            return -1;
-        k->buf = nb;
-        k->cap = ncap;
-    }
+    if (OP_GROW(k->buf, k->cap, k->len + n + 1, 65536))
+        return -1;
     memcpy(k->buf + k->len, p, n);
     k->len += n;
     k->buf[k->len] = '\0';

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <optipipe/grow.h>
+
 #include "spark_internal.h"
 
 /* --- small helpers ------------------------------------------------------ */
@@ -121,20 +123,11 @@ int sp_index_put(sp_index *x, size_t n, size_t i, sp_hash_fn hash,
 
 int sp_grow(sp_app *a, void **arr, size_t n, size_t *cap, size_t sz)
 {
-    size_t ncap;
-    void *na;
-
+    *arr = op_grow_array(*arr, cap, n + 1, sz, 16);
     if (n < *cap)
         return 0;
-    ncap = *cap ? *cap * 2 : 16;
-    na = ncap <= SIZE_MAX / sz ? realloc(*arr, ncap * sz) : NULL;
-    if (!na) {
-        a->oom = 1;
-        return -1;
-    }
-    *arr = na;
-    *cap = ncap;
-    return 0;
+    a->oom = 1;
+    return -1;
 }
 
 /* --- caps --------------------------------------------------------------- */

@@ -7,6 +7,7 @@
  * limit below bounds what a hostile file can make it allocate.
  */
 #include <optipipe/plugin.h>
+#include <optipipe/grow.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -113,14 +114,8 @@ static csv_stage *stage_for(csv_state *st, const char *name, op_error *err)
                      st->file, (unsigned long long)st->line, CSV_MAX_STAGES);
         return NULL;
     }
-    if (st->nstages == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 16;
-        csv_stage *a = realloc(st->stages, cap * sizeof *a);
-        if (!a)
-            goto oom;
-        st->stages = a;
-        st->cap = cap;
-    }
+    if (OP_GROW(st->stages, st->cap, st->nstages + 1, 16))
+        goto oom;
     s = &st->stages[st->nstages];
     memset(s, 0, sizeof *s);
     if (!(s->name = strdup(name)))
@@ -135,18 +130,13 @@ oom:
 
 static int stage_push(csv_stage *s, double dur, double bytes)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        double *d = realloc(s->dur, cap * sizeof *d);
-        if (!d)
-            return OP_ENOMEM;
-        s->dur = d;
-        d = realloc(s->bytes, cap * sizeof *d);
-        if (!d)
-            return OP_ENOMEM;
-        s->bytes = d;
-        s->cap = cap;
-    }
+    /* two arrays, one capacity: s->cap moves only when both have grown */
+    size_t dcap = s->cap, bcap = s->cap;
+
+    if (OP_GROW(s->dur, dcap, s->n + 1, 64) ||
+        OP_GROW(s->bytes, bcap, s->n + 1, 64))
+        return OP_ENOMEM;
+    s->cap = dcap;
     s->dur[s->n] = dur;
     s->bytes[s->n] = bytes;
     s->n++;
@@ -340,15 +330,10 @@ static int csv_parse(op_stream *in, op_builder *b, op_error *err)
         if (len == 0)
             continue;
         /* The line is borrowed and split in place, so work on a copy. */
-        if (len + 1 > copy_cap) {
-            char *c = realloc(copy, len + 1);
-            if (!c) {
-                rc = op_error_set(err, OP_ENOMEM, "%s:%llu: out of memory",
-                                  st.file, (unsigned long long)st.line);
-                goto out;
-            }
-            copy = c;
-            copy_cap = len + 1;
+        if (OP_GROW(copy, copy_cap, len + 1, 1)) {
+            rc = op_error_set(err, OP_ENOMEM, "%s:%llu: out of memory",
+                              st.file, (unsigned long long)st.line);
+            goto out;
         }
         memcpy(copy, line, len);
         copy[len] = '\0';
