@@ -67,6 +67,11 @@ typedef struct cli_opts {
     size_t nfingerprints;
     int force; /* rules new --force */
     const char *source; /* rules new --source */
+    const char *metric;      /* history runs --metric NAME */
+    unsigned limit;          /* history runs --limit N */
+    unsigned keep;           /* history prune --keep N; 0: not given */
+    const char *older_than;  /* history prune --older-than AGE, as given */
+    int64_t older_than_ms;   /* ... in milliseconds */
 } cli_opts;
 
 /* Opens the plugin registry alone (built-in and o->plugin_path) into an,
