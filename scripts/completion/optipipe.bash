@@ -33,6 +33,8 @@ _optipipe() {
     --format)
         if [ "$cmd" = normalize ]; then
             _optipipe_offer "json"
+        elif [ "$cmd" = history ]; then
+            _optipipe_offer "text json"
         else
             _optipipe_offer "text json markdown sarif junit html"
         fi
@@ -55,7 +57,7 @@ _optipipe() {
     --rules | --emit-changes | --plugin-path)
         mapfile -t COMPREPLY < <(compgen -d -- "$cur")
         return 0 ;;
-    --config | --baseline | -o | --output | --junit | --cacert)
+    --config | --baseline | -o | --output | --junit | --cacert | --history)
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return 0 ;;
     --reason | --select | --fingerprint | --max-line | --max-bytes | \
@@ -106,8 +108,12 @@ _optipipe() {
             _optipipe_offer "jobs runs show prune"
             return 0
         fi
-        opts="--history --format --metric --limit --keep --older-than --config
-            --no-config --quiet --help" ;;
+        opts="--history --config --no-config --quiet --help"
+        case $sub in
+        jobs | show) opts="$opts --format" ;;
+        runs) opts="$opts --format --metric --limit" ;;
+        prune) opts="$opts --keep --older-than" ;;
+        esac ;;
     fetch)
         if [ "$COMP_CWORD" -eq 2 ]; then
             _optipipe_offer "flink spark-history"
