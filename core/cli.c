@@ -208,7 +208,7 @@ static int parse_size(const char *s, uint64_t *out)
 
 enum {
     ALL = 0xffff,
-    READS = CMD_ANALYZE | CMD_NORMALIZE | CMD_REVIEW | CMD_BASELINE,
+    READS = CMD_ANALYZE | CMD_NORMALIZE | CMD_REVIEW | CMD_BASELINE | CMD_DIFF,
     RUNS = CMD_ANALYZE | CMD_REVIEW | CMD_BASELINE,
     LOADS = RUNS | CMD_RULES,
     LIMITS = RUNS | CMD_RULES_TEST | CMD_RULES_LINT
@@ -219,7 +219,7 @@ typedef enum opt_id {
     O_ALL, O_PRUNE, O_FORCE, O_FORMAT, O_OUTPUT, O_RULES, O_PACK,
     O_PLUGIN_PATH, O_FAIL_ON, O_MAX_LINE, O_MAX_BYTES, O_TIMEOUT, O_MEMORY,
     O_INSTRUCTIONS, O_PACK_TIMEOUT, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
-    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT, O_ALLOW_RULE_ERRORS, O_HISTORY
+    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT, O_ALLOW_RULE_ERRORS, O_HISTORY, O_TOP
 } opt_id;
 
 typedef struct opt_def {
@@ -236,13 +236,13 @@ static const opt_def opt_table[] = {
     {"--no-baseline", NULL, O_NO_BASELINE, 0, CMD_ANALYZE},
     {"--deterministic", NULL, O_DETERMINISTIC, 0, CMD_ANALYZE},
     {"--no-bundled", NULL, O_NO_BUNDLED, 0, LOADS},
-    {"--no-config", NULL, O_NO_CONFIG, 0, LOADS},
+    {"--no-config", NULL, O_NO_CONFIG, 0, LOADS | CMD_DIFF},
     {"--show-suppressed", NULL, O_SHOW_SUPPRESSED, 0, CMD_ANALYZE},
     {"--all", NULL, O_ALL, 0, CMD_ANALYZE},
     {"--prune", NULL, O_PRUNE, 0, CMD_BASELINE},
     {"--force", NULL, O_FORCE, 0, CMD_RULES_NEW},
-    {"--format", NULL, O_FORMAT, 1, CMD_ANALYZE | CMD_NORMALIZE},
-    {"--output", "-o", O_OUTPUT, 1, CMD_ANALYZE | CMD_NORMALIZE | CMD_BASELINE},
+    {"--format", NULL, O_FORMAT, 1, CMD_ANALYZE | CMD_NORMALIZE | CMD_DIFF},
+    {"--output", "-o", O_OUTPUT, 1, CMD_ANALYZE | CMD_NORMALIZE | CMD_BASELINE | CMD_DIFF},
     {"--rules", NULL, O_RULES, 1, LOADS},
     {"--pack", NULL, O_PACK, 1, LOADS},
     {"--plugin-path", NULL, O_PLUGIN_PATH, 1, READS | CMD_PLUGINS | CMD_RULES_TEST},
@@ -254,7 +254,7 @@ static const opt_def opt_table[] = {
     {"--rule-instructions", NULL, O_INSTRUCTIONS, 1, LIMITS},
     {"--rule-pack-timeout-ms", NULL, O_PACK_TIMEOUT, 1, LIMITS},
     {"--isolate", NULL, O_ISOLATE, 1, LIMITS},
-    {"--config", NULL, O_CONFIG, 1, LOADS},
+    {"--config", NULL, O_CONFIG, 1, LOADS | CMD_DIFF},
     {"--baseline", NULL, O_BASELINE, 1, CMD_ANALYZE | CMD_REVIEW},
     {"--emit-changes", NULL, O_EMIT, 1, CMD_ANALYZE},
     {"--junit", NULL, O_JUNIT, 1, CMD_RULES_TEST},
@@ -263,7 +263,8 @@ static const opt_def opt_table[] = {
     {"--select", NULL, O_SELECT, 1, CMD_BASELINE},
     {"--fingerprint", NULL, O_FINGERPRINT, 1, CMD_BASELINE | CMD_REVIEW},
     {"--allow-rule-errors", NULL, O_ALLOW_RULE_ERRORS, 0, CMD_ANALYZE},
-    {"--history", NULL, O_HISTORY, 1, CMD_ANALYZE | CMD_HISTORY},
+    {"--history", NULL, O_HISTORY, 1, CMD_ANALYZE | CMD_HISTORY | CMD_DIFF},
+    {"--top", NULL, O_TOP, 1, CMD_DIFF},
 };
 
 static const opt_def *find_opt(const char *a, unsigned cmd)
@@ -363,6 +364,15 @@ static int set_value(cli_opts *o, const char *a, opt_id id, const char *val)
             return cli_usage_error("--status takes approved or dismissed, not '%s'", val);
         o->status = val;
         return 0;
+    case O_TOP: {
+        char *end;
+        unsigned long n = strtoul(val, &end, 10);
+        if (end == val || *end || val[0] == '-' || n < 1 || n > 1000)
+            return cli_usage_error("--top takes a whole number from 1 to 1000, "
+                                   "not '%s'", val);
+        o->top = n;
+        return 0;
+    }
     case O_ISOLATE:
         if (strcmp(val, "auto") == 0)
             o->rlimits.isolate = -1;

@@ -39,7 +39,8 @@ enum {
     CMD_RULES_TEST = 1 << 6,
     CMD_RULES_NEW = 1 << 7,
     CMD_RULES_LINT = 1 << 8,
-    CMD_HISTORY = 1 << 9
+    CMD_HISTORY = 1 << 9,
+    CMD_DIFF = 1 << 10
 };
 
 typedef struct cli_opts {
@@ -84,6 +85,7 @@ typedef struct cli_opts {
     const char *fingerprints[CLI_MAX_LIST]; /* baseline --fingerprint FP */
     size_t nfingerprints;
     int force; /* rules new --force */
+    size_t top; /* diff --top N: nodes listed (0: DIFF_TOP_DEFAULT) */
 } cli_opts;
 
 /* Opens the plugin registry alone (built-in and o->plugin_path) into an,
@@ -158,7 +160,13 @@ typedef struct cli_session {
  * naming it and the analysis goes on without history. cli_history_record
  * records the finished analysis (findings, baseline decisions) in it. */
 void cli_history_open(cli_session *s);
+/* The store a command uses: --history, else OPTIPIPE_HISTORY, else the
+ * config's `history` (c may be NULL); NULL when none. */
+const char *cli_history_path(const cli_opts *o, const config *c);
 void cli_history_record(cli_session *s);
+
+/* `optipipe diff A B` (cmd_diff.c). */
+int diff_main(int argc, char **argv);
 
 /* `optipipe history ...` (cli_history.c). */
 int history_main(int argc, char **argv);

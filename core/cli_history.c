@@ -10,12 +10,13 @@
 
 #include "cli.h"
 #include "jsonw.h"
+#include "report_html.h"
 #include "report_util.h"
 #include "store.h"
 
 /* ---- the analysis' store -------------------------------------------------- */
 
-static const char *pick_store(const cli_opts *o, const config *c)
+const char *cli_history_path(const cli_opts *o, const config *c)
 {
     const char *env = getenv("OPTIPIPE_HISTORY");
 
@@ -28,7 +29,7 @@ static const char *pick_store(const cli_opts *o, const config *c)
 
 void cli_history_open(cli_session *s)
 {
-    const char *path = s->o->record ? pick_store(s->o, &s->cfg) : NULL;
+    const char *path = s->o->record ? cli_history_path(s->o, &s->cfg) : NULL;
     op_error err;
     store *st = NULL;
 
@@ -80,7 +81,8 @@ static const char usage_history[] =
     "Options:\n"
     "  --history FILE     the run store (default: OPTIPIPE_HISTORY, else the\n"
     "                     config's history)\n"
-    "  --format FMT       text (default) or json\n"
+    "  --format FMT       text (default) or json; runs also html (a trend\n"
+    "                     chart, inline SVG)\n"
     "  --metric NAME      runs: the metric of the trend (default duration_ms;\n"
     "                     else a run metric such as jobs_wall_ms)\n"
     "  --limit N          runs: the newest N (default 30, at most 1000)\n"
@@ -198,9 +200,13 @@ static int hist_parse(hist_opts *h, int argc, char **argv)
         if (rc)
             return rc;
     }
-    if (strcmp(h->format, "text") && strcmp(h->format, "json"))
-        return cli_usage_error("history --format takes text or json, not "
-                               "'%s'", h->format);
+    if (strcmp(h->format, "text") && strcmp(h->format, "json") &&
+        strcmp(h->format, "html"))
+        return cli_usage_error("history --format takes text, json or html, "
+                               "not '%s'", h->format);
+    if (!strcmp(h->format, "html") && (h->nargs < 1 || strcmp(h->args[0], "runs")))
+        return cli_usage_error("%s", "history --format html is for `history "
+                               "runs JOB` (its trend chart); use text or json");
     return 0;
 }
 
@@ -218,15 +224,18 @@ static void fmt_time(int64_t ms, char *buf, size_t cap)
     strftime(buf, cap, "%Y-%m-%d %H:%M", &tm);
 }
 
+#define HIST_LABEL 64
+
 typedef struct out {
     FILE *f;
     jw w;
-    int json;
+    int json, html;
     size_t n;
     store *s;
     op_error *err;
     const char *metric;
     double *vals; /* runs: the trend, newest first */
+    char (*labels)[HIST_LABEL]; /* html: when each of vals started */
     size_t nvals, cap;
 } out;
 
@@ -305,6 +314,63 @@ static void run_json(jw *w, const store_run *r)
     jw_int(w, r->nfindings);
 }
 
+/* The start of a run for the chart's axis and table, else its id. */
+static void trend_label(char *buf, const store_run *r)
+{
+    char when[32];
+
+    if (r->set & MSET_STARTED_AT) {
+        fmt_time(r->started_at, when, sizeof when);
+        snprintf(buf, HIST_LABEL, "%s %.40s", when, r->run_id ? r->run_id : "");
+    } else {
+        snprintf(buf, HIST_LABEL, "%.60s", r->run_id ? r->run_id : "?");
+    }
+}
+
+/* A metric in milliseconds, by the model's naming (docs/model.md). */
+static int is_ms(const char *metric)
+{
+    size_t n = strlen(metric);
+    return n >= 3 && !strcmp(metric + n - 3, "_ms");
+}
+
+/* The page of `history runs --format html`: the trend of the metric,
+ * oldest to newest, charted from the values collected newest first. */
+static int trend_page(out *o, const char *job)
+{
+    const char **labels = malloc((o->nvals ? o->nvals : 1) * sizeof *labels);
+    double *v = malloc((o->nvals ? o->nvals : 1) * sizeof *v);
+    hout h = {o->f, NULL, 0};
+    char title[256];
+    size_t i;
+    int rc = 0;
+
+    if (!labels || !v) {
+        rc = op_error_set(o->err, OP_ENOMEM, "history: out of memory");
+        goto out;
+    }
+    for (i = 0; i < o->nvals; i++) {
+        labels[i] = o->labels[o->nvals - 1 - i];
+        v[i] = o->vals[o->nvals - 1 - i];
+    }
+    snprintf(title, sizeof title, "%s of %s", o->metric, job);
+    html_page_open(o->f, title);
+    fputs("<h1>", o->f);
+    html_put(o->f, title);
+    fprintf(o->f, "</h1>\n<p>%zu stored run%s, %zu with a value", o->n,
+            o->n == 1 ? "" : "s", o->nvals);
+    fputs(" (the run store: ", o->f);
+    html_put(o->f, store_path(o->s));
+    fputs(").</p>\n", o->f);
+    html_trend_chart(&h, title, o->metric, labels, v, o->nvals,
+                     is_ms(o->metric));
+    html_page_close(o->f);
+out:
+    free(labels);
+    free(v);
+    return rc;
+}
+
 static int run_line(void *ud, const store_run *r)
 {
     out *o = ud;
@@ -313,8 +379,13 @@ static int run_line(void *ud, const store_run *r)
     int has = run_metric(o, r, &v);
 
     o->n++;
-    if (has && o->nvals < o->cap)
+    if (has && o->nvals < o->cap) {
+        if (o->labels)
+            trend_label(o->labels[o->nvals], r);
         o->vals[o->nvals++] = v;
+    }
+    if (o->html)
+        return 0;
     if (o->json) {
         jw_obj(&o->w);
         run_json(&o->w, r);
@@ -457,7 +528,7 @@ static int open_store(const hist_opts *h, config *cfg, int writable,
         diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_USAGE;
     }
-    path = pick_store(&o, cfg);
+    path = cli_history_path(&o, cfg);
     if (!path)
         return cli_usage_error("%s", "no run store: give --history FILE, set "
                                "OPTIPIPE_HISTORY or `history` in optipipe.lua");
@@ -496,6 +567,8 @@ static int run_cmd(const hist_opts *h, store *st, out *o, op_error *err)
         if (o->json) {
             jw_arr_end(&o->w);
             jw_obj_end(&o->w);
+        } else if (o->html) {
+            rc = rc ? rc : trend_page(o, h->args[1]);
         } else if (!rc && o->nvals) {
             fprintf(o->f, "%s: ", h->metric);
             sparkline(o->f, o->vals, o->nvals);
@@ -538,6 +611,7 @@ int history_main(int argc, char **argv)
     int code, prune;
     double vals[STORE_HISTORY_MAX];
 
+    memset(&o, 0, sizeof o);
     if ((code = hist_parse(&h, argc, argv)))
         return code;
     if (!h.nargs)
@@ -558,10 +632,16 @@ int history_main(int argc, char **argv)
         code = prune_cmd(&h, st);
         goto done;
     }
-    memset(&o, 0, sizeof o);
     op_error_clear(&err);
     o.f = stdout;
     o.json = !strcmp(h.format, "json");
+    o.html = !strcmp(h.format, "html");
+    if (o.html && !(o.labels = malloc(sizeof vals / sizeof vals[0] *
+                                      sizeof *o.labels))) {
+        diag_msg(DIAG_ERROR, "history: out of memory");
+        code = EXIT_NOINPUT;
+        goto done;
+    }
     o.s = st;
     o.err = &err;
     o.metric = h.metric;
@@ -578,11 +658,12 @@ int history_main(int argc, char **argv)
     if (!o.n && !strcmp(h.args[0], "show")) {
         diag_msg(DIAG_ERROR, "%s: no stored run '%s'", store_path(st), h.args[1]);
         code = EXIT_NOINPUT;
-    } else if (!o.n && !h.quiet && !o.json) {
+    } else if (!o.n && !h.quiet && !o.json && !o.html) {
         diag_msg(DIAG_NOTE, "%s: nothing stored%s%s", store_path(st),
                  h.nargs == 2 ? " for " : "", h.nargs == 2 ? h.args[1] : "");
     }
 done:
+    free(o.labels);
     store_close(st);
     config_free(&cfg);
     return code;

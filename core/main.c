@@ -40,6 +40,8 @@ static const char usage_main[] =
     "  plugins list                 list input plugins\n"
     "  history jobs|runs JOB|show RUN|prune\n"
     "                               what the run store holds (docs/history.md)\n"
+    "  diff A B                     what changed between two runs (inputs or\n"
+    "                               stored runs such as JOB@previous)\n"
     "\n"
     "  optipipe --version | --help | COMMAND --help\n"
     "\n"
@@ -312,6 +314,7 @@ static const command commands[] = {
     {"plugins", cmd_plugins},
     {"fetch", fetch_main},
     {"history", history_main},
+    {"diff", diff_main},
 };
 
 int main(int argc, char **argv)
