@@ -283,6 +283,10 @@ static int write_diff(const cli_opts *o, cJSON *const run[2])
         diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_NOINPUT;
     }
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "same_job")))
+        diag_msg(DIAG_WARNING, "%s and %s are runs of different jobs (or "
+                 "engines): the diff compares unrelated work", o->inputs[0],
+                 o->inputs[1]);
     if (!(f = cli_open_output(o))) {
         code = EXIT_USAGE;
     } else {

@@ -463,6 +463,12 @@ static int side_json(cJSON *out, const char *key, const cJSON *r,
     return bad;
 }
 
+static int same_str(const cJSON *a, const cJSON *b, const char *key)
+{
+    const char *x = str_of(a, key), *y = str_of(b, key);
+    return x && y && !strcmp(x, y);
+}
+
 int diff_runs(const cJSON *a, const char *la, const cJSON *b,
               const char *lb, size_t top, cJSON **out, op_error *err)
 {
@@ -479,7 +485,9 @@ int diff_runs(const cJSON *a, const char *la, const cJSON *b,
     vb = str_of(b, "engine_version");
     da = num_or_nan(a, "duration_ms");
     db = num_or_nan(b, "duration_ms");
-    bad = side_json(o, "a", a, la) | side_json(o, "b", b, lb);
+    bad = side_json(o, "a", a, la) | side_json(o, "b", b, lb) |
+          put(o, "same_job", cJSON_CreateBool(same_str(a, b, "job") &&
+                                               same_str(a, b, "source")));
     if (!bad && (e = cJSON_CreateObject()) && !put(o, "engine_version", e)) {
         bad |= put(e, "a", va ? cJSON_CreateString(va) : cJSON_CreateNull());
         bad |= put(e, "b", vb ? cJSON_CreateString(vb) : cJSON_CreateNull());
