@@ -356,6 +356,7 @@ static nref *node_refs(const cJSON *run, size_t *n)
 typedef struct nchange {
     const nref *a, *b; /* either may be NULL */
     double da, db, delta;
+    double pa, pb; /* parallelism, NAN when unknown */
 } nchange;
 
 static int cmp_change(const void *x, const void *y)
@@ -388,13 +389,20 @@ static int change_json(cJSON *arr, const nchange *c, double run_delta)
     bad |= put(e, "b_id", c->b && str_of(c->b->node, "id")
                    ? cJSON_CreateString(str_of(c->b->node, "id")) : cJSON_CreateNull());
     bad |= put_pair(e, c->da, c->db);
+    if (!isnan(c->pa) || !isnan(c->pb)) {
+        cJSON *p = cJSON_CreateObject();
+        bad |= put(e, "parallelism", p);
+        bad = bad || put_pair(p, c->pa, c->pb);
+    }
     if (!isnan(run_delta) && run_delta != 0)
         bad |= put(e, "share", cJSON_CreateNumber(c->delta / run_delta));
     return bad;
 }
 
 /* nodes: the top changes by |duration delta|; a node of one run only
- * counts with its whole duration. Counts go into "node_counts". */
+ * counts with its whole duration; a node whose duration did not change is
+ * listed only when its parallelism did (streaming vertices have no
+ * duration). Counts go into "node_counts". */
 static int diff_nodes(cJSON *out, const cJSON *a, const cJSON *b, size_t top,
                       double run_delta)
 {
@@ -424,11 +432,14 @@ static int diff_nodes(cJSON *out, const cJSON *a, const cJSON *b, size_t top,
         c->da = node_ms(c->a);
         c->db = node_ms(c->b);
         c->delta = (isnan(c->db) ? 0 : c->db) - (isnan(c->da) ? 0 : c->da);
+        c->pa = c->a ? num_or_nan(c->a->node, "parallelism") : NAN;
+        c->pb = c->b ? num_or_nan(c->b->node, "parallelism") : NAN;
     }
     if (!bad) {
         qsort(ch, nc, sizeof *ch, cmp_change);
         for (i = 0; !bad && i < nc && i < top; i++)
-            if (ch[i].delta != 0 || !ch[i].a || !ch[i].b)
+            if (ch[i].delta != 0 || !ch[i].a || !ch[i].b ||
+                !(ch[i].pa == ch[i].pb || (isnan(ch[i].pa) && isnan(ch[i].pb))))
                 bad |= change_json(arr, &ch[i], run_delta);
         bad |= put(cnt, "a", cJSON_CreateNumber((double)na)) |
                put(cnt, "b", cJSON_CreateNumber((double)nb)) |

@@ -115,9 +115,25 @@ static void pair_row(row *r, const cJSON *e, const char *name, const char *unit)
     delta_text(r->c[3], sizeof r->c[3], unit, get(e, "delta"));
     ratio_text(r->c[4], sizeof r->c[4], get(e, "ratio"));
     if (cJSON_IsNumber(get(e, "share")))
-        snprintf(r->c[5], sizeof r->c[5], "%.0f%%", get(e, "share")->valuedouble * 100);
+        snprintf(r->c[5], sizeof r->c[5], "%.0f%%",
+                 fabs(get(e, "share")->valuedouble) < 0.005 ? 0.0
+                 : get(e, "share")->valuedouble * 100);
     else
         r->c[5][0] = 0;
+}
+
+/* "parallelism 4 -> 32" of a node entry, "" when it has none. */
+static void par_text(char *buf, size_t n, const cJSON *e)
+{
+    const cJSON *p = get(e, "parallelism");
+    char a[32], b[32];
+
+    buf[0] = 0;
+    if (p) {
+        metric_text(a, sizeof a, "", get(p, "a"));
+        metric_text(b, sizeof b, "", get(p, "b"));
+        snprintf(buf, n, "parallelism %s -> %s", a, b);
+    }
 }
 
 static void node_name(char *buf, size_t n, const cJSON *e)
@@ -227,6 +243,8 @@ static void text_pairs(FILE *f, const cJSON *arr, const char *name_key, int shar
         fprintf(f, " %12s -> %-12s %12s %8s", r.c[1], r.c[2], r.c[3], r.c[4]);
         if (share && r.c[5][0])
             fprintf(f, " %5s", r.c[5]);
+        if (share && (par_text(r.c[5], sizeof r.c[5], e), r.c[5][0]))
+            fprintf(f, "  %s", r.c[5]);
         fputc('\n', f);
     }
 }
