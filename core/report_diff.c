@@ -74,7 +74,7 @@ static const char *delta_text(char *buf, size_t n, const char *key,
 static const char *ratio_text(char *buf, size_t n, const cJSON *v)
 {
     if (cJSON_IsNumber(v))
-        snprintf(buf, n, "x%.2f", v->valuedouble);
+        fmt_ratio(buf, n, v->valuedouble);
     else
         snprintf(buf, n, "%s", "");
     return buf;
@@ -115,21 +115,22 @@ static void pair_row(row *r, const cJSON *e, const char *name, const char *unit)
     delta_text(r->c[3], sizeof r->c[3], unit, get(e, "delta"));
     ratio_text(r->c[4], sizeof r->c[4], get(e, "ratio"));
     if (cJSON_IsNumber(get(e, "share")))
-        snprintf(r->c[5], sizeof r->c[5], "%.0f%%",
-                 fabs(get(e, "share")->valuedouble) < 0.005 ? 0.0
-                 : get(e, "share")->valuedouble * 100);
+        fmt_percent(r->c[5], sizeof r->c[5],
+                    fabs(get(e, "share")->valuedouble) < 0.005 ? 0.0
+                    : get(e, "share")->valuedouble, 0);
     else
         r->c[5][0] = 0;
 }
 
-/* "parallelism 4 -> 32" of a node entry, "" when it has none. */
+/* "parallelism 4 -> 32" of a node entry, "" when it has none or the
+ * same on both sides. */
 static void par_text(char *buf, size_t n, const cJSON *e)
 {
     const cJSON *p = get(e, "parallelism");
     char a[32], b[32];
 
     buf[0] = 0;
-    if (p) {
+    if (p && !cJSON_Compare(get(p, "a"), get(p, "b"), 1)) {
         metric_text(a, sizeof a, "", get(p, "a"));
         metric_text(b, sizeof b, "", get(p, "b"));
         snprintf(buf, n, "parallelism %s -> %s", a, b);

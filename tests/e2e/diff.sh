@@ -26,9 +26,9 @@ op diff --no-config $slow/night-07.log.gz $slow/night-08.log.gz
 check "spark: diff of two logs" [ "$rc" = 0 ]
 check "...names the changed key" has "$tmp/out" "~ spark.executor.memory  *8g -> 4g"
 check "...the resources" has "$tmp/out" "executors_max .* 4 -> 4"
-check "...the run metrics with delta and ratio" has "$tmp/out" "jobs_wall_ms .*+13.5 s *x1.51"
+check "...the run metrics with delta and ratio" has "$tmp/out" "jobs_wall_ms .*+13.5 s *1.5×"
 check "...ranks the slower stage first of the stages" has "$tmp/out" \
-    "stage:aggregate at Orders.scala:57#1 .*x2.97"
+    "stage:aggregate at Orders.scala:57#1 .* 3×"
 golden=tests/golden/diff.text
 if [ "${OP_UPDATE_GOLDEN:-}" = 1 ]; then
     cp "$tmp/out" "$golden"
@@ -38,7 +38,7 @@ check "text output matches $golden" cmp -s "$tmp/out" "$golden"
 
 op diff --no-config fixtures/dbt/regression/run_results-2024-05-05.json \
     fixtures/dbt/regression/run_results-2024-05-06.json
-check "dbt: the slow model first" has "$tmp/out" "^  model:fct_orders#1 .*x7.33"
+check "dbt: the slow model first" has "$tmp/out" "^  model:fct_orders#1 .*7.3×"
 check "...a model of one run only says so" has "$tmp/out" "fct_returns#1 (only in B)"
 op diff --no-config fixtures/flink/healthy.json fixtures/flink/overprovisioned.json
 check "flink: vertices matched by name with their parallelism" \
@@ -87,7 +87,7 @@ check "...are nights 7 and 8" has "$tmp/out" "^A .*application_1700000000000_020
 check "...B is night 8" has "$tmp/out" "^B .*application_1700000000000_0208"
 check "...with the changed key" has "$tmp/out" "spark.executor.memory .*8g -> 4g"
 check "...and the stage (nodes come from the store)" has "$tmp/out" \
-    "stage:aggregate at Orders.scala:57#1 .*x2.97"
+    "stage:aggregate at Orders.scala:57#1 .* 3×"
 best=$("$bin" history --history "$db" runs nightly-orders --format json | python3 -c '
 import json, sys
 runs = [r for r in json.load(sys.stdin)["runs"] if r["status"] == "succeeded"]
