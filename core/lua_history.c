@@ -13,6 +13,7 @@
 #include "lua_history.h"
 
 #include <lauxlib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lua_model.h"
@@ -117,25 +118,73 @@ static int run_cb(void *ud, const store_run *r)
     return fc.oom ? (rc->c.oom = 1) : 0;
 }
 
+/* One node row, its strings copied into mem (freed with it). */
+typedef struct nrow {
+    store_node n;
+    char *mem;
+} nrow;
+
+typedef struct nrows {
+    nrow *v;
+    size_t n, cap;
+    int oom;
+} nrows;
+
+static const char *keep(char **at, const char *s)
+{
+    char *d = *at;
+    size_t len;
+
+    if (!s)
+        return NULL;
+    len = strlen(s) + 1;
+    memcpy(d, s, len);
+    *at += len;
+    return d;
+}
+
 static int node_cb(void *ud, const store_node *n)
 {
-    collect *c = ud;
-    cJSON *o = cJSON_CreateObject();
+    nrows *c = ud;
+    const char *const f[] = {n->id, n->kind, n->name, n->status,
+                             n->metrics_json, n->dist_json, n->attrs_json};
+    size_t i, len = 0;
+    nrow *r;
+    char *at;
 
-    if (!o || !cJSON_AddItemToArray(c->arr, o))
-        return cJSON_Delete(o), c->oom = 1;
-    add_str(o, "id", n->id);
-    add_str(o, "kind", n->kind);
-    add_str(o, "name", n->name);
-    add_str(o, "status", n->status);
-    add_int(o, "started_at", n->set, MSET_STARTED_AT, n->started_at);
-    add_int(o, "ended_at", n->set, MSET_ENDED_AT, n->ended_at);
-    add_int(o, "duration_ms", n->set, MSET_DURATION_MS, n->duration_ms);
-    add_int(o, "parallelism", n->set, MSET_PARALLELISM, n->parallelism);
-    add_json(o, "metrics", n->metrics_json, 0);
-    add_json(o, "dist", n->dist_json, 0);
-    add_json(o, "attrs", n->attrs_json, 0);
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 256;
+        nrow *p = realloc(c->v, ncap * sizeof *p);
+        if (!p)
+            return c->oom = 1;
+        c->v = p;
+        c->cap = ncap;
+    }
+    for (i = 0; i < sizeof f / sizeof f[0]; i++)
+        len += f[i] ? strlen(f[i]) + 1 : 0;
+    r = &c->v[c->n];
+    r->n = *n;
+    if (!(r->mem = at = malloc(len ? len : 1)))
+        return c->oom = 1;
+    r->n.id = keep(&at, n->id);
+    r->n.kind = keep(&at, n->kind);
+    r->n.name = keep(&at, n->name);
+    r->n.status = keep(&at, n->status);
+    r->n.metrics_json = keep(&at, n->metrics_json);
+    r->n.dist_json = keep(&at, n->dist_json);
+    r->n.attrs_json = keep(&at, n->attrs_json);
+    c->n++;
     return 0;
+}
+
+static void nrows_free(nrows *c)
+{
+    size_t i;
+
+    for (i = 0; i < c->n; i++)
+        free(c->v[i].mem);
+    free(c->v);
+    memset(c, 0, sizeof *c);
 }
 
 /* ---- cJSON into read-only tables ---------------------------------------------- */
@@ -213,22 +262,116 @@ static void push_owned(lua_State *L, cJSON *doc)
         lua_error(L);
 }
 
-/* Reads the nodes of run pk (a cJSON array) from the store at path. */
-static cJSON *load_nodes(const char *path, int64_t pk, char *msg, size_t cap)
+/* Reads the nodes of run pk from the store at path into c; 0, or -1
+ * with msg. */
+static int load_nodes(const char *path, int64_t pk, nrows *c, char *msg,
+                      size_t cap)
 {
     store *s = NULL;
     op_error err;
-    collect c = {cJSON_CreateArray(), 0};
+    int rc = 0;
 
     op_error_clear(&err);
-    if (!c.arr || store_open(path, 0, &s, &err) ||
-        store_each_node(s, pk, node_cb, &c, &err) || c.oom) {
-        snprintf(msg, cap, "%s", c.oom || !c.arr ? "out of memory" : err.msg);
-        cJSON_Delete(c.arr);
-        c.arr = NULL;
+    memset(c, 0, sizeof *c);
+    if (store_open(path, 0, &s, &err) ||
+        store_each_node(s, pk, node_cb, c, &err) || c->oom) {
+        snprintf(msg, cap, "%s", c->oom ? "out of memory" : err.msg);
+        nrows_free(c);
+        rc = -1;
     }
     store_close(s);
-    return c.arr;
+    return rc;
+}
+
+static const char k_empty = 0;
+
+/* A JSON column (an object) as a read-only table; "{}" is one shared
+ * empty table (read-only, so sharing it is invisible). May raise. */
+static void push_column(lua_State *L, const char *text)
+{
+    cJSON *v;
+    push_job j;
+    int st;
+
+    if (!text || strcmp(text, "{}") == 0) {
+        if (lua_rawgetp(L, LUA_REGISTRYINDEX, &k_empty) == LUA_TTABLE)
+            return;
+        lua_pop(L, 1);
+        lua_createtable(L, 0, 0);
+        sbx_readonly_fixed(L, 0);
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &k_empty);
+        return;
+    }
+    v = cJSON_Parse(text);
+    if (!cJSON_IsObject(v)) {
+        cJSON_Delete(v);
+        push_column(L, NULL);
+        return;
+    }
+    j.doc = v;
+    lua_pushcfunction(L, push_step);
+    lua_pushlightuserdata(L, &j);
+    st = lua_pcall(L, 1, 1, 0);
+    cJSON_Delete(v);
+    if (st != LUA_OK)
+        lua_error(L);
+}
+
+static void set_s(lua_State *L, const char *k, const char *v)
+{
+    if (v) {
+        lua_pushstring(L, v);
+        lua_setfield(L, -2, k);
+    }
+}
+
+static void set_i(lua_State *L, const char *k, unsigned set, unsigned bit,
+                  int64_t v)
+{
+    if (set & bit) {
+        lua_pushinteger(L, (lua_Integer)v);
+        lua_setfield(L, -2, k);
+    }
+}
+
+/* The nodes array (read-only) and, beside it, by_id. Upvalue-free body of
+ * a protected call: c is the first argument. */
+static int push_nodes_step(lua_State *L)
+{
+    const nrows *c = lua_touserdata(L, 1);
+    size_t i;
+
+    luaL_checkstack(L, 8, "ctx.history");
+    lua_createtable(L, (int)c->n, 0); /* nodes (real) */
+    lua_createtable(L, 0, (int)c->n); /* by_id (real) */
+    for (i = 0; i < c->n; i++) {
+        const store_node *n = &c->v[i].n;
+        lua_createtable(L, 0, 12);
+        set_s(L, "id", n->id);
+        set_s(L, "kind", n->kind);
+        set_s(L, "name", n->name);
+        set_s(L, "status", n->status);
+        set_i(L, "started_at", n->set, MSET_STARTED_AT, n->started_at);
+        set_i(L, "ended_at", n->set, MSET_ENDED_AT, n->ended_at);
+        set_i(L, "duration_ms", n->set, MSET_DURATION_MS, n->duration_ms);
+        set_i(L, "parallelism", n->set, MSET_PARALLELISM, n->parallelism);
+        push_column(L, n->metrics_json);
+        lua_setfield(L, -2, "metrics");
+        push_column(L, n->dist_json);
+        lua_setfield(L, -2, "dist");
+        push_column(L, n->attrs_json);
+        lua_setfield(L, -2, "attrs");
+        sbx_readonly_fixed(L, 0);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -4, (lua_Integer)i + 1);
+        lua_setfield(L, -2, n->id);
+    }
+    sbx_readonly_fixed(L, 0);
+    lua_insert(L, -2);
+    sbx_readonly_fixed(L, (lua_Integer)c->n);
+    lua_insert(L, -2);
+    return 2; /* nodes, by_id */
 }
 
 /* __index(entry, key) of a history entry: nodes and by_id, built on
@@ -237,34 +380,31 @@ static int entry_index(lua_State *L)
 {
     const char *k = lua_tostring(L, 2);
     char msg[512];
-    cJSON *nodes;
-    lua_Integer i, n;
+    nrows rows;
+    int st;
 
     if (!k || (strcmp(k, "nodes") && strcmp(k, "by_id")))
         return 0;
     if (lua_getfield(L, lua_upvalueindex(3), k) != LUA_TNIL)
         return 1;
     lua_pop(L, 1);
-    nodes = load_nodes(lua_tostring(L, lua_upvalueindex(1)),
-                       (int64_t)lua_tointeger(L, lua_upvalueindex(2)), msg,
-                       sizeof msg);
-    if (!nodes)
+    if (load_nodes(lua_tostring(L, lua_upvalueindex(1)),
+                   (int64_t)lua_tointeger(L, lua_upvalueindex(2)), &rows,
+                   msg, sizeof msg))
         return luaL_error(L, "ctx.history: %s", msg);
-    n = cJSON_GetArraySize(nodes);
-    push_owned(L, nodes); /* nodes, read-only */
-    lua_pushvalue(L, -1);
-    lua_setfield(L, lua_upvalueindex(3), "nodes");
-    lua_createtable(L, 0, (int)n);
-    for (i = 1; i <= n; i++) {
-        lua_geti(L, -2, i);
-        lua_getfield(L, -1, "id");
-        lua_insert(L, -2);
-        lua_rawset(L, -3);
-    }
-    sbx_readonly_fixed(L, 0);
+    lua_pushcfunction(L, push_nodes_step);
+    lua_pushlightuserdata(L, &rows);
+    st = lua_pcall(L, 1, 2, 0);
+    nrows_free(&rows);
+    if (st != LUA_OK)
+        return lua_error(L);
     lua_pushvalue(L, -1);
     lua_setfield(L, lua_upvalueindex(3), "by_id");
-    return strcmp(k, "nodes") == 0 ? (lua_pop(L, 1), 1) : 1;
+    lua_pushvalue(L, -2);
+    lua_setfield(L, lua_upvalueindex(3), "nodes");
+    if (strcmp(k, "nodes") == 0)
+        lua_pop(L, 1);
+    return 1;
 }
 
 /* Gives the real table behind the proxy at -1 its lazy nodes. */
