@@ -120,6 +120,30 @@ check "...naming the runs found" has "$tmp/err" "holds 3 runs, diff needs one pe
 op diff --no-config $slow/night-08.log.gz
 check "one side only: exit 2" [ "$rc" = 2 ]
 
+# ---- hostile names: every format escapes what came from an input ----
+mk_model() { # mk_model FILE DURATION: a model run with a crafted node name and key
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+name = '<script>alert(1)</script> | `x` \x1b[31mred\n# heading'
+run = {"source": "model", "id": "r-" + sys.argv[2], "job": "hostile", "status": "succeeded",
+       "duration_ms": int(sys.argv[2]), "config": {"k<img src=x>|": sys.argv[2]},
+       "metrics": {}, "nodes": [{"id": "n1", "kind": "step", "name": name,
+                                 "duration_ms": int(sys.argv[2])}]}
+json.dump({"schema": 1, "runs": [run]}, open(sys.argv[1], "w"))
+PY
+}
+mk_model "$tmp/h1.json" 1000
+mk_model "$tmp/h2.json" 5000
+op diff -q --no-config "$tmp/h1.json" "$tmp/h2.json"
+check "hostile: the text has no escape character" sh -c "! grep -q \"\$(printf '\\033')\" '$tmp/out'"
+check "...but the node" has "$tmp/out" "step:<script>alert(1)</script>"
+op diff -q --no-config --format html "$tmp/h1.json" "$tmp/h2.json"
+check "hostile html: escaped" has "$tmp/out" "&lt;script&gt;alert(1)&lt;/script&gt;"
+check "...no tag from the input" sh -c "! grep -q '<script\|<img' '$tmp/out'"
+op diff -q --no-config --format markdown "$tmp/h1.json" "$tmp/h2.json"
+check "hostile markdown: | escaped in cells" has "$tmp/out" 'alert(1)</script> \\| '
+check "...the name stays on its row" sh -c "! grep -q '^# heading' '$tmp/out'"
+
 # ---- history runs --format html ----
 op history --history "$db" runs nightly-orders --format html
 check "history runs --format html" [ "$rc" = 0 ]
