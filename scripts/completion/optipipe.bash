@@ -17,7 +17,7 @@ _optipipe() {
     cmd=${COMP_WORDS[1]}
     sub=${COMP_WORDS[2]}
 
-    local commands="analyze normalize review baseline rules plugins fetch --version --help"
+    local commands="analyze normalize review baseline rules plugins fetch history --version --help"
     local common="--quiet --verbose --help"
     local loads="--config --no-config --rules --pack --no-bundled --plugin-path"
     local limits="--max-line --max-bytes --rule-timeout-ms --rule-memory-mb
@@ -101,6 +101,13 @@ _optipipe() {
             return 0
         fi
         opts="--plugin-path --help" ;;
+    history)
+        if [ "$COMP_CWORD" -eq 2 ]; then
+            _optipipe_offer "jobs runs show prune"
+            return 0
+        fi
+        opts="--history --format --metric --limit --keep --older-than --config
+            --no-config --quiet --help" ;;
     fetch)
         if [ "$COMP_CWORD" -eq 2 ]; then
             _optipipe_offer "flink spark-history"
