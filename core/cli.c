@@ -219,7 +219,8 @@ typedef enum opt_id {
     O_ALL, O_PRUNE, O_FORCE, O_FORMAT, O_OUTPUT, O_RULES, O_PACK,
     O_PLUGIN_PATH, O_FAIL_ON, O_MAX_LINE, O_MAX_BYTES, O_TIMEOUT, O_MEMORY,
     O_INSTRUCTIONS, O_PACK_TIMEOUT, O_ISOLATE, O_CONFIG, O_BASELINE, O_EMIT, O_JUNIT,
-    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT, O_ALLOW_RULE_ERRORS, O_HISTORY, O_TOP
+    O_STATUS, O_REASON, O_SELECT, O_FINGERPRINT, O_ALLOW_RULE_ERRORS, O_HISTORY, O_TOP,
+    O_IGNORE_KEY
 } opt_id;
 
 typedef struct opt_def {
@@ -265,6 +266,7 @@ static const opt_def opt_table[] = {
     {"--allow-rule-errors", NULL, O_ALLOW_RULE_ERRORS, 0, CMD_ANALYZE},
     {"--history", NULL, O_HISTORY, 1, CMD_ANALYZE | CMD_HISTORY | CMD_DIFF},
     {"--top", NULL, O_TOP, 1, CMD_DIFF},
+    {"--ignore-key", NULL, O_IGNORE_KEY, 1, CMD_DIFF},
 };
 
 static const opt_def *find_opt(const char *a, unsigned cmd)
@@ -345,6 +347,7 @@ static int set_value(cli_opts *o, const char *a, opt_id id, const char *val)
     case O_RULES: return add_list(o->rules_dirs, &o->nrules_dirs, val, a);
     case O_PACK: return add_list(o->packs, &o->npacks, val, a);
     case O_SELECT: return add_list(o->select, &o->nselect, val, a);
+    case O_IGNORE_KEY: return add_list(o->ignore_keys, &o->nignore_keys, val, a);
     case O_FINGERPRINT:
         return add_list(o->fingerprints, &o->nfingerprints, val, a);
     case O_PLUGIN_PATH: o->plugin_path = val; return 0;

@@ -86,6 +86,8 @@ typedef struct cli_opts {
     size_t nfingerprints;
     int force; /* rules new --force */
     size_t top; /* diff --top N: nodes listed (0: DIFF_TOP_DEFAULT) */
+    const char *ignore_keys[CLI_MAX_LIST]; /* diff --ignore-key GLOB */
+    size_t nignore_keys;
 } cli_opts;
 
 /* Opens the plugin registry alone (built-in and o->plugin_path) into an,

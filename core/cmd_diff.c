@@ -26,6 +26,8 @@ static const char usage_diff[] =
     "  --format FMT       text (default), json, markdown or html\n"
     "  -o, --output FILE  write there instead of stdout\n"
     "  --top N            nodes listed, 1 to 1000 (default 10)\n"
+    "  --ignore-key GLOB  leave config keys matching GLOB out (repeatable),\n"
+    "                     e.g. 'spark.app.*'\n"
     "  --history FILE     the run store for stored runs (default:\n"
     "                     OPTIPIPE_HISTORY, else the config's history)\n"
     "  --config FILE      the config; --no-config to use none\n"
@@ -273,13 +275,14 @@ static int open_store(const cli_opts *o, const char *ref, store **st)
 
 static int write_diff(const cli_opts *o, cJSON *const run[2])
 {
+    diff_opts dopt = {o->top, o->ignore_keys, o->nignore_keys};
     cJSON *d = NULL;
     op_error err;
     FILE *f;
     int code = EXIT_DONE;
 
     op_error_clear(&err);
-    if (diff_runs(run[0], o->inputs[0], run[1], o->inputs[1], o->top, &d, &err)) {
+    if (diff_runs(run[0], o->inputs[0], run[1], o->inputs[1], &dopt, &d, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_NOINPUT;
     }

@@ -4,6 +4,7 @@
  * resources it reports are the model's resource metrics, whatever engine
  * filled them.
  */
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,11 +199,23 @@ static const char **union_keys(const cJSON *a, const cJSON *b, size_t *n)
     return k;
 }
 
-/* config: every key added, removed or changed, by key. */
-static int diff_config(cJSON *out, const cJSON *a, const cJSON *b)
+static int ignored(const diff_opts *o, const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < o->nignore; i++)
+        if (fnmatch(o->ignore[i], key, 0) == 0)
+            return 1;
+    return 0;
+}
+
+/* config: every key added, removed or changed, by key, but those o
+ * ignores (counted in config_ignored when they differ). */
+static int diff_config(cJSON *out, const cJSON *a, const cJSON *b,
+                       const diff_opts *o)
 {
     cJSON *arr = cJSON_CreateArray();
-    size_t n, i;
+    size_t n, i, nign = 0;
     const char **keys;
     int bad = put(out, "config", arr);
 
@@ -214,6 +227,10 @@ static int diff_config(cJSON *out, const cJSON *a, const cJSON *b)
         cJSON *e;
         if (va && vb && cJSON_Compare(va, vb, 1))
             continue;
+        if (ignored(o, keys[i])) {
+            nign++;
+            continue;
+        }
         if (!(e = new_entry(arr, "key", keys[i]))) {
             bad = -1;
             break;
@@ -223,7 +240,7 @@ static int diff_config(cJSON *out, const cJSON *a, const cJSON *b)
         bad |= put(e, "b", vb ? cJSON_Duplicate(vb, 1) : cJSON_CreateNull());
     }
     free(keys);
-    return bad;
+    return bad || put(out, "config_ignored", cJSON_CreateNumber((double)nign));
 }
 
 /* metrics: the numeric run metrics that differ, by key. */
@@ -481,13 +498,17 @@ static int same_str(const cJSON *a, const cJSON *b, const char *key)
 }
 
 int diff_runs(const cJSON *a, const char *la, const cJSON *b,
-              const char *lb, size_t top, cJSON **out, op_error *err)
+              const char *lb, const diff_opts *opts, cJSON **out,
+              op_error *err)
 {
+    static const diff_opts none = {0, NULL, 0};
     cJSON *o, *e;
     const char *va, *vb;
     double da, db;
     int bad;
 
+    if (!opts)
+        opts = &none;
     if (!cJSON_IsObject(a) || !cJSON_IsObject(b))
         return op_error_set(err, OP_EUSAGE, "diff: a side is not a run object");
     if (!(o = cJSON_CreateObject()))
@@ -512,11 +533,11 @@ int diff_runs(const cJSON *a, const char *la, const cJSON *b,
     else
         bad = -1;
     bad = bad || diff_config(o, cJSON_GetObjectItemCaseSensitive(a, "config"),
-                             cJSON_GetObjectItemCaseSensitive(b, "config"));
+                             cJSON_GetObjectItemCaseSensitive(b, "config"), opts);
     bad = bad || diff_resources(o, a, b);
     bad = bad || diff_metrics(o, cJSON_GetObjectItemCaseSensitive(a, "metrics"),
                               cJSON_GetObjectItemCaseSensitive(b, "metrics"));
-    bad = bad || diff_nodes(o, a, b, top ? top : DIFF_TOP_DEFAULT,
+    bad = bad || diff_nodes(o, a, b, opts->top ? opts->top : DIFF_TOP_DEFAULT,
                             isnan(da) || isnan(db) ? NAN : db - da);
     if (bad) {
         cJSON_Delete(o);

@@ -39,13 +39,20 @@ const char *diff_node_key(char *buf, size_t cap, const char *kind,
  * *out (the caller frees it with cJSON_Delete) or OP_ENOMEM with err. */
 int diff_run_json(const struct op_run *r, cJSON **out, op_error *err);
 
+/* What a diff leaves out (borrowed for the call). */
+typedef struct diff_opts {
+    size_t top;                /* nodes listed, 1..DIFF_TOP_MAX; 0: default */
+    const char *const *ignore; /* config keys (fnmatch globs) not compared */
+    size_t nignore;
+} diff_opts;
+
 /* Compares run a (the "before") with b (the "after"); la / lb label them
- * (the reference the user gave; copied). top: how many nodes to list
- * (1..DIFF_TOP_MAX). Returns 0 with *out (free with cJSON_Delete): the
- * object documented in docs/history.md#diff; or an op_status with err
- * (OP_ENOMEM, or OP_EINVAL for a side that is not a JSON object). */
+ * (the reference the user gave; copied); o may be NULL (defaults).
+ * Returns 0 with *out (free with cJSON_Delete): the object documented in
+ * docs/history.md#diff; or an op_status with err (OP_ENOMEM, or OP_EUSAGE
+ * for a side that is not a JSON object). */
 int diff_runs(const cJSON *a, const char *la, const cJSON *b,
-              const char *lb, size_t top, cJSON **out, op_error *err);
+              const char *lb, const diff_opts *o, cJSON **out, op_error *err);
 
 /* ---- output (report_diff.c) ---- */
 

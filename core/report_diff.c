@@ -171,6 +171,18 @@ static size_t count_change(const cJSON *cfg, const char *what)
     return n;
 }
 
+/* ", 2 ignored (--ignore-key)" when keys that differ were left out. */
+static const char *ignored_text(char *buf, size_t n, const cJSON *d)
+{
+    const cJSON *v = get(d, "config_ignored");
+
+    if (cJSON_IsNumber(v) && v->valuedouble > 0)
+        snprintf(buf, n, ", %.0f ignored (--ignore-key)", v->valuedouble);
+    else
+        snprintf(buf, n, "%s", "");
+    return buf;
+}
+
 static void engine_line(char *buf, size_t n, const cJSON *ev)
 {
     char a[128], b[128];
@@ -273,9 +285,9 @@ static void text_report(FILE *f, const cJSON *d)
     tput(f, buf, 0);
     fputs("\n\nresources\n", f);
     text_pairs(f, get(d, "resources"), "name", 0);
-    fprintf(f, "\nconfig: %zu changed, %zu added, %zu removed\n",
+    fprintf(f, "\nconfig: %zu changed, %zu added, %zu removed%s\n",
             count_change(cfg, "changed"), count_change(cfg, "added"),
-            count_change(cfg, "removed"));
+            count_change(cfg, "removed"), ignored_text(buf, sizeof buf, d));
     cJSON_ArrayForEach(e, cfg) {
         config_row(&r, e);
         fprintf(f, "  %c ", r.c[0][0] == 'a' ? '+' : r.c[0][0] == 'r' ? '-' : '~');
@@ -375,9 +387,9 @@ static void markdown_report(FILE *f, const cJSON *d)
     md_cell(f, buf);
     fputs("\n\n#### Resources\n\n", f);
     md_pairs(f, get(d, "resources"), "name", 0);
-    fprintf(f, "\n#### Config: %zu changed, %zu added, %zu removed\n\n",
+    fprintf(f, "\n#### Config: %zu changed, %zu added, %zu removed%s\n\n",
             count_change(cfg, "changed"), count_change(cfg, "added"),
-            count_change(cfg, "removed"));
+            count_change(cfg, "removed"), ignored_text(buf, sizeof buf, d));
     if (cJSON_GetArraySize(cfg)) {
         fputs("| change | key | A | B |\n|---|---|---|---|\n", f);
         cJSON_ArrayForEach(e, cfg) {
@@ -488,9 +500,12 @@ static void html_report(FILE *f, const cJSON *d)
     h_row(f, &r, 2);
     fputs("</tbody></table>\n", f);
     h_pairs(f, "Resources", get(d, "resources"), "name", 0);
-    snprintf(buf, sizeof buf, "Config: %zu changed, %zu added, %zu removed",
-             count_change(cfg, "changed"), count_change(cfg, "added"),
-             count_change(cfg, "removed"));
+    {
+        char ign[64];
+        snprintf(buf, sizeof buf, "Config: %zu changed, %zu added, %zu removed%s",
+                 count_change(cfg, "changed"), count_change(cfg, "added"),
+                 count_change(cfg, "removed"), ignored_text(ign, sizeof ign, d));
+    }
     fputs("<h2>", f);
     html_put(f, buf);
     fputs("</h2>\n<table><thead><tr><th scope=\"col\">change</th><th scope=\"col\">key"

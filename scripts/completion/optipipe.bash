@@ -113,7 +113,7 @@ _optipipe() {
         opts="--history --format --metric --limit --keep --older-than --config
             --no-config --quiet --help" ;;
     diff)
-        opts="--format --output --top --history --config --no-config
+        opts="--format --output --top --ignore-key --history --config --no-config
             --plugin-path --max-line --max-bytes $common" ;;
     fetch)
         if [ "$COMP_CWORD" -eq 2 ]; then

@@ -74,6 +74,9 @@ for fmt in sarif junit; do
 done
 op diff --no-config --top 1 $slow/night-07.log.gz $slow/night-08.log.gz
 check "--top 1 lists one node" has "$tmp/out" "(1 listed;"
+op diff --no-config --ignore-key 'spark.app.*' --ignore-key x $slow/night-07.log.gz $slow/night-08.log.gz
+check "--ignore-key leaves the app id out" sh -c "! grep -q 'spark.app.id' '$tmp/out'"
+check "...and says so" has "$tmp/out" "^config: 1 changed, 0 added, 0 removed, 1 ignored (--ignore-key)"
 op diff --no-config --top 0 $slow/night-07.log.gz $slow/night-08.log.gz
 check "--top 0 is a usage error" [ "$rc" = 2 ]
 

@@ -41,12 +41,13 @@ static const char run_b[] =
 static cJSON *diff_of(const char *a, const char *b, size_t top)
 {
     cJSON *ja = cJSON_Parse(a), *jb = cJSON_Parse(b), *d = NULL;
+    diff_opts opts = {top, NULL, 0};
     op_error err;
 
     op_error_clear(&err);
     assert_non_null(ja);
     assert_non_null(jb);
-    assert_int_equal(diff_runs(ja, "A", jb, "B", top, &d, &err), 0);
+    assert_int_equal(diff_runs(ja, "A", jb, "B", &opts, &d, &err), 0);
     cJSON_Delete(ja);
     cJSON_Delete(jb);
     return d;
@@ -122,6 +123,26 @@ static void test_config_and_version(void **state)
     cJSON_Delete(d);
 }
 
+static void test_ignore_keys(void **state)
+{
+    static const char *const globs[] = {"k.chan*", "nomatch"};
+    diff_opts o = {10, globs, 2};
+    cJSON *ja = cJSON_Parse(run_a), *jb = cJSON_Parse(run_b), *d = NULL;
+    const cJSON *cfg;
+    op_error err;
+
+    (void)state;
+    op_error_clear(&err);
+    assert_int_equal(diff_runs(ja, "A", jb, "B", &o, &d, &err), 0);
+    cfg = cJSON_GetObjectItemCaseSensitive(d, "config");
+    assert_null(find(cfg, "key", "k.changed"));
+    assert_non_null(find(cfg, "key", "k.added"));
+    assert_true(num(d, "config_ignored") == 1);
+    cJSON_Delete(d);
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+}
+
 static void test_metrics_and_resources(void **state)
 {
     cJSON *d = diff_of(run_a, run_b, 10);
@@ -193,12 +214,12 @@ static void test_not_a_run(void **state)
 
     (void)state;
     op_error_clear(&err);
-    assert_int_equal(diff_runs(a, "A", b, "B", 10, &d, &err), OP_EUSAGE);
+    assert_int_equal(diff_runs(a, "A", b, "B", NULL, &d, &err), OP_EUSAGE);
     assert_null(d);
     /* a run without config, metrics or nodes still compares */
     cJSON_Delete(a);
     a = cJSON_Parse("{\"id\":\"x\"}");
-    assert_int_equal(diff_runs(a, "A", b, "B", 10, &d, &err), 0);
+    assert_int_equal(diff_runs(a, "A", b, "B", NULL, &d, &err), 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "config")), 3);
     cJSON_Delete(d);
     cJSON_Delete(a);
@@ -231,7 +252,7 @@ static void test_alloc_failures(void **state)
         d = NULL;
         op_error_clear(&err);
         budget = k;
-        rc = diff_runs(a, "A", b, "B", 10, &d, &err);
+        rc = diff_runs(a, "A", b, "B", NULL, &d, &err);
         if (rc) {
             assert_int_equal(rc, OP_ENOMEM);
             assert_null(d);
@@ -277,6 +298,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_key),
         cmocka_unit_test(test_config_and_version),
+        cmocka_unit_test(test_ignore_keys),
         cmocka_unit_test(test_metrics_and_resources),
         cmocka_unit_test(test_nodes_ranked),
         cmocka_unit_test(test_same_run_is_empty),
