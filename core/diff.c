@@ -411,7 +411,8 @@ static int change_json(cJSON *arr, const nchange *c, double run_delta)
         bad |= put(e, "parallelism", p);
         bad = bad || put_pair(p, c->pa, c->pb);
     }
-    if (!isnan(run_delta) && run_delta != 0)
+    /* only a change in the run's direction explains part of it */
+    if (!isnan(run_delta) && c->delta * run_delta > 0)
         bad |= put(e, "share", cJSON_CreateNumber(c->delta / run_delta));
     return bad;
 }

@@ -186,6 +186,8 @@ static void test_nodes_ranked(void **state)
     assert_string_equal(str(cJSON_GetArrayItem(nodes, 1), "change"), "added");
     assert_string_equal(str(cJSON_GetArrayItem(nodes, 2), "key"), "stage:gone#1");
     assert_string_equal(str(cJSON_GetArrayItem(nodes, 2), "change"), "removed");
+    /* it went against the run's change: it explains no share of it */
+    assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, 2), "share"));
     assert_string_equal(str(cJSON_GetArrayItem(nodes, 3), "key"), "stage:scan#1");
     assert_string_equal(str(cJSON_GetArrayItem(nodes, 4), "key"), "stage:scan#2");
     assert_true(num(cJSON_GetArrayItem(nodes, 4), "delta") == -100);
