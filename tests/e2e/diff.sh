@@ -117,6 +117,14 @@ check "...saying how to name one" has "$tmp/err" "no run store to look it up in:
 op diff --no-config --history "$tmp/missing.db" a@latest b@latest
 check "a store that does not exist: exit 2" [ "$rc" = 2 ]
 check "...naming it" has "$tmp/err" "missing.db"
+echo "not sqlite" >"$tmp/bad.db"
+op diff --no-config --history "$tmp/bad.db" nightly-orders@latest $slow/night-08.log.gz
+check "a file that is no run store: exit 2" [ "$rc" = 2 ]
+check "...naming it and the reference" has "$tmp/err" "bad.db: not a run store.*(needed for 'nightly-orders@latest')"
+echo garbage >"$tmp/garbage.json"
+op diff --no-config "$tmp/garbage.json" $slow/night-08.log.gz
+check "an input no plugin reads: exit 3" [ "$rc" = 3 ]
+check "...naming it" has "$tmp/err" "garbage.json: warning: not recognized"
 op diff --no-config fixtures/demo $slow/night-08.log.gz
 check "an input with several runs: exit 2" [ "$rc" = 2 ]
 check "...naming the runs found" has "$tmp/err" "holds 3 runs, diff needs one per side: dbt shop/build"
