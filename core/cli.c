@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "diff.h"
 #include "progress.h"
 
 const char *cli_home(void)
@@ -370,9 +371,12 @@ static int set_value(cli_opts *o, const char *a, opt_id id, const char *val)
     case O_TOP: {
         char *end;
         unsigned long n = strtoul(val, &end, 10);
-        if (end == val || *end || val[0] == '-' || n < 1 || n > 1000)
-            return cli_usage_error("--top takes a whole number from 1 to 1000, "
-                                   "not '%s'", val);
+        char msg[128];
+        if (end == val || *end || val[0] == '-' || n < 1 || n > DIFF_TOP_MAX) {
+            snprintf(msg, sizeof msg, "--top takes a whole number from 1 to %d, "
+                     "not '%.40s'", DIFF_TOP_MAX, val);
+            return cli_usage_error("%s", msg);
+        }
         o->top = n;
         return 0;
     }
