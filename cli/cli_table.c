@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cli_table.h"
+#include "diff.h"
 #include "store.h"
 #include "util.h"
 
@@ -49,6 +50,12 @@ static const char *json_only(size_t i)
 static const char *text_or_json(size_t i)
 {
     return i == 0 ? "text" : i == 1 ? "json" : NULL;
+}
+
+/* history runs: also html, a page with the trend chart */
+static const char *text_json_html(size_t i)
+{
+    return i < 2 ? text_or_json(i) : i == 2 ? "html" : NULL;
 }
 
 /* rule_limits.isolate: -1 auto, 1 always, 0 never */
@@ -520,8 +527,9 @@ static const opt_spec store_specs[] = {
      .help = "the run store (default: OPTIPIPE_HISTORY, else the config's "
              "history)"},
     {"--config", NULL, STR(config_path), .metavar = "FILE",
-     .help = "the config that names the store (default: the nearest "
-             "optipipe.lua, here or in a parent up to the repository root)"},
+     .help = "the config file, which may name the store (default: the "
+             "nearest optipipe.lua, here or in a parent up to the repository "
+             "root)"},
     {"--no-config", NULL, FLAG(no_config), .help = "read no config file"},
     END};
 static const opt_group g_store = {"Run store (docs/history.md)", store_specs};
@@ -533,6 +541,9 @@ static const opt_spec hist_format_specs[] = {
 static const opt_group g_hist_format = {"Options", hist_format_specs};
 
 static const opt_spec hist_runs_specs[] = {
+    {"--format", NULL, .type = OPT_ENUM, FIELD(format),
+     .choice = text_json_html, .metavar = "FMT", .def = "text",
+     .help = "output format (html: one page with a chart of the trend)"},
     {"--metric", NULL, STR(metric), .metavar = "NAME", .def = "duration_ms",
      .help = "the metric of the trend: duration_ms or a run metric such as "
              "jobs_wall_ms"},
@@ -563,8 +574,7 @@ const opt_cmd cli_cmd_history_runs = {
     "history runs", "JOB [options]", "a job's runs, newest first, and a trend",
     "The job's stored runs, newest first, with the value of --metric and, in "
     "text, a sparkline of it from oldest to newest.",
-    {&g_hist_format, &g_hist_runs, &g_store, &g_quiet, NULL}, NULL,
-    OPERANDS("JOB", 1)};
+    {&g_hist_runs, &g_store, &g_quiet, NULL}, NULL, OPERANDS("JOB", 1)};
 
 const opt_cmd cli_cmd_history_show = {
     "history show", "RUN [options]", "one stored run and its findings",
@@ -580,12 +590,42 @@ const opt_cmd cli_cmd_history_prune = {
     {&g_hist_prune, &g_store, &g_quiet, NULL}, NULL,
     OPERANDS("ARGUMENT", 4096)};
 
+/* ---- diff ------------------------------------------------------------------------ */
+
+static const opt_spec diff_specs[] = {
+    {"--format", NULL, .type = OPT_ENUM, FIELD(format),
+     .choice = diff_format_name, .metavar = "FMT", .def = "text",
+     .help = "output format (no sarif or junit: they carry findings, and a "
+             "diff has none)"},
+    {"--output", "-o", STR(output), .metavar = "FILE",
+     .help = "write the diff to FILE instead of stdout"},
+    {"--top", NULL, .type = OPT_INT, FIELD(top), .lo = 1, .hi = DIFF_TOP_MAX,
+     .metavar = "N", .def = DEF_OF(DIFF_TOP_DEFAULT),
+     .help = "nodes listed, at most " DEF_OF(DIFF_TOP_MAX)},
+    {"--ignore-key", NULL, LIST(ignore_keys, nignore_keys), .metavar = "GLOB",
+     .help = "leave config keys matching GLOB out of the comparison, e.g. "
+             "'spark.app.*'"},
+    END};
+static const opt_group g_diff = {"Options", diff_specs};
+
+const opt_cmd cli_cmd_diff = {
+    "diff", "A B [options]", "what changed between two runs",
+    "What changed from run A to run B: config keys, engine version, "
+    "resources, run metrics, and the nodes whose duration changed most. A and "
+    "B are each an input (file, folder or URL, as analyze takes them) that "
+    "yields one run, or a stored run: JOB@latest, JOB@previous (the run "
+    "before the latest), JOB@best (the fastest that succeeded) or a run id "
+    "(docs/history.md#diff).",
+    {&g_diff, &g_store, &g_plugins, &g_inputs, &g_quiet, &g_verbose, NULL},
+    NULL, OPERANDS("RUN", 4096)};
+
 const opt_cmd *const cli_cmds[] = {
     &cli_cmd_analyze, &cli_cmd_normalize, &cli_cmd_review, &cli_cmd_baseline,
     &cli_cmd_rules_list, &cli_cmd_rules_show, &cli_cmd_rules_test,
     &cli_cmd_rules_new, &cli_cmd_rules_lint, &cli_cmd_plugins_list,
     &cli_cmd_history_jobs, &cli_cmd_history_runs, &cli_cmd_history_show,
-    &cli_cmd_history_prune, &cli_cmd_fetch_flink, &cli_cmd_fetch_spark, NULL};
+    &cli_cmd_history_prune, &cli_cmd_diff, &cli_cmd_fetch_flink,
+    &cli_cmd_fetch_spark, NULL};
 
 /* ---- what the commands share ------------------------------------------------------- */
 

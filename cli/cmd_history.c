@@ -4,11 +4,13 @@
  * in cli_table.c. Which store an analysis uses and its recording are the
  * pipeline's (core/session.c).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 #include "jsonw.h"
+#include "report_html.h"
 #include "report_util.h"
 #include "store.h"
 
@@ -26,15 +28,18 @@ static void fmt_time(int64_t ms, char *buf, size_t cap)
     strftime(buf, cap, "%Y-%m-%d %H:%M", &tm);
 }
 
+#define HIST_LABEL 64
+
 typedef struct out {
     FILE *f;
     jw w;
-    int json;
+    int json, html;
     size_t n;
     store *s;
     op_error *err;
     const char *metric;
     double *vals; /* runs: the trend, newest first */
+    char (*labels)[HIST_LABEL]; /* html: when each of vals started */
     size_t nvals, cap;
 } out;
 
@@ -113,6 +118,63 @@ static void run_json(jw *w, const store_run *r)
     jw_int(w, r->nfindings);
 }
 
+/* The start of a run for the chart's axis and table, else its id. */
+static void trend_label(char *buf, const store_run *r)
+{
+    char when[32];
+
+    if (r->set & MSET_STARTED_AT) {
+        fmt_time(r->started_at, when, sizeof when);
+        snprintf(buf, HIST_LABEL, "%s %.40s", when, r->run_id ? r->run_id : "");
+    } else {
+        snprintf(buf, HIST_LABEL, "%.60s", r->run_id ? r->run_id : "?");
+    }
+}
+
+/* A metric in milliseconds, by the model's naming (docs/model.md). */
+static int is_ms(const char *metric)
+{
+    size_t n = strlen(metric);
+    return n >= 3 && !strcmp(metric + n - 3, "_ms");
+}
+
+/* The page of `history runs --format html`: the trend of the metric,
+ * oldest to newest, charted from the values collected newest first. */
+static int trend_page(out *o, const char *job)
+{
+    const char **labels = malloc((o->nvals ? o->nvals : 1) * sizeof *labels);
+    double *v = malloc((o->nvals ? o->nvals : 1) * sizeof *v);
+    hout h = {o->f, NULL, 0};
+    char title[256];
+    size_t i;
+    int rc = 0;
+
+    if (!labels || !v) {
+        rc = op_error_set(o->err, OP_ENOMEM, "history: out of memory");
+        goto out;
+    }
+    for (i = 0; i < o->nvals; i++) {
+        labels[i] = o->labels[o->nvals - 1 - i];
+        v[i] = o->vals[o->nvals - 1 - i];
+    }
+    snprintf(title, sizeof title, "%s of %s", o->metric, job);
+    html_page_open(o->f, title);
+    fputs("<h1>", o->f);
+    html_put(o->f, title);
+    fprintf(o->f, "</h1>\n<p>%zu stored run%s, %zu with a value", o->n,
+            o->n == 1 ? "" : "s", o->nvals);
+    fputs(" (the run store: ", o->f);
+    html_put(o->f, store_path(o->s));
+    fputs(").</p>\n", o->f);
+    html_trend_chart(&h, title, o->metric, labels, v, o->nvals,
+                     is_ms(o->metric));
+    html_page_close(o->f);
+out:
+    free(labels);
+    free(v);
+    return rc;
+}
+
 static int run_line(void *ud, const store_run *r)
 {
     out *o = ud;
@@ -121,8 +183,13 @@ static int run_line(void *ud, const store_run *r)
     int has = run_metric(o, r, &v);
 
     o->n++;
-    if (has && o->nvals < o->cap)
+    if (has && o->nvals < o->cap) {
+        if (o->labels)
+            trend_label(o->labels[o->nvals], r);
         o->vals[o->nvals++] = v;
+    }
+    if (o->html)
+        return 0;
     if (o->json) {
         jw_obj(&o->w);
         run_json(&o->w, r);
@@ -302,6 +369,8 @@ static int run_cmd(const char *sub, const char *arg, const cli_opts *h,
         if (o->json) {
             jw_arr_end(&o->w);
             jw_obj_end(&o->w);
+        } else if (o->html) {
+            rc = rc ? rc : trend_page(o, arg);
         } else if (!rc && o->nvals) {
             fprintf(o->f, "%s: ", h->metric);
             sparkline(o->f, o->vals, o->nvals);
@@ -401,6 +470,7 @@ int history_main(int argc, char **argv)
     int code = EXIT_USAGE, prune;
     double vals[STORE_HISTORY_MAX];
 
+    memset(&o, 0, sizeof o);
     if (!(cmd = history_form(argc, argv, &code)))
         return code;
     sub = argv[0];
@@ -419,10 +489,16 @@ int history_main(int argc, char **argv)
         code = prune_cmd(&h, st);
         goto done;
     }
-    memset(&o, 0, sizeof o);
     op_error_clear(&err);
     o.f = stdout;
     o.json = !strcmp(h.format, "json");
+    o.html = !strcmp(h.format, "html");
+    if (o.html && !(o.labels = malloc(sizeof vals / sizeof vals[0] *
+                                      sizeof *o.labels))) {
+        diag_msg(DIAG_ERROR, "history: out of memory");
+        code = EXIT_NOINPUT;
+        goto done;
+    }
     o.s = st;
     o.err = &err;
     o.metric = h.metric;
@@ -439,11 +515,12 @@ int history_main(int argc, char **argv)
     if (!o.n && !strcmp(sub, "show")) {
         diag_msg(DIAG_ERROR, "%s: no stored run '%s'", store_path(st), arg);
         code = EXIT_NOINPUT;
-    } else if (!o.n && !h.quiet && !o.json) {
+    } else if (!o.n && !h.quiet && !o.json && !o.html) {
         diag_msg(DIAG_NOTE, "%s: nothing stored%s%s", store_path(st),
                  arg ? " for " : "", arg ? arg : "");
     }
 done:
+    free(o.labels);
     store_close(st);
     config_free(&cfg);
     return code;

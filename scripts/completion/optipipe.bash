@@ -17,7 +17,7 @@ _optipipe() {
     cmd=${COMP_WORDS[1]}
     sub=${COMP_WORDS[2]}
 
-    local commands="analyze normalize review baseline rules plugins fetch history --version --help"
+    local commands="analyze normalize review baseline rules plugins fetch history diff --version --help"
     local common="--quiet --verbose --help"
     local loads="--config --no-config --rules --pack --no-bundled --plugin-path"
     local limits="--max-line --max-bytes --rule-timeout-ms --rule-memory-mb
@@ -33,6 +33,10 @@ _optipipe() {
     --format)
         if [ "$cmd" = normalize ]; then
             _optipipe_offer "json"
+        elif [ "$cmd" = diff ]; then
+            _optipipe_offer "text json markdown html"
+        elif [ "$cmd" = history ] && [ "$sub" = runs ]; then
+            _optipipe_offer "text json html"
         elif [ "$cmd" = history ]; then
             _optipipe_offer "text json"
         else
@@ -114,6 +118,9 @@ _optipipe() {
         runs) opts="$opts --format --metric --limit" ;;
         prune) opts="$opts --keep --older-than" ;;
         esac ;;
+    diff)
+        opts="--format --output --top --ignore-key --history --config --no-config
+            --plugin-path --max-line --max-bytes $common" ;;
     fetch)
         if [ "$COMP_CWORD" -eq 2 ]; then
             _optipipe_offer "flink spark-history"
