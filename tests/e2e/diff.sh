@@ -70,7 +70,7 @@ check "...a policy that allows none" has "$tmp/out" "default-src 'none'"
 for fmt in sarif junit; do
     op diff --no-config --format $fmt $slow/night-07.log.gz $slow/night-08.log.gz
     check "--format $fmt is a usage error" [ "$rc" = 2 ]
-    check "...saying why" has "$tmp/err" "a diff has none"
+    check "...saying which it takes" has "$tmp/err" "--format takes text, json, markdown or html, not '$fmt'"
 done
 op diff --no-config --top 1 $slow/night-07.log.gz $slow/night-08.log.gz
 check "--top 1 lists one node" has "$tmp/out" "(1 listed;"
