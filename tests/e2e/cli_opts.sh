@@ -102,6 +102,16 @@ run history --history="$tmp/new.db" --no-config prune --keep=1
 check "history --opt=value before the form word" test "$rc" = 0 && has "$tmp/out" "removed 0 runs"
 run history jobs --history "$tmp/new.db" --format=json --no-config
 check "... and after it" test "$rc" = 0 && has "$tmp/out" "^\[\]"
+run history jobs --format=html
+usage_error "html is for history runs alone" "--format takes text or json, not 'html'"
+run diff --tpo 3 a b
+usage_error "a mistyped diff option" "unknown option '--tpo' (did you mean '--top'?)"
+run diff --top=1001 a b
+usage_error "diff --top is 1 to 1000" "--top: expected a whole number from 1 to 1000, not '1001'"
+run diff --format=jsno a b
+usage_error "diff --format values" "--format takes text, json, markdown or html, not 'jsno' (did you mean 'json'?)"
+run dif a b
+usage_error "a mistyped diff" "unknown command 'dif' (did you mean 'diff'?)"
 run rules --help
 check "rules --help lists its commands" has "$tmp/out" "rules lint"
 run fetch --help
