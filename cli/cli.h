@@ -67,6 +67,14 @@ typedef struct cli_opts {
     size_t nfingerprints;
     int force; /* rules new --force */
     const char *source; /* rules new --source */
+    const char *metric;      /* history runs --metric NAME */
+    unsigned limit;          /* history runs --limit N */
+    unsigned keep;           /* history prune --keep N; 0: not given */
+    const char *older_than;  /* history prune --older-than AGE, as given */
+    int64_t older_than_ms;   /* ... in milliseconds */
+    size_t top; /* diff --top N: nodes listed (0: DIFF_TOP_DEFAULT) */
+    const char *ignore_keys[CLI_MAX_LIST]; /* diff --ignore-key GLOB */
+    size_t nignore_keys;
 } cli_opts;
 
 /* Opens the plugin registry alone (built-in and o->plugin_path) into an,
@@ -109,6 +117,9 @@ void cli_session_opts(cli_opts *o, op_session_opts *so);
 /* The run store: given (--history), else OPTIPIPE_HISTORY, else c's
  * `history` (c may be NULL); NULL when none. Borrowed. */
 const char *cli_history_path(const char *given, const config *c);
+
+/* `optipipe diff A B` (cmd_diff.c). */
+int diff_main(int argc, char **argv);
 
 /* `optipipe history ...` (cmd_history.c). */
 int history_main(int argc, char **argv);

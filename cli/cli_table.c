@@ -8,11 +8,14 @@
  * limits, ...); a command lists its own options and the groups it takes.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_table.h"
+#include "diff.h"
+#include "store.h"
 #include "util.h"
 
 #define FIELD(f) .off = offsetof(cli_opts, f), .width = sizeof(((cli_opts *)0)->f)
@@ -22,6 +25,9 @@
     .type = OPT_LIST, FIELD(f), .count_off = offsetof(cli_opts, n),           \
     .max = sizeof(((cli_opts *)0)->f) / sizeof(((cli_opts *)0)->f[0])
 #define END {.name = NULL}
+/* A number macro as the text of a default ("30"). */
+#define DEF_OF(n) DEF_TEXT(n)
+#define DEF_TEXT(n) #n
 
 /* ---- values that come from the tables owning them ------------------------ */
 
@@ -39,6 +45,17 @@ static const char *status_at(size_t i)
 static const char *json_only(size_t i)
 {
     return i == 0 ? "json" : NULL;
+}
+
+static const char *text_or_json(size_t i)
+{
+    return i == 0 ? "text" : i == 1 ? "json" : NULL;
+}
+
+/* history runs: also html, a page with the trend chart */
+static const char *text_json_html(size_t i)
+{
+    return i < 2 ? text_or_json(i) : i == 2 ? "html" : NULL;
 }
 
 /* rule_limits.isolate: -1 auto, 1 always, 0 never */
@@ -111,6 +128,31 @@ static int set_cacert(void *base, const opt_spec *o, const opt_value *v,
         return op_error_set(err, OP_EUSAGE, "--cacert %.200s: %s", v->s,
                             strerror(errno));
     c->fetch.cacert = v->s;
+    return 0;
+}
+
+/* "30d" / "12h" / "90m" / "45s" / "2w": a whole number and its unit, in
+ * milliseconds (history prune --older-than). */
+static int set_age(void *base, const opt_spec *o, const opt_value *v,
+                   op_error *err)
+{
+    static const char units[] = "smhdw";
+    static const int64_t ms[] = {1000, 60000, 3600000, 86400000,
+                                 7 * 86400000ll};
+    cli_opts *c = base;
+    const char *u;
+    char *end;
+    long long n;
+
+    errno = 0;
+    n = strtoll(v->s, &end, 10);
+    u = end[0] ? strchr(units, end[0]) : NULL;
+    if (errno || end == v->s || n < 0 || !u || end[1] != 0 ||
+        n > INT64_MAX / ms[u - units])
+        return op_error_set(err, OP_EUSAGE, "%s takes an age like 30d, 12h, "
+                            "90m or 2w, not '%.100s'", o->name, v->s);
+    c->older_than = v->s;
+    c->older_than_ms = (int64_t)n * ms[u - units];
     return 0;
 }
 
@@ -478,11 +520,112 @@ const opt_cmd cli_cmd_fetch_spark = {
     "a folder for a later `optipipe analyze`.",
     {&g_fetch_spark, &g_quiet, &g_conn, NULL}, fetch_exit, OPERANDS("URL", 1)};
 
+/* ---- history ---------------------------------------------------------------------- */
+
+static const opt_spec store_specs[] = {
+    {"--history", NULL, STR(history), .metavar = "FILE",
+     .help = "the run store (default: OPTIPIPE_HISTORY, else the config's "
+             "history)"},
+    {"--config", NULL, STR(config_path), .metavar = "FILE",
+     .help = "the config file, which may name the store (default: the "
+             "nearest optipipe.lua, here or in a parent up to the repository "
+             "root)"},
+    {"--no-config", NULL, FLAG(no_config), .help = "read no config file"},
+    END};
+static const opt_group g_store = {"Run store (docs/history.md)", store_specs};
+
+static const opt_spec hist_format_specs[] = {
+    {"--format", NULL, .type = OPT_ENUM, FIELD(format), .choice = text_or_json,
+     .metavar = "FMT", .def = "text", .help = "output format"},
+    END};
+static const opt_group g_hist_format = {"Options", hist_format_specs};
+
+static const opt_spec hist_runs_specs[] = {
+    {"--format", NULL, .type = OPT_ENUM, FIELD(format),
+     .choice = text_json_html, .metavar = "FMT", .def = "text",
+     .help = "output format (html: one page with a chart of the trend)"},
+    {"--metric", NULL, STR(metric), .metavar = "NAME", .def = "duration_ms",
+     .help = "the metric of the trend: duration_ms or a run metric such as "
+             "jobs_wall_ms"},
+    {"--limit", NULL, .type = OPT_INT, FIELD(limit), .lo = 1,
+     .hi = STORE_HISTORY_MAX, .metavar = "N",
+     .def = DEF_OF(STORE_HISTORY_DEFAULT),
+     .help = "the newest N runs, at most " DEF_OF(STORE_HISTORY_MAX)},
+    END};
+static const opt_group g_hist_runs = {"Options", hist_runs_specs};
+
+static const opt_spec hist_prune_specs[] = {
+    {"--keep", NULL, .type = OPT_INT, FIELD(keep), .lo = 1, .hi = INT32_MAX,
+     .metavar = "N", .help = "keep the newest N runs of each job"},
+    {"--older-than", NULL, .type = OPT_STRING, .set = set_age,
+     .metavar = "AGE",
+     .help = "remove the runs started more than AGE ago: a whole number and "
+             "s, m, h, d or w (30d, 12h, 90m, 2w)"},
+    END};
+static const opt_group g_hist_prune = {"Options", hist_prune_specs};
+
+const opt_cmd cli_cmd_history_jobs = {
+    "history jobs", "[options]", "list the jobs of the run store",
+    "Each job of the run store with its source, run count and newest start.",
+    {&g_hist_format, &g_store, &g_quiet, NULL}, NULL,
+    OPERANDS("ARGUMENT", 4096)};
+
+const opt_cmd cli_cmd_history_runs = {
+    "history runs", "JOB [options]", "a job's runs, newest first, and a trend",
+    "The job's stored runs, newest first, with the value of --metric and, in "
+    "text, a sparkline of it from oldest to newest.",
+    {&g_hist_runs, &g_store, &g_quiet, NULL}, NULL, OPERANDS("JOB", 1)};
+
+const opt_cmd cli_cmd_history_show = {
+    "history show", "RUN [options]", "one stored run and its findings",
+    "One stored run with its findings and their decisions. RUN is a stored "
+    "run id, or JOB@latest / JOB@previous.",
+    {&g_hist_format, &g_store, &g_quiet, NULL}, NULL, OPERANDS("RUN", 1)};
+
+const opt_cmd cli_cmd_history_prune = {
+    "history prune", "--keep N|--older-than AGE [options]",
+    "remove old runs from the run store",
+    "Keeps the newest --keep N runs of each job and/or removes the runs "
+    "started more than --older-than AGE ago; one of them is needed.",
+    {&g_hist_prune, &g_store, &g_quiet, NULL}, NULL,
+    OPERANDS("ARGUMENT", 4096)};
+
+/* ---- diff ------------------------------------------------------------------------ */
+
+static const opt_spec diff_specs[] = {
+    {"--format", NULL, .type = OPT_ENUM, FIELD(format),
+     .choice = diff_format_name, .metavar = "FMT", .def = "text",
+     .help = "output format (no sarif or junit: they carry findings, and a "
+             "diff has none)"},
+    {"--output", "-o", STR(output), .metavar = "FILE",
+     .help = "write the diff to FILE instead of stdout"},
+    {"--top", NULL, .type = OPT_INT, FIELD(top), .lo = 1, .hi = DIFF_TOP_MAX,
+     .metavar = "N", .def = DEF_OF(DIFF_TOP_DEFAULT),
+     .help = "nodes listed, at most " DEF_OF(DIFF_TOP_MAX)},
+    {"--ignore-key", NULL, LIST(ignore_keys, nignore_keys), .metavar = "GLOB",
+     .help = "leave config keys matching GLOB out of the comparison, e.g. "
+             "'spark.app.*'"},
+    END};
+static const opt_group g_diff = {"Options", diff_specs};
+
+const opt_cmd cli_cmd_diff = {
+    "diff", "A B [options]", "what changed between two runs",
+    "What changed from run A to run B: config keys, engine version, "
+    "resources, run metrics, and the nodes whose duration changed most. A and "
+    "B are each an input (file, folder or URL, as analyze takes them) that "
+    "yields one run, or a stored run: JOB@latest, JOB@previous (the run "
+    "before the latest), JOB@best (the fastest that succeeded) or a run id "
+    "(docs/history.md#diff).",
+    {&g_diff, &g_store, &g_plugins, &g_inputs, &g_quiet, &g_verbose, NULL},
+    NULL, OPERANDS("RUN", 4096)};
+
 const opt_cmd *const cli_cmds[] = {
     &cli_cmd_analyze, &cli_cmd_normalize, &cli_cmd_review, &cli_cmd_baseline,
     &cli_cmd_rules_list, &cli_cmd_rules_show, &cli_cmd_rules_test,
     &cli_cmd_rules_new, &cli_cmd_rules_lint, &cli_cmd_plugins_list,
-    &cli_cmd_fetch_flink, &cli_cmd_fetch_spark, NULL};
+    &cli_cmd_history_jobs, &cli_cmd_history_runs, &cli_cmd_history_show,
+    &cli_cmd_history_prune, &cli_cmd_diff, &cli_cmd_fetch_flink,
+    &cli_cmd_fetch_spark, NULL};
 
 /* ---- what the commands share ------------------------------------------------------- */
 
@@ -521,6 +664,47 @@ const char *cli_suggest_sub(const char *word, const char *sub)
             strchr(cli_cmds[i]->name, ' '))
             subs[n++] = strchr(cli_cmds[i]->name, ' ') + 1;
     return util_suggest(sub, subs, n, 3);
+}
+
+const opt_cmd *cli_find_sub(const char *word, const char *sub)
+{
+    size_t i, n = strlen(word);
+
+    for (i = 0; cli_cmds[i]; i++)
+        if (first_word_is(cli_cmds[i], word) && cli_cmds[i]->name[n] == ' ' &&
+            strcmp(cli_cmds[i]->name + n + 1, sub) == 0)
+            return cli_cmds[i];
+    return NULL;
+}
+
+/* Whether a is an option of one of word's commands that takes a value in
+ * the next word. */
+static int takes_next(const char *word, const char *a)
+{
+    const opt_spec *o;
+    size_t i;
+
+    if (a[1] == '-' && strchr(a, '='))
+        return 0;
+    for (i = 0; cli_cmds[i]; i++)
+        if (first_word_is(cli_cmds[i], word) &&
+            (o = opts_find(cli_cmds[i], a)) != NULL)
+            return o->type != OPT_FLAG;
+    return 0;
+}
+
+int cli_sub_index(const char *word, int argc, char **argv)
+{
+    int i;
+
+    for (i = 0; i < argc; i++) {
+        if (argv[i][0] != '-' || argv[i][1] == '\0')
+            return i;
+        if (strcmp(argv[i], "--") == 0)
+            return i + 1 < argc ? i + 1 : argc;
+        i += takes_next(word, argv[i]);
+    }
+    return argc;
 }
 
 int cli_unknown(const char *what, const char *word, const char *suggestion,

@@ -14,7 +14,9 @@
 extern const opt_cmd cli_cmd_analyze, cli_cmd_normalize, cli_cmd_review,
     cli_cmd_baseline, cli_cmd_rules_list, cli_cmd_rules_show,
     cli_cmd_rules_test, cli_cmd_rules_new, cli_cmd_rules_lint,
-    cli_cmd_plugins_list, cli_cmd_fetch_flink, cli_cmd_fetch_spark;
+    cli_cmd_plugins_list, cli_cmd_history_jobs, cli_cmd_history_runs,
+    cli_cmd_history_show, cli_cmd_history_prune, cli_cmd_diff,
+    cli_cmd_fetch_flink, cli_cmd_fetch_spark;
 
 /* Every command above, NULL-terminated. */
 extern const opt_cmd *const cli_cmds[];
@@ -26,6 +28,15 @@ size_t cli_help_commands(FILE *f, const char *word);
 /* The second word of a command of cli_cmds starting with word that is
  * closest to sub ("rules lsit" -> "list"), or NULL. */
 const char *cli_suggest_sub(const char *word, const char *sub);
+
+/* The command of cli_cmds named "<word> <sub>" ("history", "jobs"), or
+ * NULL. */
+const opt_cmd *cli_find_sub(const char *word, const char *sub);
+
+/* Where the subcommand of word is in argv: the index of the first word
+ * that is neither an option of one of word's commands nor the value of
+ * one ("history --history s.db jobs" -> 2), or argc when there is none. */
+int cli_sub_index(const char *word, int argc, char **argv);
 
 /* Prints "optipipe: unknown <what> '<word>' (did you mean '<suggestion>'?)"
  * (the hint only when suggestion is not NULL) and "Try 'optipipe

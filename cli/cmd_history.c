@@ -1,155 +1,18 @@
 /*
  * cmd_history.c - the run store from the command line (docs/history.md):
- * `optipipe history jobs | runs JOB | show RUN | prune`. Which store an
- * analysis uses and its recording are the pipeline's (core/session.c).
+ * `optipipe history jobs | runs JOB | show RUN | prune`, whose options are
+ * in cli_table.c. Which store an analysis uses and its recording are the
+ * pipeline's (core/session.c).
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 #include "jsonw.h"
+#include "report_html.h"
 #include "report_util.h"
 #include "store.h"
-
-/* ---- optipipe history ------------------------------------------------------- */
-
-static const char usage_history[] =
-    "Usage: optipipe history jobs [options]\n"
-    "       optipipe history runs JOB [--metric NAME] [--limit N] [options]\n"
-    "       optipipe history show RUN [options]\n"
-    "       optipipe history prune [--keep N] [--older-than AGE] [options]\n"
-    "\n"
-    "What the run store holds (docs/history.md). RUN is a stored run id, or\n"
-    "JOB@latest / JOB@previous.\n"
-    "\n"
-    "Options:\n"
-    "  --history FILE     the run store (default: OPTIPIPE_HISTORY, else the\n"
-    "                     config's history)\n"
-    "  --format FMT       text (default) or json\n"
-    "  --metric NAME      runs: the metric of the trend (default duration_ms;\n"
-    "                     else a run metric such as jobs_wall_ms)\n"
-    "  --limit N          runs: the newest N (default 30, at most 1000)\n"
-    "  --keep N           prune: keep the newest N runs of each job\n"
-    "  --older-than AGE   prune: remove runs started more than AGE ago\n"
-    "                     (30d, 12h, 90m, 2w)\n"
-    "  --config FILE      the config that names the store; --no-config\n"
-    "  -q, --quiet        no notes\n";
-
-typedef struct hist_opts {
-    const char *history, *format, *metric, *config_path, *older_than;
-    int64_t keep, limit;
-    int no_config, quiet;
-    const char *args[2];
-    int nargs;
-} hist_opts;
-
-static int parse_count(const char *opt, const char *v, int64_t max,
-                       int64_t *out)
-{
-    char *end;
-    long long n;
-
-    errno = 0;
-    n = strtoll(v, &end, 10);
-    if (errno || end == v || *end || n < 1 || n > max) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "%s takes a whole number from 1 to %lld",
-                 opt, (long long)max);
-        return cli_usage_error("%s", msg);
-    }
-    *out = n;
-    return 0;
-}
-
-/* "30d" / "12h" / "90m" / "45s" / "2w" in milliseconds; -1 when bad. */
-static int64_t parse_age(const char *v)
-{
-    char *end;
-    long long n;
-    int64_t unit;
-
-    errno = 0;
-    n = strtoll(v, &end, 10);
-    if (errno || end == v || n < 0 || end[0] == 0 || end[1] != 0)
-        return -1;
-    switch (*end) {
-    case 's': unit = 1000; break;
-    case 'm': unit = 60000; break;
-    case 'h': unit = 3600000; break;
-    case 'd': unit = 86400000; break;
-    case 'w': unit = 7 * 86400000ll; break;
-    default: return -1;
-    }
-    if (n > INT64_MAX / unit)
-        return -1;
-    return (int64_t)n * unit;
-}
-
-static int hist_parse(hist_opts *h, int argc, char **argv)
-{
-    static const char *const valued[] = {"--history", "--format", "--metric",
-                                         "--limit", "--keep", "--older-than",
-                                         "--config"};
-    int i, rc;
-    size_t k;
-
-    memset(h, 0, sizeof *h);
-    h->format = "text";
-    h->metric = "duration_ms";
-    h->limit = STORE_HISTORY_DEFAULT;
-    for (i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = NULL, *eq;
-        char name[32];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_history, stdout);
-            exit(EXIT_DONE);
-        }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            h->quiet = 1;
-            diag_set_quiet(1);
-            continue;
-        }
-        if (!strcmp(a, "--no-config")) {
-            h->no_config = 1;
-            continue;
-        }
-        if (a[0] != '-') {
-            if (h->nargs == 2)
-                return cli_usage_error("unexpected argument '%s'", a);
-            h->args[h->nargs++] = a;
-            continue;
-        }
-        eq = strchr(a, '=');
-        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
-        for (k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            if (!strcmp(name, valued[k]))
-                break;
-        if (k == sizeof valued / sizeof valued[0])
-            return cli_usage_error("unknown option '%s' (optipipe history "
-                                   "--help)", a);
-        v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-        if (!v)
-            return cli_usage_error("option %s needs a value", name);
-        rc = 0;
-        switch (k) {
-        case 0: h->history = v; break;
-        case 1: h->format = v; break;
-        case 2: h->metric = v; break;
-        case 3: rc = parse_count(name, v, STORE_HISTORY_MAX, &h->limit); break;
-        case 4: rc = parse_count(name, v, INT32_MAX, &h->keep); break;
-        case 5: h->older_than = v; break;
-        default: h->config_path = v; break;
-        }
-        if (rc)
-            return rc;
-    }
-    if (strcmp(h->format, "text") && strcmp(h->format, "json"))
-        return cli_usage_error("history --format takes text or json, not "
-                               "'%s'", h->format);
-    return 0;
-}
 
 /* ---- output ---------------------------------------------------------------- */
 
@@ -165,15 +28,18 @@ static void fmt_time(int64_t ms, char *buf, size_t cap)
     strftime(buf, cap, "%Y-%m-%d %H:%M", &tm);
 }
 
+#define HIST_LABEL 64
+
 typedef struct out {
     FILE *f;
     jw w;
-    int json;
+    int json, html;
     size_t n;
     store *s;
     op_error *err;
     const char *metric;
     double *vals; /* runs: the trend, newest first */
+    char (*labels)[HIST_LABEL]; /* html: when each of vals started */
     size_t nvals, cap;
 } out;
 
@@ -252,6 +118,63 @@ static void run_json(jw *w, const store_run *r)
     jw_int(w, r->nfindings);
 }
 
+/* The start of a run for the chart's axis and table, else its id. */
+static void trend_label(char *buf, const store_run *r)
+{
+    char when[32];
+
+    if (r->set & MSET_STARTED_AT) {
+        fmt_time(r->started_at, when, sizeof when);
+        snprintf(buf, HIST_LABEL, "%s %.40s", when, r->run_id ? r->run_id : "");
+    } else {
+        snprintf(buf, HIST_LABEL, "%.60s", r->run_id ? r->run_id : "?");
+    }
+}
+
+/* A metric in milliseconds, by the model's naming (docs/model.md). */
+static int is_ms(const char *metric)
+{
+    size_t n = strlen(metric);
+    return n >= 3 && !strcmp(metric + n - 3, "_ms");
+}
+
+/* The page of `history runs --format html`: the trend of the metric,
+ * oldest to newest, charted from the values collected newest first. */
+static int trend_page(out *o, const char *job)
+{
+    const char **labels = malloc((o->nvals ? o->nvals : 1) * sizeof *labels);
+    double *v = malloc((o->nvals ? o->nvals : 1) * sizeof *v);
+    hout h = {o->f, NULL, 0};
+    char title[256];
+    size_t i;
+    int rc = 0;
+
+    if (!labels || !v) {
+        rc = op_error_set(o->err, OP_ENOMEM, "history: out of memory");
+        goto out;
+    }
+    for (i = 0; i < o->nvals; i++) {
+        labels[i] = o->labels[o->nvals - 1 - i];
+        v[i] = o->vals[o->nvals - 1 - i];
+    }
+    snprintf(title, sizeof title, "%s of %s", o->metric, job);
+    html_page_open(o->f, title);
+    fputs("<h1>", o->f);
+    html_put(o->f, title);
+    fprintf(o->f, "</h1>\n<p>%zu stored run%s, %zu with a value", o->n,
+            o->n == 1 ? "" : "s", o->nvals);
+    fputs(" (the run store: ", o->f);
+    html_put(o->f, store_path(o->s));
+    fputs(").</p>\n", o->f);
+    html_trend_chart(&h, title, o->metric, labels, v, o->nvals,
+                     is_ms(o->metric));
+    html_page_close(o->f);
+out:
+    free(labels);
+    free(v);
+    return rc;
+}
+
 static int run_line(void *ud, const store_run *r)
 {
     out *o = ud;
@@ -260,8 +183,13 @@ static int run_line(void *ud, const store_run *r)
     int has = run_metric(o, r, &v);
 
     o->n++;
-    if (has && o->nvals < o->cap)
+    if (has && o->nvals < o->cap) {
+        if (o->labels)
+            trend_label(o->labels[o->nvals], r);
         o->vals[o->nvals++] = v;
+    }
+    if (o->html)
+        return 0;
     if (o->json) {
         jw_obj(&o->w);
         run_json(&o->w, r);
@@ -390,7 +318,7 @@ static int show_run(void *ud, const store_run *r)
 
 /* ---- commands ------------------------------------------------------------------ */
 
-static int open_store(const hist_opts *h, config *cfg, int writable,
+static int open_store(const cli_opts *h, config *cfg, int writable,
                       store **st)
 {
     op_error err;
@@ -412,12 +340,13 @@ static int open_store(const hist_opts *h, config *cfg, int writable,
     return 0;
 }
 
-static int run_cmd(const hist_opts *h, store *st, out *o, op_error *err)
+/* jobs, runs JOB or show RUN (arg) into o. */
+static int run_cmd(const char *sub, const char *arg, const cli_opts *h,
+                   store *st, out *o, op_error *err)
 {
-    const char *cmd = h->args[0];
     int rc;
 
-    if (!strcmp(cmd, "jobs")) {
+    if (!strcmp(sub, "jobs")) {
         if (o->json)
             jw_arr(&o->w);
         rc = store_each_job(st, job_line, o, err);
@@ -425,45 +354,42 @@ static int run_cmd(const hist_opts *h, store *st, out *o, op_error *err)
             jw_arr_end(&o->w);
         return rc;
     }
-    if (!strcmp(cmd, "runs")) {
+    if (!strcmp(sub, "runs")) {
         if (o->json) {
             jw_obj(&o->w);
             jw_key(&o->w, "job");
-            jw_str(&o->w, h->args[1]);
+            jw_str(&o->w, arg);
             jw_key(&o->w, "metric");
             jw_str(&o->w, h->metric);
             jw_key(&o->w, "runs");
             jw_arr(&o->w);
         }
-        rc = store_each_run(st, h->args[1], NULL, NULL, 0, (int)h->limit,
-                            run_line, o, err);
+        rc = store_each_run(st, arg, NULL, NULL, 0, (int)h->limit, run_line,
+                            o, err);
         if (o->json) {
             jw_arr_end(&o->w);
             jw_obj_end(&o->w);
+        } else if (o->html) {
+            rc = rc ? rc : trend_page(o, arg);
         } else if (!rc && o->nvals) {
             fprintf(o->f, "%s: ", h->metric);
             sparkline(o->f, o->vals, o->nvals);
         }
         return rc;
     }
-    rc = store_find_run(st, h->args[1], show_run, o, err);
+    rc = store_find_run(st, arg, show_run, o, err);
     return rc == 1 ? 0 : rc;
 }
 
-static int prune_cmd(const hist_opts *h, store *st)
+static int prune_cmd(const cli_opts *h, store *st)
 {
-    int64_t age = 0;
     size_t removed;
     op_error err;
+    int64_t cutoff = h->older_than_ms
+                         ? (int64_t)time(NULL) * 1000 - h->older_than_ms : 0;
 
-    if (h->older_than && (age = parse_age(h->older_than)) < 0)
-        return cli_usage_error("--older-than takes an age like 30d, 12h, 90m "
-                               "or 2w, not '%s'", h->older_than);
-    if (!h->keep && !h->older_than)
-        return cli_usage_error("%s", "prune needs --keep N or --older-than AGE");
     op_error_clear(&err);
-    if (store_prune(st, h->keep, age ? (int64_t)time(NULL) * 1000 - age : 0,
-                    &removed, &err)) {
+    if (store_prune(st, h->keep, cutoff, &removed, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_NOINPUT;
     }
@@ -472,29 +398,90 @@ static int prune_cmd(const hist_opts *h, store *st)
     return EXIT_DONE;
 }
 
+/* A usage error about a history command: msg, and where its help is. */
+static int usage(const char *msg, const char *cmd_name)
+{
+    diag_msg(DIAG_ERROR, "%s", msg);
+    diag_line(DIAG_ERROR, "Try 'optipipe %s --help'.", cmd_name);
+    return EXIT_USAGE;
+}
+
+/* What the table cannot say: how many words each form takes, prune's
+ * one-of. Returns 0 or EXIT_USAGE after a message. */
+static int check_args(const opt_cmd *cmd, const char *sub, const cli_opts *h)
+{
+    int one = !strcmp(sub, "runs") || !strcmp(sub, "show");
+    char msg[300];
+
+    if (one && h->ninputs != 1) {
+        snprintf(msg, sizeof msg, "%s needs one %s", cmd->name,
+                 cmd->operands.metavar);
+        return usage(msg, cmd->name);
+    }
+    if (!one && h->ninputs) {
+        snprintf(msg, sizeof msg, "%s takes no arguments ('%.200s')",
+                 cmd->name, h->inputs[0]);
+        return usage(msg, cmd->name);
+    }
+    if (!strcmp(sub, "prune") && !h->keep && !h->older_than)
+        return usage("prune needs --keep N or --older-than AGE", cmd->name);
+    return 0;
+}
+
+/* The form named in argv (cli_sub_index), moved to argv[0] so that the
+ * options around it parse as one list; its table, or NULL after a message
+ * (*code set). */
+static const opt_cmd *history_form(int argc, char **argv, int *code)
+{
+    int at = cli_sub_index("history", argc, argv), i;
+    const opt_cmd *cmd;
+    char *sub;
+
+    for (i = 0; at == argc && i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            *code = cli_subcommand_help("history", argc - i, argv + i);
+            return NULL;
+        }
+    if (at == argc) {
+        *code = argc ? usage("history needs jobs, runs JOB, show RUN or "
+                             "prune", "history")
+                     : cli_subcommand_help("history", 0, argv);
+        return NULL;
+    }
+    if (!(cmd = cli_find_sub("history", argv[at]))) {
+        *code = cli_subcommand_help("history", 1, argv + at);
+        return NULL;
+    }
+    sub = argv[at];
+    memmove(argv + 1, argv, (size_t)at * sizeof *argv);
+    argv[0] = sub;
+    return cmd;
+}
+
 int history_main(int argc, char **argv)
 {
-    hist_opts h;
+    cli_opts h;
+    const opt_cmd *cmd;
+    const char *sub, *arg;
     config cfg;
     store *st = NULL;
     op_error err;
     out o;
-    int code, prune;
+    int code = EXIT_USAGE, prune;
     double vals[STORE_HISTORY_MAX];
 
-    if ((code = hist_parse(&h, argc, argv)))
+    memset(&o, 0, sizeof o);
+    if (!(cmd = history_form(argc, argv, &code)))
         return code;
-    if (!h.nargs)
-        return cli_usage_error("%s", "history needs jobs, runs JOB, show RUN "
-                               "or prune");
-    prune = !strcmp(h.args[0], "prune");
-    if (strcmp(h.args[0], "jobs") && strcmp(h.args[0], "runs") &&
-        strcmp(h.args[0], "show") && !prune)
-        return cli_usage_error("unknown history command '%s' (jobs, runs, "
-                               "show, prune)", h.args[0]);
-    if ((!strcmp(h.args[0], "runs") || !strcmp(h.args[0], "show")) &&
-        h.nargs != 2)
-        return cli_usage_error("history %s needs one argument", h.args[0]);
+    sub = argv[0];
+    cli_opts_default(&h);
+    h.metric = "duration_ms";
+    h.limit = STORE_HISTORY_DEFAULT;
+    if ((code = cli_parse_opts(&h, argc - 1, argv + 1, cmd)) ||
+        (code = check_args(cmd, sub, &h)))
+        return code;
+    arg = h.ninputs ? h.inputs[0] : NULL;
+    prune = !strcmp(sub, "prune");
     config_init(&cfg);
     if ((code = open_store(&h, &cfg, prune, &st)))
         goto done;
@@ -502,31 +489,38 @@ int history_main(int argc, char **argv)
         code = prune_cmd(&h, st);
         goto done;
     }
-    memset(&o, 0, sizeof o);
     op_error_clear(&err);
     o.f = stdout;
     o.json = !strcmp(h.format, "json");
+    o.html = !strcmp(h.format, "html");
+    if (o.html && !(o.labels = malloc(sizeof vals / sizeof vals[0] *
+                                      sizeof *o.labels))) {
+        diag_msg(DIAG_ERROR, "history: out of memory");
+        code = EXIT_NOINPUT;
+        goto done;
+    }
     o.s = st;
     o.err = &err;
     o.metric = h.metric;
     o.vals = vals;
     o.cap = sizeof vals / sizeof vals[0];
     jw_init(&o.w, stdout, 1);
-    if (run_cmd(&h, st, &o, &err)) {
+    if (run_cmd(sub, arg, &h, st, &o, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         code = EXIT_NOINPUT;
         goto done;
     }
     if (o.json)
         fputc('\n', stdout);
-    if (!o.n && !strcmp(h.args[0], "show")) {
-        diag_msg(DIAG_ERROR, "%s: no stored run '%s'", store_path(st), h.args[1]);
+    if (!o.n && !strcmp(sub, "show")) {
+        diag_msg(DIAG_ERROR, "%s: no stored run '%s'", store_path(st), arg);
         code = EXIT_NOINPUT;
-    } else if (!o.n && !h.quiet && !o.json) {
+    } else if (!o.n && !h.quiet && !o.json && !o.html) {
         diag_msg(DIAG_NOTE, "%s: nothing stored%s%s", store_path(st),
-                 h.nargs == 2 ? " for " : "", h.nargs == 2 ? h.args[1] : "");
+                 arg ? " for " : "", arg ? arg : "");
     }
 done:
+    free(o.labels);
     store_close(st);
     config_free(&cfg);
     return code;

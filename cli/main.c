@@ -224,6 +224,7 @@ static const command commands[] = {
     {"plugins", cmd_plugins},
     {"fetch", fetch_main},
     {"history", history_main},
+    {"diff", diff_main},
 };
 
 /* `optipipe --help`: every command of the table above, each form of it

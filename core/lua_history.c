@@ -22,21 +22,24 @@
 
 /* ---- rows into cJSON -------------------------------------------------------- */
 
-static void add_str(cJSON *o, const char *k, const char *v)
+/* The add_* helpers set *bad when memory ran out: a field is never
+ * dropped silently (the whole ctx.history call then fails). */
+static void add_str(int *bad, cJSON *o, const char *k, const char *v)
 {
-    if (v)
-        cJSON_AddStringToObject(o, k, v);
+    if (v && !cJSON_AddStringToObject(o, k, v))
+        *bad = 1;
 }
 
-static void add_int(cJSON *o, const char *k, unsigned set, unsigned bit,
-                    int64_t v)
+static void add_int(int *bad, cJSON *o, const char *k, unsigned set,
+                    unsigned bit, int64_t v)
 {
-    if (set & bit)
-        cJSON_AddNumberToObject(o, k, (double)v);
+    if ((set & bit) && !cJSON_AddNumberToObject(o, k, (double)v))
+        *bad = 1;
 }
 
 /* A JSON column as a value of o (an empty object when unreadable). */
-static void add_json(cJSON *o, const char *k, const char *text, int array)
+static void add_json(int *bad, cJSON *o, const char *k, const char *text,
+                     int array)
 {
     cJSON *v = text ? cJSON_Parse(text) : NULL;
 
@@ -44,8 +47,10 @@ static void add_json(cJSON *o, const char *k, const char *text, int array)
         cJSON_Delete(v);
         v = array ? cJSON_CreateArray() : cJSON_CreateObject();
     }
-    if (v)
-        cJSON_AddItemToObject(o, k, v);
+    if (!v || !cJSON_AddItemToObject(o, k, v)) {
+        cJSON_Delete(v);
+        *bad = 1;
+    }
 }
 
 typedef struct collect {
@@ -63,30 +68,33 @@ static int finding_cb(void *ud, const store_finding *f)
                                 : NULL;
     const char *status = dec ? decision_status_name(dec->status) : f->decision;
     const char *comment = dec ? dec->reason : f->comment;
+    int bad = 0;
 
     if (!o || !cJSON_AddItemToArray(c->arr, o))
         return cJSON_Delete(o), c->oom = 1;
-    add_str(o, "rule", f->rule);
-    add_str(o, "fingerprint", f->fingerprint);
-    add_str(o, "node", f->node);
-    add_str(o, "severity", f->severity);
-    add_str(o, "message", f->message);
-    add_json(o, "changes", f->changes_json, 1);
+    add_str(&bad, o, "rule", f->rule);
+    add_str(&bad, o, "fingerprint", f->fingerprint);
+    add_str(&bad, o, "node", f->node);
+    add_str(&bad, o, "severity", f->severity);
+    add_str(&bad, o, "message", f->message);
+    add_json(&bad, o, "changes", f->changes_json, 1);
     if (f->evidence_json)
-        add_json(o, "evidence", f->evidence_json, 0);
+        add_json(&bad, o, "evidence", f->evidence_json, 0);
     if (f->impact_ms >= 0) {
         cJSON *imp = cJSON_AddObjectToObject(o, "impact");
-        if (imp)
-            cJSON_AddNumberToObject(imp, "time_saved_ms", f->impact_ms);
+        if (!imp || !cJSON_AddNumberToObject(imp, "time_saved_ms", f->impact_ms))
+            bad = 1;
     }
     if (status) {
         cJSON *d = cJSON_AddObjectToObject(o, "decision");
-        if (d) {
-            add_str(d, "status", status);
-            add_str(d, "comment", comment);
+        if (!d)
+            bad = 1;
+        else {
+            add_str(&bad, d, "status", status);
+            add_str(&bad, d, "comment", comment);
         }
     }
-    return 0;
+    return bad ? (c->oom = 1) : 0;
 }
 
 typedef struct runs_collect {
@@ -100,25 +108,27 @@ static int run_cb(void *ud, const store_run *r)
     runs_collect *rc = ud;
     cJSON *o = cJSON_CreateObject();
     collect fc;
+    int bad = 0;
 
     if (!o || !cJSON_AddItemToArray(rc->c.arr, o))
         return cJSON_Delete(o), rc->c.oom = 1;
-    add_str(o, "id", r->run_id);
-    add_str(o, "job", r->job);
-    add_str(o, "source", r->source);
-    add_str(o, "name", r->name);
-    add_str(o, "status", r->status);
-    add_int(o, "started_at", r->set, MSET_STARTED_AT, r->started_at);
-    add_int(o, "ended_at", r->set, MSET_ENDED_AT, r->ended_at);
-    add_int(o, "duration_ms", r->set, MSET_DURATION_MS, r->duration_ms);
-    add_str(o, "engine_version", r->engine_version);
-    add_str(o, "origin", r->origin);
-    add_str(o, "content_hash", r->content_hash);
-    add_int(o, "recorded_at", ~0u, 1, r->recorded_at);
-    add_json(o, "config", r->config_json, 0);
-    add_json(o, "metrics", r->metrics_json, 0);
-    add_json(o, "attrs", r->attrs_json, 0);
-    cJSON_AddNumberToObject(o, "_pk", (double)r->pk);
+    add_str(&bad, o, "id", r->run_id);
+    add_str(&bad, o, "job", r->job);
+    add_str(&bad, o, "source", r->source);
+    add_str(&bad, o, "name", r->name);
+    add_str(&bad, o, "status", r->status);
+    add_int(&bad, o, "started_at", r->set, MSET_STARTED_AT, r->started_at);
+    add_int(&bad, o, "ended_at", r->set, MSET_ENDED_AT, r->ended_at);
+    add_int(&bad, o, "duration_ms", r->set, MSET_DURATION_MS, r->duration_ms);
+    add_str(&bad, o, "engine_version", r->engine_version);
+    add_str(&bad, o, "origin", r->origin);
+    add_str(&bad, o, "content_hash", r->content_hash);
+    add_int(&bad, o, "recorded_at", ~0u, 1, r->recorded_at);
+    add_json(&bad, o, "config", r->config_json, 0);
+    add_json(&bad, o, "metrics", r->metrics_json, 0);
+    add_json(&bad, o, "attrs", r->attrs_json, 0);
+    if (bad || !cJSON_AddNumberToObject(o, "_pk", (double)r->pk))
+        return rc->c.oom = 1;
     fc.arr = cJSON_AddArrayToObject(o, "findings");
     fc.bl = rc->c.bl;
     fc.oom = !fc.arr;

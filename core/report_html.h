@@ -67,6 +67,8 @@ void svg_x_axis(hout *h, const hscale *x, double y, double top, int time);
 
 /* A vertical axis at x from scale y (durations in ms). */
 void svg_y_axis(hout *h, const hscale *y, double x, double right);
+/* The same, labelled as durations (time = 1) or plain numbers. */
+void svg_y_axis_as(hout *h, const hscale *y, double x, double right, int time);
 
 /* <text> at x, y; anchor "start" | "middle" | "end"; cls may be NULL. */
 void svg_text(hout *h, double x, double y, const char *anchor,
@@ -82,5 +84,17 @@ double html_metric(const mmap *m, const char *key);
 
 /* A string attr, or NULL. */
 const char *html_attr(const mmap *m, const char *key);
+
+/* The head (inline CSS, a no-script CSP) and end of a page of another
+ * command than analyze (diff, history runs); title is escaped. */
+void html_page_open(FILE *f, const char *title);
+void html_page_close(FILE *f);
+
+/* A line chart of one value per run, oldest to newest (labels[i] names
+ * run i, e.g. its start), with its data table: history runs' trend. time:
+ * values are durations in ms. Writes nothing when n is 0. */
+void html_trend_chart(hout *h, const char *title, const char *metric,
+                      const char *const *labels, const double *v, size_t n,
+                      int time);
 
 #endif

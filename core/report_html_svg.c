@@ -169,8 +169,14 @@ void svg_x_axis(hout *h, const hscale *x, double y, double top, int time)
 
 void svg_y_axis(hout *h, const hscale *y, double x, double right)
 {
+    svg_y_axis_as(h, y, x, right, 1);
+}
+
+void svg_y_axis_as(hout *h, const hscale *y, double x, double right, int time)
+{
     double ticks[HTML_MAX_TICKS];
-    size_t n = time_ticks(y->d0, y->d1, ticks, HTML_MAX_TICKS), i;
+    size_t n = time ? time_ticks(y->d0, y->d1, ticks, HTML_MAX_TICKS)
+                    : hs_ticks(y->d0, y->d1, 6, ticks, HTML_MAX_TICKS), i;
     char buf[64];
 
     fprintf(h->f, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
@@ -179,7 +185,7 @@ void svg_y_axis(hout *h, const hscale *y, double x, double right)
         double py = hs_map(y, ticks[i]);
         fprintf(h->f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
                 x, py, right, py);
-        tick_label(buf, sizeof buf, ticks[i], 1);
+        tick_label(buf, sizeof buf, ticks[i], time);
         svg_text(h, x - 6, py + 4, "end", NULL, buf);
     }
     fputs("</g>\n", h->f);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -655,6 +656,8 @@ int store_record(store *s, const model *m, const results *res,
         *nruns = 0;
     if (!(c.t.f = open_memstream(&c.t.buf, &c.t.len)))
         return op_error_set(err, OP_ENOMEM, "%s: out of memory", s->path);
+    /* one thread writes it: no lock per character (jw writes by fputc) */
+    __fsetlocking(c.t.f, FSETLOCKING_BYCALLER);
     if ((rc = prepare_all(&c)) ||
         (rc = exec(s, "BEGIN IMMEDIATE", "cannot lock the store", err)))
         goto out;

@@ -17,7 +17,7 @@ _optipipe() {
     cmd=${COMP_WORDS[1]}
     sub=${COMP_WORDS[2]}
 
-    local commands="analyze normalize review baseline rules plugins fetch --version --help"
+    local commands="analyze normalize review baseline rules plugins fetch history diff --version --help"
     local common="--quiet --verbose --help"
     local loads="--config --no-config --rules --pack --no-bundled --plugin-path"
     local limits="--max-line --max-bytes --rule-timeout-ms --rule-memory-mb
@@ -33,6 +33,12 @@ _optipipe() {
     --format)
         if [ "$cmd" = normalize ]; then
             _optipipe_offer "json"
+        elif [ "$cmd" = diff ]; then
+            _optipipe_offer "text json markdown html"
+        elif [ "$cmd" = history ] && [ "$sub" = runs ]; then
+            _optipipe_offer "text json html"
+        elif [ "$cmd" = history ]; then
+            _optipipe_offer "text json"
         else
             _optipipe_offer "text json markdown sarif junit html"
         fi
@@ -55,7 +61,7 @@ _optipipe() {
     --rules | --emit-changes | --plugin-path)
         mapfile -t COMPREPLY < <(compgen -d -- "$cur")
         return 0 ;;
-    --config | --baseline | -o | --output | --junit | --cacert)
+    --config | --baseline | -o | --output | --junit | --cacert | --history)
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return 0 ;;
     --reason | --select | --fingerprint | --max-line | --max-bytes | \
@@ -101,6 +107,20 @@ _optipipe() {
             return 0
         fi
         opts="--plugin-path --help" ;;
+    history)
+        if [ "$COMP_CWORD" -eq 2 ]; then
+            _optipipe_offer "jobs runs show prune"
+            return 0
+        fi
+        opts="--history --config --no-config --quiet --help"
+        case $sub in
+        jobs | show) opts="$opts --format" ;;
+        runs) opts="$opts --format --metric --limit" ;;
+        prune) opts="$opts --keep --older-than" ;;
+        esac ;;
+    diff)
+        opts="--format --output --top --ignore-key --history --config --no-config
+            --plugin-path --max-line --max-bytes $common" ;;
     fetch)
         if [ "$COMP_CWORD" -eq 2 ]; then
             _optipipe_offer "flink spark-history"

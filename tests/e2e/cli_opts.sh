@@ -63,13 +63,55 @@ check "analyze --help exits 0" test "$rc" = 0
 check "--help lists every format" has "$tmp/out" "text (default),"
 tr -s ' \n' ' ' <"$tmp/out" >"$tmp/flat"
 check "... in the table's order" has "$tmp/flat" "text (default), json, markdown, sarif, junit, html"
-# bash completion offers the same formats (it cannot ask the binary cheaply)
-formats=$(sed -n 's/^ *_optipipe_offer "\(text json[a-z ]*\)"$/\1/p' \
-    "$src/scripts/completion/optipipe.bash")
+# bash completion offers the same formats (it cannot ask the binary cheaply):
+# the `else` of its --format case (the other branches are commands with
+# fewer formats: normalize, history)
+formats=$(sed -n '/^    --format)/,/;;/p' "$src/scripts/completion/optipipe.bash" |
+    sed -n '/^ *else$/{n;s/^ *_optipipe_offer "\([a-z ]*\)"$/\1/p}')
 from_help=$(sed -n 's/.*(docs\/output-formats.md): \(.*\) -o, --output.*/\1/p' "$tmp/flat" |
     sed 's/ (default)//; s/, / /g')
 check "--help names the formats" test -n "$from_help"
 check "completion offers the formats --help names" test "$formats" = "$from_help"
+# history: one table entry per form, options before or after the form word
+run history jbos
+usage_error "a mistyped history command" "unknown history command 'jbos' (did you mean 'jobs'?)"
+run history runs --limt 3 JOB
+usage_error "a mistyped history option" "unknown option '--limt' (did you mean '--limit'?)"
+check "... and where to look" has "$tmp/err" "Try 'optipipe history runs --help'."
+run history runs --limit=1001 --history "$tmp/h.db" JOB
+usage_error "history runs --limit is 1 to 1000" "--limit: expected a whole number from 1 to 1000, not '1001'"
+run history --history "$tmp/h.db" prune --keep=0
+usage_error "history prune --keep is 1 or more" "--keep: expected a whole number from 1 to"
+run history --history "$tmp/h.db" prune --older-than=3y
+usage_error "an age without a known unit" "--older-than takes an age like 30d, 12h, 90m or 2w, not '3y'"
+run history jobs --metric x
+usage_error "an option of another form" "unknown option '--metric'"
+run history --format=yaml jobs
+usage_error "history --format is text or json" "--format takes text or json, not 'yaml'"
+run history jobs extra
+usage_error "history jobs takes no words" "history jobs takes no arguments ('extra')"
+run history runs
+usage_error "history runs needs its JOB" "history runs needs one JOB"
+run history --history "$tmp/h.db"
+usage_error "options but no history command" "history needs jobs, runs JOB, show RUN or prune"
+run history --help
+check "history --help lists its forms" has "$tmp/out" "history prune --keep N|--older-than AGE"
+run history --history "$tmp/h.db" runs --help
+check "history runs --help, after options too" has "$tmp/out" "--limit N .*at most 1000 (default 30)"
+run history --history="$tmp/new.db" --no-config prune --keep=1
+check "history --opt=value before the form word" test "$rc" = 0 && has "$tmp/out" "removed 0 runs"
+run history jobs --history "$tmp/new.db" --format=json --no-config
+check "... and after it" test "$rc" = 0 && has "$tmp/out" "^\[\]"
+run history jobs --format=html
+usage_error "html is for history runs alone" "--format takes text or json, not 'html'"
+run diff --tpo 3 a b
+usage_error "a mistyped diff option" "unknown option '--tpo' (did you mean '--top'?)"
+run diff --top=1001 a b
+usage_error "diff --top is 1 to 1000" "--top: expected a whole number from 1 to 1000, not '1001'"
+run diff --format=jsno a b
+usage_error "diff --format values" "--format takes text, json, markdown or html, not 'jsno' (did you mean 'json'?)"
+run dif a b
+usage_error "a mistyped diff" "unknown command 'dif' (did you mean 'diff'?)"
 run rules --help
 check "rules --help lists its commands" has "$tmp/out" "rules lint"
 run fetch --help

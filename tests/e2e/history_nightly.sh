@@ -60,10 +60,15 @@ return { id = "team.nights", title = "Earlier nights", severity = "info", source
     for i, e in ipairs(h) do ids[i] = e.id:sub(-4) .. "/" .. e.job end
     local all = ctx.history(run)
     ctx.report { message = ("%d of %d: %s"):format(#h, #all, table.concat(ids, " ")) }
+    local ok1 = pcall(function() h[1].id = "x" end)
+    local ok2 = pcall(function() h[1].nodes[1].metrics.x = 1 end)
+    local ok3 = pcall(ctx.history, run, { limit = 1001 })
+    ctx.report { message = ("writes %s %s; limit 1001 %s"):format(tostring(ok1), tostring(ok2), tostring(ok3)) }
   end }
 LUA
 op analyze --no-config --no-bundled --rules pack --history h.db "$nights/night-08.log.gz"
 check "ctx.history: the job's earlier nights, newest first, limited" has out "3 of 7: 0307/nightly-orders 0306/nightly-orders 0305/nightly-orders"
+check "history entries and their nodes are read-only; limit at most 1000" has out "writes false false; limit 1001 false"
 
 # ctx.node_history: the same values as walking ctx.history's nodes, newest
 # first; runs = narrows to chosen entries; read-only; names checked
