@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "utf8.h"
@@ -164,7 +165,8 @@ static void jw_write_double(FILE *f, double v)
     double back;
 
     snprintf(buf, sizeof buf, "%.15g", v);
-    if (sscanf(buf, "%lg", &back) != 1 || back != v)
+    back = strtod(buf, NULL); /* what sscanf("%lg") reads, without its stream */
+    if (back != v)
         snprintf(buf, sizeof buf, "%.17g", v);
     fputs(buf, f);
 }
@@ -174,8 +176,13 @@ void jw_num(jw *w, double v)
     before_item(w);
     if (!isfinite(v))
         fputs("null", w->f);
-    else if (v == floor(v) && fabs(v) < 9007199254740992.0)
-        fprintf(w->f, "%.0f", v);
+    else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        /* what "%.0f" writes (also "-0"), without printf's cost */
+        char buf[JW_INT_TEXT + 1];
+        buf[0] = '-';
+        jw_int_text(buf + (v == 0 && signbit(v)), (int64_t)v);
+        fputs(buf, w->f);
+    }
     else
         jw_write_double(w->f, v);
 }

@@ -354,7 +354,7 @@ static const char *cjson_text(text *t, const cJSON *v, const char *empty)
 
 typedef struct rec {
     store *s;
-    text t;
+    text t[3]; /* one per JSON column of a row: bound without a copy */
     sqlite3_stmt *find, *del_nodes, *del_findings, *ins_run, *upd_run,
         *ins_node, *ins_finding, *set_hash, *decide[2];
     uint64_t hash; /* content hash of the run being written */
@@ -377,11 +377,13 @@ static void hash_text(rec *r, const char *v)
     r->hash = h;
 }
 
-/* Binds a text (hashed into the run's content hash); NULL binds NULL. */
+/* Binds a text (hashed into the run's content hash); NULL binds NULL.
+ * Not copied: v (model memory or a text of its own column) stays as it is
+ * until the statement has been stepped. */
 static int bind_text(rec *r, sqlite3_stmt *st, int i, const char *v)
 {
     hash_text(r, v);
-    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT)
+    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC)
              : sqlite3_bind_null(st, i);
 }
 
@@ -507,8 +509,8 @@ static int run_fields(rec *c, const struct op_run *r, int64_t pk)
     bad |= bind_int(c, st, 6, r->set, MSET_ENDED_AT, r->ended_at);
     bad |= bind_int(c, st, 7, r->set, MSET_DURATION_MS, r->duration_ms);
     bad |= bind_text(c, st, 8, r->engine_version);
-    bad |= !(t = map_text(&c->t, &r->config)) || bind_text(c, st, 9, t);
-    bad |= !(t = map_text(&c->t, &r->metrics)) || bind_text(c, st, 10, t);
+    bad |= !(t = map_text(&c->t[0], &r->config)) || bind_text(c, st, 9, t);
+    bad |= !(t = map_text(&c->t[1], &r->metrics)) || bind_text(c, st, 10, t);
     /* origins are where the input was, not what it holds: not hashed */
     bad |= sqlite3_bind_text(st, 11, r->norigins ? r->origins[0] : NULL, -1,
                              SQLITE_STATIC);
@@ -536,9 +538,9 @@ static int node_row(rec *c, const struct op_node *n, int64_t pk, size_t seq)
     bad |= bind_int(c, st, 8, n->set, MSET_ENDED_AT, n->ended_at);
     bad |= bind_int(c, st, 9, n->set, MSET_DURATION_MS, n->duration_ms);
     bad |= bind_int(c, st, 10, n->set, MSET_PARALLELISM, n->parallelism);
-    bad |= !(t = map_text(&c->t, &n->metrics)) || bind_text(c, st, 11, t);
-    bad |= !(t = dist_text(&c->t, n)) || bind_text(c, st, 12, t);
-    bad |= !(t = map_text(&c->t, &n->attrs)) || bind_text(c, st, 13, t);
+    bad |= !(t = map_text(&c->t[0], &n->metrics)) || bind_text(c, st, 11, t);
+    bad |= !(t = dist_text(&c->t[1], n)) || bind_text(c, st, 12, t);
+    bad |= !(t = map_text(&c->t[2], &n->attrs)) || bind_text(c, st, 13, t);
     if (bad)
         return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
                             c->s->path);
@@ -550,7 +552,7 @@ static int finding_row(rec *c, const finding *f, const baseline *bl,
 {
     sqlite3_stmt *st = c->ins_finding;
     const decision *d = bl ? baseline_decision_of(bl, f) : NULL;
-    const char *t = cjson_text(&c->t, f->changes, "[]");
+    const char *t = cjson_text(&c->t[0], f->changes, "[]");
     int bad = !t;
 
     bad |= sqlite3_bind_int64(st, 1, pk);
@@ -560,11 +562,10 @@ static int finding_row(rec *c, const finding *f, const baseline *bl,
     bad |= sqlite3_bind_text(st, 5, f->node_id, -1, SQLITE_STATIC);
     bad |= sqlite3_bind_text(st, 6, severity_name(f->sev), -1, SQLITE_STATIC);
     bad |= sqlite3_bind_text(st, 7, f->message, -1, SQLITE_STATIC);
-    bad |= t && sqlite3_bind_text(st, 8, t, -1, SQLITE_TRANSIENT);
-    /* the stream is reused: changes are copied (TRANSIENT) before it is */
-    t = bad ? NULL : cjson_text(&c->t, f->evidence, NULL);
+    bad |= t && sqlite3_bind_text(st, 8, t, -1, SQLITE_STATIC);
+    t = bad ? NULL : cjson_text(&c->t[1], f->evidence, NULL);
     bad |= f->evidence && !t;
-    bad |= sqlite3_bind_text(st, 13, t, -1, SQLITE_TRANSIENT);
+    bad |= sqlite3_bind_text(st, 13, t, -1, SQLITE_STATIC);
     bad |= f->impact_ms >= 0 ? sqlite3_bind_double(st, 9, f->impact_ms)
                              : sqlite3_bind_null(st, 9);
     bad |= sqlite3_bind_text(st, 10, d ? decision_status_name(d->status) : NULL,
@@ -654,10 +655,14 @@ int store_record(store *s, const model *m, const results *res,
     c.now = now_ms();
     if (nruns)
         *nruns = 0;
-    if (!(c.t.f = open_memstream(&c.t.buf, &c.t.len)))
-        return op_error_set(err, OP_ENOMEM, "%s: out of memory", s->path);
-    /* one thread writes it: no lock per character (jw writes by fputc) */
-    __fsetlocking(c.t.f, FSETLOCKING_BYCALLER);
+    for (i = 0; i < sizeof c.t / sizeof c.t[0]; i++) {
+        if (!(c.t[i].f = open_memstream(&c.t[i].buf, &c.t[i].len))) {
+            rc = op_error_set(err, OP_ENOMEM, "%s: out of memory", s->path);
+            goto out;
+        }
+        /* one thread writes it: no lock per character (jw writes by fputc) */
+        __fsetlocking(c.t[i].f, FSETLOCKING_BYCALLER);
+    }
     if ((rc = prepare_all(&c)) ||
         (rc = exec(s, "BEGIN IMMEDIATE", "cannot lock the store", err)))
         goto out;
@@ -674,8 +679,11 @@ int store_record(store *s, const model *m, const results *res,
         *nruns = m->nruns;
 out:
     finalize_all(&c);
-    fclose(c.t.f);
-    free(c.t.buf);
+    for (i = 0; i < sizeof c.t / sizeof c.t[0]; i++) {
+        if (c.t[i].f)
+            fclose(c.t[i].f);
+        free(c.t[i].buf);
+    }
     return rc;
 }
 
