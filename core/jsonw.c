@@ -158,12 +158,50 @@ size_t jw_int_text(char buf[JW_INT_TEXT], int64_t v)
     return len;
 }
 
+/* What "%.15g" writes for v when v is the double nearest to k / scale
+ * (k integral, at most 15 digits, scale 10^3 or 10^6: milliseconds with
+ * microseconds, seconds with microseconds), without printf: such a v is
+ * within half an ulp of that decimal, so %.15g rounds to it and it reads
+ * back as v. 0 when v is no such number. */
+static int jw_short_decimal(char buf[32], double v)
+{
+    static const int64_t scale[] = {1000, 1000000};
+    static const int digits[] = {3, 6};
+    double a = fabs(v);
+    size_t i;
+
+    if (a < 1e-4 || a >= 1e9)
+        return 0; /* %g would use an exponent, or k has too many digits */
+    for (i = 0; i < sizeof scale / sizeof scale[0]; i++) {
+        int64_t k = llround(a * (double)scale[i]), frac;
+        size_t n;
+        int d;
+        if ((double)k / (double)scale[i] != a)
+            continue;
+        n = v < 0 ? (buf[0] = '-', 1) : 0;
+        n += jw_int_text(buf + n, k / scale[i]);
+        frac = k % scale[i];
+        for (d = digits[i]; frac % 10 == 0; d--)
+            frac /= 10; /* v is not integral: frac is not 0 */
+        buf[n + (size_t)d + 1] = 0;
+        for (; d > 0; d--, frac /= 10)
+            buf[n + (size_t)d] = (char)('0' + frac % 10);
+        buf[n] = '.';
+        return 1;
+    }
+    return 0;
+}
+
 /* Shortest of %.15g / %.17g that reads back as the same double. */
 static void jw_write_double(FILE *f, double v)
 {
     char buf[32];
     double back;
 
+    if (jw_short_decimal(buf, v)) {
+        fputs(buf, f);
+        return;
+    }
     snprintf(buf, sizeof buf, "%.15g", v);
     back = strtod(buf, NULL); /* what sscanf("%lg") reads, without its stream */
     if (back != v)
