@@ -338,6 +338,46 @@ static void test_history(void **state)
     model_free(m);
 }
 
+/* jw_num's printf-free paths (integral values, milli/micro decimals) write
+ * exactly what the printf forms did: %.0f, else the shortest of %.15g and
+ * %.17g that reads back (the store's JSON text and its hash depend on it). */
+static void test_jw_num_as_printf(void **state)
+{
+    static const double fixed[] = {0.0, -0.0, 1.0, -42.0, 6306.122, 3254.346,
+        13228.95, 0.001, -0.000335, 0.0001, 0.00001, 999999999.999999,
+        1e9 + 0.5, 0.1, 1.0 / 3, 123456.789012, -7.5, 2e15 + 2, 1e-7};
+    unsigned seed = 1;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 20000 + sizeof fixed / sizeof fixed[0]; i++) {
+        double v, back;
+        char want[40], *got = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&got, &len);
+        jw w;
+        seed = seed * 1103515245u + 12345u;
+        if (i < sizeof fixed / sizeof fixed[0])
+            v = fixed[i];
+        else
+            v = (double)(seed % 2000000000u) / (i % 2 ? 1e3 : 1e6) -
+                (i % 3 ? 0 : 1e3);
+        assert_non_null(f);
+        jw_init(&w, f, 0);
+        jw_num(&w, v);
+        fclose(f);
+        if (v == floor(v) && fabs(v) < 9007199254740992.0)
+            snprintf(want, sizeof want, "%.0f", v);
+        else {
+            snprintf(want, sizeof want, "%.15g", v);
+            if (sscanf(want, "%lg", &back) != 1 || back != v)
+                snprintf(want, sizeof want, "%.17g", v);
+        }
+        assert_string_equal(got, want);
+        free(got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_json_view_utf8),
         cmocka_unit_test(test_refused_ids),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_jw_num_as_printf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
