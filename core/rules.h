@@ -34,10 +34,10 @@ void rule_limits_default(rule_limits *l);
 typedef struct rule_meta {
     char *id, *title, *description;
     char *file; /* path the rule was loaded from */
-    char *pack; /* pack name: "flink", or the --rules folder */
+    char *pack; /* pack name: a bundled pack folder, or the --rules folder */
     severity sev;          /* effective (after config) */
     severity default_sev;  /* as the rule declares it */
-    char **sources;        /* {"flink"}, or {"*"} */
+    char **sources;        /* the source names it runs on, or {"*"} */
     size_t nsources;
     char **tags;
     size_t ntags;
