@@ -4,7 +4,7 @@
 # build directory.
 
 OP_PACKAGES="cmake make gcc clang pkg-config python3 liblua5.4-dev libcurl4-openssl-dev \
-libcjson-dev libcmocka-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libzip-dev libsqlite3-dev openssl"
+libcjson-dev libcmocka-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libzip-dev libsqlite3-dev libmicrohttpd-dev curl openssl"
 
 op_missing_packages() {
     local p missing=""

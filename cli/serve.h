@@ -1,0 +1,328 @@
+/*
+ * serve.h - `optipipe serve` (docs/serve.md): the team's upload service on
+ * the one analysis pipeline (session.h) and the run store (store.h). The
+ * serve_*.c files of cli/ share what is declared here; nothing outside
+ * them includes it except cli_table.c (the options) and main.c.
+ *
+ *   serve.c           start and stop: options, the DATA folder, the lock,
+ *                     the daemon, signals
+ *   serve_http.c      libmicrohttpd glue: limits, routing, authentication,
+ *                     CSRF, security headers, error bodies
+ *   serve_routes.c    the one list of route tables (docs/openapi.json
+ *                     follows it; tests/e2e/serve_openapi.sh checks)
+ *   serve_metrics.c   counters, GET /healthz, GET /metrics
+ *   serve_multipart.c a streaming multipart/form-data parser (fuzzed)
+ *   serve_upload.c    staging uploaded files on disk, safely
+ *   serve_jobs.c      analyses on disk, the bounded queue, worker processes
+ *   serve_worker.c    `serve --worker`: one analysis in its own process
+ *   serve_api.c       the REST API (/api/v1/...)
+ *   serve_ui.c        the HTML pages and their static assets
+ *
+ * Layout of DATA (every path below is made by the server, never from a
+ * client's name):
+ *   DATA/history.db               the run store (store.h)
+ *   DATA/serve.lock               one server per DATA (flock)
+ *   DATA/tmp/<random>/            an upload being received (removed when
+ *                                 the client goes away or on start)
+ *   DATA/analyses/<id>/           one analysis:
+ *       meta.json                 its state (SRV_META), written by the
+ *                                 server only, atomically
+ *       inputs/                   the uploaded files (SRV_INPUTS)
+ *       rules/                    uploaded rules (--allow-rule-upload)
+ *       urls.txt                  URL inputs, one a line
+ *       report.json, report.html  written by the worker, atomically
+ *       worker.log                the worker's diagnostics (stderr)
+ */
+#ifndef OP_CLI_SERVE_H
+#define OP_CLI_SERVE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <optipipe/common.h>
+
+/* ---- options (cli_table.c binds them: cli_opts.serve) --------------------- */
+
+#define SRV_MAX_LIST 64
+
+typedef struct serve_opts {
+    const char *listen;        /* ADDR:PORT, [V6]:PORT; default
+                                * SRV_LISTEN_DEFAULT; port 0: any free one
+                                * (the bound one is printed, see serve.c) */
+    const char *data_dir;      /* required */
+    const char *token_file;    /* Bearer tokens, one a line; required when
+                                * listen is not loopback */
+    const char *rules_dirs[SRV_MAX_LIST]; /* rule folders every analysis
+                                           * runs (--rules) */
+    size_t nrules_dirs;
+    const char *config_path;   /* an optipipe.lua for every analysis;
+                                * NULL: none (uploads never bring one) */
+    int allow_rule_upload;     /* uploaded .lua rules run, isolated */
+    const char *fetch_allow[SRV_MAX_LIST]; /* hosts URL inputs may name;
+                                            * none: URL inputs refused */
+    size_t nfetch_allow;
+    uint64_t max_upload_bytes; /* one upload, all files: SRV_UPLOAD_DEFAULT */
+    unsigned max_files;        /* files per upload: SRV_FILES_DEFAULT */
+    unsigned threads;          /* HTTP thread pool */
+    unsigned max_connections;
+    unsigned conn_timeout_s;   /* an idle or slow connection is closed */
+    unsigned workers;          /* analyses at once (0: number of CPUs) */
+    unsigned queue;            /* analyses waiting; more: 429 */
+    unsigned analysis_timeout_s; /* wall clock per analysis, then SIGKILL */
+    uint64_t analysis_memory;  /* RLIMIT_AS per worker (bytes) */
+    const char *worker;        /* internal: --worker ID runs one analysis */
+    int quiet;
+} serve_opts;
+
+#define SRV_LISTEN_DEFAULT "127.0.0.1:8080"
+#define SRV_UPLOAD_DEFAULT (1ull << 30)      /* 1 GiB */
+#define SRV_FILES_DEFAULT 256
+#define SRV_THREADS_DEFAULT 4
+#define SRV_CONNECTIONS_DEFAULT 64
+#define SRV_CONN_TIMEOUT_DEFAULT 30
+#define SRV_QUEUE_DEFAULT 16
+#define SRV_ANALYSIS_TIMEOUT_DEFAULT 600
+#define SRV_ANALYSIS_MEMORY_DEFAULT (4ull << 30) /* 4 GiB */
+
+/* Request limits (serve_http.c). */
+#define SRV_HEADER_MAX (16u * 1024)  /* all request headers: 431 beyond */
+#define SRV_BODY_MAX (64u * 1024)    /* a non-upload body (JSON, form) */
+#define SRV_FIELD_MAX (8u * 1024)    /* one multipart text field */
+#define SRV_FIELDS_MAX 64            /* text fields per request */
+#define SRV_NAME_MAX 200             /* bytes of a sanitized file name */
+#define SRV_MAX_PARAMS 4             /* {x} segments per route */
+#define SRV_SEGMENT_MAX 512          /* bytes of one decoded {x} segment */
+
+/* ---- the running server --------------------------------------------------- */
+
+typedef struct srv_jobs srv_jobs;       /* serve_jobs.c */
+typedef struct srv_metrics srv_metrics; /* serve_metrics.c */
+
+typedef struct srv {
+    const serve_opts *o;
+    char data[4096];       /* absolute DATA */
+    char store_path[4096]; /* DATA/history.db */
+    char self_exe[4096];   /* this binary (workers run it) */
+    int loopback;          /* bound to a loopback address */
+    int tokens;            /* token_file given: requests must authenticate */
+    srv_jobs *jobs;
+    srv_metrics *metrics;
+} srv;
+
+/* ---- requests and responses (serve_http.c) --------------------------------- */
+
+/* How a request proved who it is. */
+typedef enum srv_auth {
+    SRV_AUTH_NONE = 0, /* no tokens configured (loopback only) */
+    SRV_AUTH_TOKEN,    /* Authorization: Bearer <token> */
+    SRV_AUTH_COOKIE    /* a browser session from POST /login */
+} srv_auth;
+
+/* One uploaded file, staged on disk. */
+typedef struct srv_file {
+    char field[64];             /* the multipart field ("file", "rules") */
+    char name[SRV_NAME_MAX + 1]; /* the client's name, sanitized: a plain
+                                  * name of [A-Za-z0-9._-], never a path */
+    char path[4096];            /* where it is now (inside DATA/tmp) */
+    uint64_t size;
+} srv_file;
+
+/* A whole upload: its staging folder DATA/tmp/<random> holds inputs/ and
+ * rules/. Owned by the request until jobs_submit takes it. */
+typedef struct srv_upload {
+    char dir[4096];
+    srv_file *files;
+    size_t nfiles;
+    uint64_t bytes;
+    char **field_name, **field_value; /* the multipart text fields */
+    size_t nfields;
+} srv_upload;
+
+typedef struct srv_req {
+    srv *s;
+    const char *method;  /* "GET", "HEAD", "POST" */
+    const char *path;    /* the URL path, as sent (not decoded) */
+    const char *param[SRV_MAX_PARAMS]; /* the route's {x} segments, decoded */
+    size_t nparam;
+    srv_auth auth;
+    const char *body;    /* SRV_BODY routes: the body, NUL-terminated */
+    size_t body_len;
+    srv_upload *upload;  /* SRV_UPLOAD routes: the staged files (NULL when
+                          * the body was JSON: then body is set) */
+    void *conn;          /* serve_http.c's own (the MHD connection) */
+} srv_req;
+
+/* A query argument, a request header, a form field (urlencoded body or a
+ * multipart text field), a cookie; NULL when absent. Borrowed from r. */
+const char *srv_arg(const srv_req *r, const char *name);
+const char *srv_header(const srv_req *r, const char *name);
+const char *srv_field(const srv_req *r, const char *name);
+const char *srv_cookie(const srv_req *r, const char *name);
+
+/* What a handler answers. serve_http.c opens f (open_memstream over
+ * body) before the handler runs and sends it after; a handler may send a
+ * file instead (fd >= 0, owned by the response). */
+typedef struct srv_resp {
+    int status;
+    const char *type;      /* Content-Type, a static string */
+    FILE *f;
+    char *body;
+    size_t len;
+    int fd;
+    uint64_t fd_size;
+    char location[1024];   /* Location (303 after a form post); "" none */
+    char filename[SRV_NAME_MAX + 1]; /* Content-Disposition attachment */
+    unsigned retry_after;  /* seconds (429, 503); 0 none */
+    int frame_self;        /* may be framed by our own pages (report.html) */
+} srv_resp;
+
+/* A handler returns 0 with the status in w, or nonzero for an internal
+ * error (500, logged). */
+typedef int (*srv_handler)(const srv_req *r, srv_resp *w);
+
+enum srv_route_flags {
+    SRV_PUBLIC = 1u << 0, /* no authentication (/healthz, /static, /login) */
+    SRV_BODY = 1u << 1,   /* reads a small body (<= SRV_BODY_MAX) */
+    SRV_UPLOAD = 1u << 2, /* streams a multipart or raw body to DATA/tmp */
+    SRV_FORM = 1u << 3,   /* a browser form: the CSRF token is required */
+    SRV_API = 1u << 4     /* JSON errors (srv_fail) */
+};
+
+typedef struct srv_route {
+    const char *method;   /* "GET" (HEAD follows), "POST" */
+    const char *pattern;  /* "/api/v1/analyses/{id}": {x} is one segment */
+    unsigned flags;
+    srv_handler fn;
+    const char *summary;  /* one line, as docs/api.md says it */
+} srv_route;
+
+/* Each module's routes, ended by {0}; serve_routes.c lists the tables. */
+extern const srv_route srv_routes_http[];  /* serve_metrics.c, serve_http.c */
+extern const srv_route srv_routes_api[];   /* serve_api.c */
+extern const srv_route srv_routes_ui[];    /* serve_ui.c */
+extern const srv_route *const srv_route_tables[];
+
+/* Answers an error: JSON {"error": {"status": N, "message": "..."}} on an
+ * SRV_API route, else a small HTML page (escaped). Also counts it in the
+ * metrics. Returns 0, so a handler can `return srv_fail(...)`. */
+int srv_fail(const srv_req *r, srv_resp *w, int status, const char *fmt, ...)
+    OP_PRINTF(4, 5);
+
+/* The CSRF token of this browser (double-submit cookie, SameSite=Strict):
+ * pages put it into every form as the field "csrf" (srv_csrf_input) and
+ * into <meta name="csrf-token"> for scripts, which send it as the header
+ * X-CSRF-Token. Borrowed from r. */
+const char *srv_csrf_token(const srv_req *r);
+void srv_csrf_input(const srv_req *r, FILE *f);
+
+/* ---- uploads (serve_upload.c, serve_multipart.c) ---------------------------- */
+
+typedef struct srv_stage srv_stage;
+
+/* Starts receiving a body into a fresh DATA/tmp/<random>. content_type
+ * multipart/form-data: its parts (file fields become files, text fields
+ * are kept for srv_field, at most SRV_FIELDS_MAX of SRV_FIELD_MAX);
+ * anything else: the raw body is one file named raw_name (sanitized;
+ * NULL: "upload"). Returns 0 with *out, OP_EPARSE (400: no boundary) or
+ * another op_status. */
+int stage_begin(srv *s, const char *content_type, const char *raw_name,
+                srv_stage **out, op_error *err);
+/* Feeds the next bytes. OP_ELIMIT: over max_upload_bytes or max_files
+ * (413); OP_EPARSE: malformed (400); OP_EIO: disk (500). */
+int stage_feed(srv_stage *st, const char *data, size_t len, op_error *err);
+/* The body ended: 0 with *out (owned by the caller: srv_upload_free),
+ * OP_EPARSE when the multipart body is cut or has no file. The stage is
+ * freed whatever the result. */
+int stage_end(srv_stage *st, srv_upload **out, op_error *err);
+/* The client went away or a limit tripped: removes everything staged. */
+void stage_abort(srv_stage *st);
+/* The first text field called name of up; NULL when none. */
+const char *srv_upload_field(const srv_upload *up, const char *name);
+/* Frees up and removes its staging folder if it is still there. */
+void srv_upload_free(srv_upload *up);
+
+/* ---- analyses (serve_jobs.c, serve_worker.c) -------------------------------- */
+
+#define SRV_ID_LEN 16 /* an analysis id: 16 lowercase hex digits */
+#define SRV_META "meta.json"
+#define SRV_INPUTS "inputs"
+#define SRV_RULES "rules"
+#define SRV_URLS "urls.txt"
+#define SRV_REPORT_JSON "report.json"
+#define SRV_REPORT_HTML "report.html"
+#define SRV_WORKER_LOG "worker.log"
+
+typedef enum srv_state {
+    SRV_QUEUED = 0, SRV_RUNNING, SRV_DONE, SRV_FAILED
+} srv_state;
+const char *srv_state_name(srv_state s); /* "queued", ... */
+
+typedef struct srv_analysis {
+    char id[SRV_ID_LEN + 1];
+    srv_state state;
+    int64_t created_ms, started_ms, finished_ms; /* epoch ms; 0 not yet */
+    int exit_code;        /* the analysis' exit code (docs/cli.md) */
+    char error[1024];     /* SRV_FAILED: why ("" otherwise) */
+    char dir[4096];       /* DATA/analyses/<id> */
+    size_t nfiles;
+    uint64_t bytes;
+    size_t queue_pos;     /* SRV_QUEUED: analyses ahead of it */
+} srv_analysis;
+
+/* Opens the analyses of s->data and recovers them: finished ones stay as
+ * they are, queued and interrupted ones are queued again (oldest first),
+ * leftovers in DATA/tmp are removed; starts the worker slots. */
+int jobs_open(srv *s, srv_jobs **out, op_error *err);
+/* Stops taking analyses, kills running workers, frees j. */
+void jobs_close(srv_jobs *j);
+/* Moves up's files into a new DATA/analyses/<id> with the URL inputs
+ * (urls, may be 0) and queues it. Takes up in every case. OP_ELIMIT when
+ * the queue is full (429 with Retry-After: jobs_retry_after); the
+ * upload is removed then. */
+int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
+                size_t nurls, char id[SRV_ID_LEN + 1], op_error *err);
+unsigned jobs_retry_after(const srv_jobs *j);
+/* One analysis by id (validated: SRV_ID_LEN hex digits); OP_ENOTFOUND. */
+int jobs_get(srv_jobs *j, const char *id, srv_analysis *out, op_error *err);
+/* Every analysis, newest first; fn returns nonzero to stop. */
+int jobs_each(srv_jobs *j, int (*fn)(void *ud, const srv_analysis *a),
+              void *ud);
+
+typedef struct srv_jobs_stats {
+    size_t queued, running;
+    uint64_t done, failed, rejected; /* since start */
+} srv_jobs_stats;
+void jobs_stats(srv_jobs *j, srv_jobs_stats *st);
+
+/* `optipipe serve --worker ID`: runs analysis ID of o->data_dir, writes
+ * its reports and records it in the run store; returns the exit code. */
+int serve_worker_main(const serve_opts *o);
+
+/* ---- metrics (serve_metrics.c) ---------------------------------------------- */
+
+typedef enum srv_metric {
+    SRV_M_REQUESTS = 0,   /* HTTP requests answered */
+    SRV_M_UPLOADS,        /* uploads accepted */
+    SRV_M_UPLOAD_BYTES,
+    SRV_M_REJECT_QUEUE,   /* 429 */
+    SRV_M_REJECT_SIZE,    /* 413 */
+    SRV_M_REJECT_AUTH,    /* 401 */
+    SRV_M_REJECT_CSRF,    /* 403 by CSRF, Origin or Host */
+    SRV_M_REJECT_BAD,     /* other 4xx */
+    SRV_M_ERRORS,         /* 5xx */
+    SRV_M_DECISIONS,      /* decisions written */
+    SRV_M_COUNT
+} srv_metric;
+
+int metrics_new(srv_metrics **out, op_error *err);
+void metrics_free(srv_metrics *m);
+void srv_count(srv *s, srv_metric m, uint64_t n); /* thread-safe */
+/* An analysis ended after ms (duration histogram). */
+void srv_observe_analysis(srv *s, srv_state end, uint64_t ms);
+
+/* ---- the command ------------------------------------------------------------- */
+
+/* `optipipe serve`: serves until SIGINT or SIGTERM; returns the exit code. */
+int serve_main(const serve_opts *o);
+
+#endif
