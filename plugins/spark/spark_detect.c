@@ -10,6 +10,7 @@
  * values and SP_PLAN_OPS_MAX operators per plan; past a bound the rest is
  * left out with a run warning, never silently.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,7 @@ struct sp_detect {
     size_t nacc, cap_acc;
     sp_index acc_ix;
     int acc_full;
+    int64_t acc_bad;  /* SQL metric values that were not whole numbers */
 };
 
 static struct sp_detect *det(sp_app *a)
@@ -455,28 +457,50 @@ static void acc_add(sp_app *a, int64_t id, int64_t v)
     d->nacc++;
 }
 
-/* A value Spark wrote as a number or as its decimal text. */
-static int64_t acc_value(const cJSON *v)
+/* A value Spark wrote as a number or as its decimal text: 0 with *out,
+ * or -1 when it is neither (told once per log, counted at the end, never
+ * added as 0). */
+static int acc_value(sp_app *a, const cJSON *v, int64_t *out)
 {
-    if (cJSON_IsString(v)) {
-        char *end;
-        long long x = strtoll(v->valuestring, &end, 10);
-        return *end ? 0 : (int64_t)x;
+    struct sp_detect *d = det(a);
+
+    if (!v || cJSON_IsNull(v))
+        return -1; /* no value given: nothing to add */
+    if (cJSON_IsNumber(v) && v->valuedouble == v->valuedouble) {
+        *out = sp_jnum(v, 0);
+        return 0;
     }
-    return sp_jnum(v, 0);
+    if (cJSON_IsString(v) && v->valuestring[0]) {
+        char *end;
+        long long x;
+
+        errno = 0;
+        x = strtoll(v->valuestring, &end, 10);
+        if (!*end && errno != ERANGE) {
+            *out = (int64_t)x;
+            return 0;
+        }
+    }
+    if (d && !d->acc_bad++)
+        sp_warn(a, "line %lld: a SQL metric value is not a whole number "
+                   "(%s); such values are left out of sql_operators",
+                (long long)a->lines,
+                cJSON_IsString(v) ? "text" : "not a number");
+    return -1;
 }
 
 void sp_accum_stage(sp_app *a, const cJSON *info)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(info, "Accumulables");
     const cJSON *it;
+    int64_t v;
 
     cJSON_ArrayForEach(it, list)
     {
         const char *meta = sp_jstr(it, "Metadata");
-        if (meta && !strcmp(meta, "sql"))
-            acc_add(a, sp_jint(it, "ID", -1),
-                    acc_value(cJSON_GetObjectItemCaseSensitive(it, "Value")));
+        if (meta && !strcmp(meta, "sql") &&
+            !acc_value(a, cJSON_GetObjectItemCaseSensitive(it, "Value"), &v))
+            acc_add(a, sp_jint(it, "ID", -1), v);
     }
 }
 
@@ -484,12 +508,13 @@ void sp_accum_driver(sp_app *a, const cJSON *o)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "accumUpdates");
     const cJSON *it;
+    int64_t v;
 
     cJSON_ArrayForEach(it, list)
     {
-        if (cJSON_IsArray(it) && cJSON_GetArraySize(it) == 2)
-            acc_add(a, sp_jnum(cJSON_GetArrayItem(it, 0), -1),
-                    acc_value(cJSON_GetArrayItem(it, 1)));
+        if (cJSON_IsArray(it) && cJSON_GetArraySize(it) == 2 &&
+            !acc_value(a, cJSON_GetArrayItem(it, 1), &v))
+            acc_add(a, sp_jnum(cJSON_GetArrayItem(it, 0), -1), v);
     }
 }
 
@@ -757,6 +782,9 @@ static void emit_sqls(sp_app *a, op_run *r)
 
 void sp_detect_emit(sp_app *a, op_run *r)
 {
+    if (a->det && a->det->acc_bad > 1)
+        sp_warn(a, "%lld SQL metric values in all were not whole numbers "
+                   "and were left out", (long long)a->det->acc_bad);
     emit_peaks(a, r);
     emit_scans(a, r);
     emit_sqls(a, r);

@@ -72,6 +72,7 @@ check "deep plan: cut at depth 256, said" q deep 'any("nested deeper than 256" i
 E2E_OUT=$tmp/types.json E2E_ERR=$tmp/types.err
 check "wrong types parse" out types
 check "driver accumulator: numbers added, text and junk ignored" q types '[o for o in r["series"]["sql_operators"] if o["sql"] == "sql-1"][0]["files_bytes"] == 100'
+check "driver accumulator: the text value is said, not counted as 0" q types 'any("SQL metric value is not a whole number" in w for w in r["warnings"])'
 check "executor metrics: numbers kept, strings and objects ignored" q types '{p["executor_id"]: p for p in r["series"]["executor_peaks"]}["driver"].get("peak_jvm_offheap_bytes") == 5 and "peak_jvm_heap_bytes" not in {p["executor_id"]: p for p in r["series"]["executor_peaks"]}["driver"]'
 check "heartbeat peaks" q types '{p["executor_id"]: p for p in r["series"]["executor_peaks"]}["3"]["peak_jvm_heap_bytes"] == 77'
 check "scope that is not JSON: its name still read, unescaped" q types '[n for n in r["nodes"] if n["kind"] == "stage"][0]["attrs"]["scan"] == "Scan \"q\" t; hdfs://a/b"'
