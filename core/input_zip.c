@@ -7,11 +7,10 @@
  * ends (parts are read at its freeze); paths in them are shown as
  * <zip>/<member> so that messages name the archive and the member.
  */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include "input_zip.h"
+#include "util.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,22 +43,6 @@ static int make_tmp(char **out, const char *zip, op_error *err)
     }
     *out = t;
     return OP_OK;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
-/* Removes the folder dir and what it holds (never following a link). */
-static void rm_tree(const char *dir)
-{
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int input_zips_add(input_zips *z, const char *path, unzip_opts *o,
@@ -158,7 +141,7 @@ void input_zips_free(input_zips *z)
     size_t i;
 
     for (i = 0; i < z->n; i++) {
-        rm_tree(z->v[i].tmp);
+        util_remove_tree(z->v[i].tmp);
         free(z->v[i].tmp);
         free(z->v[i].name);
     }

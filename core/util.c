@@ -1,8 +1,14 @@
 /*
  * util.c - the helpers of util.h: one clock, one comparator, one strdup and
- * one edit distance for the whole of core.
+ * one edit distance, one tree removal for the whole of core.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "util.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -92,4 +98,22 @@ const char *util_suggest(const char *word, const char *const *cands,
     if (!best || bd == 0 || bd > max_d || 2 * bd >= len)
         return NULL;
     return best;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0; /* go on: remove what can be removed */
+}
+
+int util_remove_tree(const char *dir)
+{
+    struct stat st;
+
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return lstat(dir, &st) == 0 || errno != ENOENT ? -1 : 0;
 }

@@ -1,7 +1,8 @@
 /*
  * util.h - the small helpers every part of core would otherwise write
  * again: a monotonic clock, the qsort comparator of string arrays, a
- * NULL-safe strdup, edit distance for "did you mean", and array growth
+ * NULL-safe strdup, edit distance for "did you mean", removing a folder
+ * tree, and array growth
  * (OP_GROW, from the SDK's <optipipe/grow.h>, so plugins share it).
  */
 #ifndef OP_CORE_UTIL_H
@@ -36,5 +37,10 @@ size_t util_edit_distance(const char *a, const char *b);
  * Returns a pointer into cands. */
 const char *util_suggest(const char *word, const char *const *cands,
                          size_t n, size_t max_d);
+
+/* Removes the folder dir and everything in it, never following a link
+ * (a link is removed, not its target); best effort: what cannot be
+ * removed stays. Returns 0 when dir is gone, -1 otherwise. */
+int util_remove_tree(const char *dir);
 
 #endif

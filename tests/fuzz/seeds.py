@@ -121,6 +121,35 @@ def small(b):
     return b[:MAX_SEED]
 
 
+def zip_seeds():
+    """Archives the unpacker must refuse or unpack: plain, deflated, a
+    traversal name, an absolute name, a symlink member, a folder, a bomb
+    ratio, an empty archive."""
+    import io
+    import zipfile
+
+    def z(members, method=zipfile.ZIP_DEFLATED):
+        b = io.BytesIO()
+        with zipfile.ZipFile(b, "w", method) as zf:
+            for name, data, attr in members:
+                info = zipfile.ZipInfo(name)
+                info.compress_type = method
+                if attr:
+                    info.external_attr = attr << 16
+                zf.writestr(info, data)
+        return b.getvalue()
+    line = b'{"Event":"SparkListenerLogStart","Spark Version":"3.5.0"}\n'
+    yield "stored", z([("eventlog_v2_x/events_1_x", line, 0)], zipfile.ZIP_STORED)
+    yield "deflated", z([("target/run_results.json", b'{"results": []}', 0),
+                         ("target/manifest.json", b'{"nodes": {}}', 0)])
+    yield "traversal", z([("../../x", line, 0), ("a/../../y", line, 0)])
+    yield "absolute", z([("/etc/x", line, 0)])
+    yield "symlink", z([("link", b"/etc/passwd", 0o120777), ("link/x", line, 0)])
+    yield "folder", z([("d/", b"", 0o40755), ("d/f", line, 0)])
+    yield "ratio", z([("big", b"\0" * (4 << 20), 0)])
+    yield "empty", z([])
+
+
 def seeds(target):
     if target in ("stream", "spark"):
         text = None
@@ -226,6 +255,8 @@ def seeds(target):
         yield "tiny", (b'{"schema": 1, "runs": [{"source": "flink", "id": "j", "nodes": ['
                        b'{"id": "a", "kind": "operator", "metrics": {"busy_ratio": 0.99}},'
                        b'{"id": "b", "kind": "operator", "parents": ["a"]}]}]}\n')
+    elif target == "unzip":
+        yield from zip_seeds()
     else:
         sys.exit("seeds.py: unknown target " + target)
 
