@@ -107,6 +107,7 @@ typedef struct srv {
     int tokens;            /* token_file given: requests must authenticate */
     srv_jobs *jobs;
     srv_metrics *metrics;
+    struct srv_http *http; /* serve_http.c's own: tokens, sessions, daemon */
 } srv;
 
 /* ---- requests and responses (serve_http.c) --------------------------------- */
@@ -158,6 +159,12 @@ const char *srv_arg(const srv_req *r, const char *name);
 const char *srv_header(const srv_req *r, const char *name);
 const char *srv_field(const srv_req *r, const char *name);
 const char *srv_cookie(const srv_req *r, const char *name);
+
+/* Takes the staged upload of an SRV_UPLOAD request: the caller owns it
+ * from then on (jobs_submit takes it in turn). NULL when there is none or
+ * it was taken already. What no handler took is removed after the
+ * handler returned (serve_http.c). */
+srv_upload *srv_take_upload(const srv_req *r);
 
 /* What a handler answers. serve_http.c opens f (open_memstream over
  * body) before the handler runs and sends it after; a handler may send a
