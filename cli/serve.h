@@ -257,6 +257,19 @@ typedef enum srv_state {
 } srv_state;
 const char *srv_state_name(srv_state s); /* "queued", ... */
 
+/* Whether id is an analysis id: SRV_ID_LEN lowercase hex digits, nothing
+ * else (every lookup and the worker check it before making a path). */
+int srv_id_valid(const char *id);
+
+/* Whether url is an http(s):// URL whose host (as libcurl reads it) is one
+ * of o->fetch_allow (case-insensitive); none configured: never. The API
+ * checks URL inputs with it, the worker again before fetching. */
+int srv_url_allowed(const serve_opts *o, const char *url);
+
+/* The environment variable that gives a worker the server's pid: a worker
+ * whose parent is not that process exits at once (serve_worker.c). */
+#define SRV_PARENT_ENV "OPTIPIPE_SERVE_PARENT"
+
 typedef struct srv_analysis {
     char id[SRV_ID_LEN + 1];
     srv_state state;
@@ -276,9 +289,11 @@ int jobs_open(srv *s, srv_jobs **out, op_error *err);
 /* Stops taking analyses, kills running workers, frees j. */
 void jobs_close(srv_jobs *j);
 /* Moves up's files into a new DATA/analyses/<id> with the URL inputs
- * (urls, may be 0) and queues it. Takes up in every case. OP_ELIMIT when
- * the queue is full (429 with Retry-After: jobs_retry_after); the
- * upload is removed then. */
+ * (urls, may be 0) and queues it. Takes up in every case; up may be NULL
+ * for URL inputs alone. OP_ELIMIT when the queue is full (429 with
+ * Retry-After: jobs_retry_after); the upload is removed then. OP_EUSAGE
+ * (400) for no file and no URL, or a URL that is not one line of at most
+ * SRV_FIELD_MAX bytes without control characters. */
 int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
                 size_t nurls, char id[SRV_ID_LEN + 1], op_error *err);
 unsigned jobs_retry_after(const srv_jobs *j);
