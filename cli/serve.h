@@ -231,8 +231,9 @@ int stage_begin(srv *s, const char *content_type, const char *raw_name,
  * (413); OP_EPARSE: malformed (400); OP_EIO: disk (500). */
 int stage_feed(srv_stage *st, const char *data, size_t len, op_error *err);
 /* The body ended: 0 with *out (owned by the caller: srv_upload_free),
- * OP_EPARSE when the multipart body is cut or has no file. The stage is
- * freed whatever the result. */
+ * OP_EPARSE when the multipart body is cut. An upload without a file is
+ * not an error here (it may carry url fields only): the handler decides.
+ * The stage is freed whatever the result. */
 int stage_end(srv_stage *st, srv_upload **out, op_error *err);
 /* The client went away or a limit tripped: removes everything staged. */
 void stage_abort(srv_stage *st);
@@ -240,6 +241,10 @@ void stage_abort(srv_stage *st);
 const char *srv_upload_field(const srv_upload *up, const char *name);
 /* Frees up and removes its staging folder if it is still there. */
 void srv_upload_free(srv_upload *up);
+/* Removes path and all below it (a file, or a folder at most 32 deep),
+ * removing symlinks, never following them. 0 (also when path is absent),
+ * or -1 with errno. serve_upload.c; for every removal of a server folder. */
+int srv_remove_tree(const char *path);
 
 /* ---- analyses (serve_jobs.c, serve_worker.c) -------------------------------- */
 
