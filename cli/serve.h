@@ -107,6 +107,7 @@ typedef struct srv {
     int tokens;            /* token_file given: requests must authenticate */
     srv_jobs *jobs;
     srv_metrics *metrics;
+    struct srv_http *http; /* serve_http.c's own: tokens, sessions, daemon */
 } srv;
 
 /* ---- requests and responses (serve_http.c) --------------------------------- */
@@ -158,6 +159,12 @@ const char *srv_arg(const srv_req *r, const char *name);
 const char *srv_header(const srv_req *r, const char *name);
 const char *srv_field(const srv_req *r, const char *name);
 const char *srv_cookie(const srv_req *r, const char *name);
+
+/* Takes the staged upload of an SRV_UPLOAD request: the caller owns it
+ * from then on (jobs_submit takes it in turn). NULL when there is none or
+ * it was taken already. What no handler took is removed after the
+ * handler returned (serve_http.c). */
+srv_upload *srv_take_upload(const srv_req *r);
 
 /* What a handler answers. serve_http.c opens f (open_memstream over
  * body) before the handler runs and sends it after; a handler may send a
@@ -231,8 +238,9 @@ int stage_begin(srv *s, const char *content_type, const char *raw_name,
  * (413); OP_EPARSE: malformed (400); OP_EIO: disk (500). */
 int stage_feed(srv_stage *st, const char *data, size_t len, op_error *err);
 /* The body ended: 0 with *out (owned by the caller: srv_upload_free),
- * OP_EPARSE when the multipart body is cut or has no file. The stage is
- * freed whatever the result. */
+ * OP_EPARSE when the multipart body is cut. An upload without a file is
+ * not an error here (it may carry url fields only): the handler decides.
+ * The stage is freed whatever the result. */
 int stage_end(srv_stage *st, srv_upload **out, op_error *err);
 /* The client went away or a limit tripped: removes everything staged. */
 void stage_abort(srv_stage *st);
@@ -240,6 +248,10 @@ void stage_abort(srv_stage *st);
 const char *srv_upload_field(const srv_upload *up, const char *name);
 /* Frees up and removes its staging folder if it is still there. */
 void srv_upload_free(srv_upload *up);
+/* Removes path and all below it (a file, or a folder at most 32 deep),
+ * removing symlinks, never following them. 0 (also when path is absent),
+ * or -1 with errno. serve_upload.c; for every removal of a server folder. */
+int srv_remove_tree(const char *path);
 
 /* ---- analyses (serve_jobs.c, serve_worker.c) -------------------------------- */
 
