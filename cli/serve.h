@@ -238,8 +238,9 @@ int stage_begin(srv *s, const char *content_type, const char *raw_name,
  * (413); OP_EPARSE: malformed (400); OP_EIO: disk (500). */
 int stage_feed(srv_stage *st, const char *data, size_t len, op_error *err);
 /* The body ended: 0 with *out (owned by the caller: srv_upload_free),
- * OP_EPARSE when the multipart body is cut or has no file. The stage is
- * freed whatever the result. */
+ * OP_EPARSE when the multipart body is cut. An upload without a file is
+ * not an error here (it may carry url fields only): the handler decides.
+ * The stage is freed whatever the result. */
 int stage_end(srv_stage *st, srv_upload **out, op_error *err);
 /* The client went away or a limit tripped: removes everything staged. */
 void stage_abort(srv_stage *st);
@@ -247,6 +248,10 @@ void stage_abort(srv_stage *st);
 const char *srv_upload_field(const srv_upload *up, const char *name);
 /* Frees up and removes its staging folder if it is still there. */
 void srv_upload_free(srv_upload *up);
+/* Removes path and all below it (a file, or a folder at most 32 deep),
+ * removing symlinks, never following them. 0 (also when path is absent),
+ * or -1 with errno. serve_upload.c; for every removal of a server folder. */
+int srv_remove_tree(const char *path);
 
 /* ---- analyses (serve_jobs.c, serve_worker.c) -------------------------------- */
 
@@ -263,6 +268,26 @@ typedef enum srv_state {
     SRV_QUEUED = 0, SRV_RUNNING, SRV_DONE, SRV_FAILED
 } srv_state;
 const char *srv_state_name(srv_state s); /* "queued", ... */
+
+/* Whether id is an analysis id: SRV_ID_LEN lowercase hex digits, nothing
+ * else (every lookup and the worker check it before making a path). */
+int srv_id_valid(const char *id);
+
+/* Whether url is an http(s):// URL whose host (as libcurl reads it) is one
+ * of o->fetch_allow (case-insensitive); none configured: never. The API
+ * checks URL inputs with it, the worker again before fetching. */
+int srv_url_allowed(const serve_opts *o, const char *url);
+
+/* Writes dir/name through dir/name.tmp (fsync, rename, fsync of dir):
+ * there complete or not at all, also after a crash. fill writes the
+ * content to f (borrowed) and returns nonzero on failure. Returns 0 or
+ * OP_EIO with err. */
+int srv_write_atomic(const char *dir, const char *name,
+                     int (*fill)(FILE *f, void *ud), void *ud, op_error *err);
+
+/* The environment variable that gives a worker the server's pid: a worker
+ * whose parent is not that process exits at once (serve_worker.c). */
+#define SRV_PARENT_ENV "OPTIPIPE_SERVE_PARENT"
 
 typedef struct srv_analysis {
     char id[SRV_ID_LEN + 1];
@@ -283,9 +308,11 @@ int jobs_open(srv *s, srv_jobs **out, op_error *err);
 /* Stops taking analyses, kills running workers, frees j. */
 void jobs_close(srv_jobs *j);
 /* Moves up's files into a new DATA/analyses/<id> with the URL inputs
- * (urls, may be 0) and queues it. Takes up in every case. OP_ELIMIT when
- * the queue is full (429 with Retry-After: jobs_retry_after); the
- * upload is removed then. */
+ * (urls, may be 0) and queues it. Takes up in every case; up may be NULL
+ * for URL inputs alone. OP_ELIMIT when the queue is full (429 with
+ * Retry-After: jobs_retry_after); the upload is removed then. OP_EUSAGE
+ * (400) for no file and no URL, or a URL that is not one line of at most
+ * SRV_FIELD_MAX bytes without control characters. */
 int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
                 size_t nurls, char id[SRV_ID_LEN + 1], op_error *err);
 unsigned jobs_retry_after(const srv_jobs *j);
