@@ -278,6 +278,13 @@ int srv_id_valid(const char *id);
  * checks URL inputs with it, the worker again before fetching. */
 int srv_url_allowed(const serve_opts *o, const char *url);
 
+/* Writes dir/name through dir/name.tmp (fsync, rename, fsync of dir):
+ * there complete or not at all, also after a crash. fill writes the
+ * content to f (borrowed) and returns nonzero on failure. Returns 0 or
+ * OP_EIO with err. */
+int srv_write_atomic(const char *dir, const char *name,
+                     int (*fill)(FILE *f, void *ud), void *ud, op_error *err);
+
 /* The environment variable that gives a worker the server's pid: a worker
  * whose parent is not that process exits at once (serve_worker.c). */
 #define SRV_PARENT_ENV "OPTIPIPE_SERVE_PARENT"
