@@ -492,6 +492,22 @@ static int find_analysis(const srv_req *r, srv_resp *w, srv_analysis *a)
     return 0;
 }
 
+/* The report names its inputs by where the worker read them, inside
+ * DATA: the API says them relative to the analysis ("inputs/x.json"),
+ * never the server's folders. */
+static void relative_inputs(cJSON *rep, const char *dir)
+{
+    cJSON *in;
+    size_t n = strlen(dir);
+
+    cJSON_ArrayForEach(in, cJSON_GetObjectItemCaseSensitive(rep, "inputs")) {
+        cJSON *p = cJSON_GetObjectItemCaseSensitive(in, "path");
+        const char *v = cJSON_GetStringValue(p);
+        if (v && strncmp(v, dir, n) == 0 && v[n] == '/')
+            memmove(p->valuestring, v + n + 1, strlen(v + n + 1) + 1);
+    }
+}
+
 /* report.json of a finished analysis, parsed; NULL after answering. */
 static cJSON *read_report(const srv_req *r, srv_resp *w, const srv_analysis *a)
 {
@@ -515,6 +531,7 @@ static cJSON *read_report(const srv_req *r, srv_resp *w, const srv_analysis *a)
         srv_fail(r, w, 500, "analysis %s: its report is not JSON", a->id);
         return NULL;
     }
+    relative_inputs(rep, a->dir);
     return rep;
 }
 
