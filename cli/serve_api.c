@@ -493,19 +493,28 @@ static int find_analysis(const srv_req *r, srv_resp *w, srv_analysis *a)
 }
 
 /* The report names its inputs by where the worker read them, inside
- * DATA: the API says them relative to the analysis ("inputs/x.json"),
+ * DATA, and the run store it took decisions from: the API says them
+ * relative to the analysis ("inputs/x.json") and DATA ("history.db"),
  * never the server's folders. */
-static void relative_inputs(cJSON *rep, const char *dir)
+static void strip_dir(cJSON *s, const char *dir)
 {
-    cJSON *in;
+    const char *v = cJSON_GetStringValue(s);
     size_t n = strlen(dir);
 
-    cJSON_ArrayForEach(in, cJSON_GetObjectItemCaseSensitive(rep, "inputs")) {
-        cJSON *p = cJSON_GetObjectItemCaseSensitive(in, "path");
-        const char *v = cJSON_GetStringValue(p);
-        if (v && strncmp(v, dir, n) == 0 && v[n] == '/')
-            memmove(p->valuestring, v + n + 1, strlen(v + n + 1) + 1);
-    }
+    if (v && strncmp(v, dir, n) == 0 && v[n] == '/')
+        memmove(s->valuestring, v + n + 1, strlen(v + n + 1) + 1);
+}
+
+static void relative_paths(cJSON *rep, const char *data, const char *dir)
+{
+    cJSON *in;
+
+    cJSON_ArrayForEach(in, cJSON_GetObjectItemCaseSensitive(rep, "inputs"))
+        strip_dir(cJSON_GetObjectItemCaseSensitive(in, "path"), dir);
+    /* decisions from the store: "history.db" */
+    strip_dir(cJSON_GetObjectItemCaseSensitive(
+                  cJSON_GetObjectItemCaseSensitive(rep, "applied"), "baseline"),
+              data);
 }
 
 /* report.json of a finished analysis, parsed; NULL after answering. */
@@ -531,7 +540,7 @@ static cJSON *read_report(const srv_req *r, srv_resp *w, const srv_analysis *a)
         srv_fail(r, w, 500, "analysis %s: its report is not JSON", a->id);
         return NULL;
     }
-    relative_inputs(rep, a->dir);
+    relative_paths(rep, r->s->data, a->dir);
     return rep;
 }
 
