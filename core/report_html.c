@@ -254,55 +254,55 @@ static void put_summary(hout *h, const size_t *order, size_t nord)
 
 /* Evidence as a compact grid of key/value pairs: it backs the message, it
  * should not push the charts off the screen. */
-static void put_evidence(hout *h, const finding *f)
+void html_put_evidence(FILE *out, const cJSON *evidence)
 {
     const cJSON *e;
     char buf[512];
 
-    if (!f->evidence || !f->evidence->child)
+    if (!cJSON_IsObject(evidence) || !evidence->child)
         return;
-    fputs("<dl class=\"evidence\" aria-label=\"Evidence\">\n", h->f);
-    cJSON_ArrayForEach(e, f->evidence) {
-        fputs("<div><dt>", h->f);
-        html_put(h->f, e->string);
-        fputs("</dt><dd>", h->f);
-        html_put(h->f, report_fmt_value(buf, sizeof buf, e));
-        fputs("</dd></div>\n", h->f);
+    fputs("<dl class=\"evidence\" aria-label=\"Evidence\">\n", out);
+    cJSON_ArrayForEach(e, evidence) {
+        fputs("<div><dt>", out);
+        html_put(out, e->string);
+        fputs("</dt><dd>", out);
+        html_put(out, report_fmt_value(buf, sizeof buf, e));
+        fputs("</dd></div>\n", out);
     }
-    fputs("</dl>\n", h->f);
+    fputs("</dl>\n", out);
 }
 
-static void put_changes(hout *h, const finding *f)
+void html_put_changes(FILE *out, const cJSON *changes)
 {
     const cJSON *c;
     char buf[512];
 
-    if (!f->changes || !f->changes->child)
+    if (!cJSON_IsArray(changes) || !changes->child)
         return;
-    fputs("<pre class=\"change\" aria-label=\"Proposed change\">", h->f);
-    cJSON_ArrayForEach(c, f->changes) {
+    fputs("<pre class=\"change\" aria-label=\"Proposed change\">", out);
+    cJSON_ArrayForEach(c, changes) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "target");
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "key");
         const cJSON *from = cJSON_GetObjectItemCaseSensitive(c, "from");
         if (cJSON_IsString(t)) {
-            fputs("<span class=\"target\"># ", h->f);
-            html_put(h->f, t->valuestring);
-            fputs("</span>\n", h->f);
+            fputs("<span class=\"target\"># ", out);
+            html_put(out, t->valuestring);
+            fputs("</span>\n", out);
         }
         if (from) {
-            fputs("<span class=\"del\">- ", h->f);
-            html_put(h->f, cJSON_IsString(k) ? k->valuestring : "?");
-            fputs(": ", h->f);
-            html_put(h->f, report_fmt_value(buf, sizeof buf, from));
-            fputs("</span>\n", h->f);
+            fputs("<span class=\"del\">- ", out);
+            html_put(out, cJSON_IsString(k) ? k->valuestring : "?");
+            fputs(": ", out);
+            html_put(out, report_fmt_value(buf, sizeof buf, from));
+            fputs("</span>\n", out);
         }
-        fputs("<span class=\"add\">+ ", h->f);
-        html_put(h->f, cJSON_IsString(k) ? k->valuestring : "?");
-        fputs(": ", h->f);
-        html_put(h->f, report_fmt_value(buf, sizeof buf, cJSON_GetObjectItemCaseSensitive(c, "to")));
-        fputs("</span>\n", h->f);
+        fputs("<span class=\"add\">+ ", out);
+        html_put(out, cJSON_IsString(k) ? k->valuestring : "?");
+        fputs(": ", out);
+        html_put(out, report_fmt_value(buf, sizeof buf, cJSON_GetObjectItemCaseSensitive(c, "to")));
+        fputs("</span>\n", out);
     }
-    fputs("</pre>\n", h->f);
+    fputs("</pre>\n", out);
 }
 
 static void put_finding(hout *h, const finding *f)
@@ -327,8 +327,8 @@ static void put_finding(hout *h, const finding *f)
         html_put(h->f, f->recommendation);
         fputs("</p>\n", h->f);
     }
-    put_changes(h, f);
-    put_evidence(h, f);
+    html_put_changes(h->f, f->changes);
+    html_put_evidence(h->f, f->evidence);
     fputs("</article>\n", h->f);
 }
 

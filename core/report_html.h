@@ -93,6 +93,12 @@ const char *html_attr(const mmap *m, const char *key);
 void html_page_open(FILE *f, const char *title);
 void html_page_close(FILE *f);
 
+/* A finding's proposed changes (a JSON array of {target, key, from, to})
+ * as <pre class="change"> and its evidence (an object) as a <dl>; nothing
+ * when absent or empty. Shared with optipipe serve's finding pages. */
+void html_put_changes(FILE *f, const cJSON *changes);
+void html_put_evidence(FILE *f, const cJSON *evidence);
+
 /* The report's stylesheet (what html_page_open inlines), for pages that
  * link it instead (optipipe serve's /static/app.css). Static. */
 const char *html_report_css(void);
