@@ -23,7 +23,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -420,26 +419,23 @@ static void set_error(job *jb, const char *why)
 
 /* ---- recovery (jobs_open) ------------------------------------------------------ */
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st, (void)flag;
-    if (ftw->level > 0 && remove(path) != 0)
-        fprintf(stderr, "optipipe serve: %s: cannot remove: %s\n", path,
-                strerror(errno));
-    return 0;
-}
-
 /* Empties DATA/tmp: uploads of an earlier server that never finished. */
 static void tmp_clean(const char *tmp)
 {
-    nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
+    char path[4096 + 272];
+    DIR *d = opendir(tmp);
+    struct dirent *e;
 
-static void remove_tree(const char *dir)
-{
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    rmdir(dir);
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
+        if (srv_remove_tree(path) != 0)
+            fprintf(stderr, "optipipe serve: %s: cannot remove: %s\n", path,
+                    strerror(errno));
+    }
+    if (d)
+        closedir(d);
 }
 
 static int cmp_created(const void *pa, const void *pb)
@@ -920,9 +916,10 @@ static int urls_fill(FILE *f, void *ud)
 }
 
 /* urls.txt of the staged upload: one URL a line; each checked to be one
- * line of at most URL_MAX bytes. */
-static int write_urls(const char *dir, const char *const *urls, size_t nurls,
-                      op_error *err)
+ * line of at most URL_MAX bytes, naming a host of --fetch-allow (whoever
+ * submits has checked that already: this is the line no caller can skip). */
+static int write_urls(const serve_opts *o, const char *dir, const char *const *urls,
+                      size_t nurls, op_error *err)
 {
     url_list l = {urls, nurls};
 
@@ -935,6 +932,9 @@ static int write_urls(const char *dir, const char *const *urls, size_t nurls,
             if ((unsigned char)urls[i][k] < 0x20 || urls[i][k] == 0x7f)
                 return op_error_set(err, OP_EUSAGE, "URL %zu: control character "
                                     "at byte %zu", i + 1, k + 1);
+        if (!srv_url_allowed(o, urls[i]))
+            return op_error_set(err, OP_EUSAGE, "URL %zu: not http(s) or its host "
+                                "is not in --fetch-allow", i + 1);
     }
     return srv_write_atomic(dir, SRV_URLS, urls_fill, &l, err);
 }
@@ -971,7 +971,7 @@ static int place(srv_jobs *j, const char *stage, const char *const *urls,
     int rc;
 
     snprintf(adir, sizeof adir, "%s/analyses", j->s->data);
-    if (nurls && (rc = write_urls(stage, urls, nurls, err)))
+    if (nurls && (rc = write_urls(j->s->o, stage, urls, nurls, err)))
         return rc;
     for (int tries = 0;; tries++) {
         if ((rc = new_id(a->id, err)))
@@ -1051,13 +1051,15 @@ int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
         a.bytes = up ? up->bytes : 0;
         rc = place(j, stage, urls, nurls, &a, &placed, err);
     }
+    if (placed && up)
+        up->dir[0] = '\0'; /* moved: nothing of it left to remove */
     if ((rc = enqueue(j, &a, rc, err)) == 0)
         memcpy(id, a.id, SRV_ID_LEN + 1);
     else if (placed) /* in DATA/analyses, not listed: gone, like a refused upload */
-        remove_tree(a.dir);
+        srv_remove_tree(a.dir);
 out:
     if (!up && stage[0] && !placed)
-        remove_tree(stage);
+        srv_remove_tree(stage);
     srv_upload_free(up); /* its folder is gone when it was placed */
     return rc;
 }
