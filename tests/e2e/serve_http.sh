@@ -138,7 +138,7 @@ import os, socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 body = (b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.json\"\r\n"
         b"Content-Type: application/json\r\n\r\n" + b"{" * 50000)
-s.sendall(b"POST /api/v1/analyses HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+s.sendall(b"POST /api/v1/analyses HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % int(sys.argv[1]) +
           b"Content-Type: multipart/form-data; boundary=B\r\n"
           b"Content-Length: 1000000\r\n\r\n" + body)
 for _ in range(300):  # bounded: until the server staged something
