@@ -332,6 +332,28 @@ void jobs_stats(srv_jobs *j, srv_jobs_stats *st);
  * its reports and records it in the run store; returns the exit code. */
 int serve_worker_main(const serve_opts *o);
 
+/* ---- the API's shared pieces (serve_api.c) ---------------------------------- */
+
+/* The core of every upload handler (POST /api/v1/analyses, the UI's form
+ * POST): the staged upload of r (taken) and its URL inputs (multipart
+ * fields "url", or a JSON body {"urls": [...]}) checked and queued with
+ * jobs_submit. Returns 0 with id set (w untouched), or 1 after answering
+ * w through srv_fail: 400 (no file and no URL, a bad URL or JSON), 403
+ * (a `rules` file without --allow-rule-upload, a URL host not in
+ * --fetch-allow, named), 429 with Retry-After (queue full), 500. */
+int srv_accept_upload(const srv_req *r, srv_resp *w, char id[SRV_ID_LEN + 1]);
+
+/* Writes a decision into the run store (store_decide: status approved,
+ * dismissed or open; comment and who may be NULL) and counts it
+ * (SRV_M_DECISIONS). Returns 0, OP_ENOTFOUND (no stored finding has fp),
+ * OP_EUSAGE (bad fingerprint, status or text) or another op_status, with
+ * err. Thread-safe (one store connection per call). */
+int srv_decide(srv *s, const char *fp, const char *status,
+               const char *comment, const char *who, op_error *err);
+
+/* Who a request is, for decided_by: "token", "browser" or "local". */
+const char *srv_who(const srv_req *r);
+
 /* ---- metrics (serve_metrics.c) ---------------------------------------------- */
 
 typedef enum srv_metric {

@@ -122,7 +122,8 @@ int srv_route_match(const char *pattern, const char *path,
                 return 0;
             if (ul == 0)
                 return 0;
-            if (srv_pct_decode(us, ul, 0, 1, params[np], SRV_SEGMENT_MAX + 1) < 0)
+            /* '/' stays: a job key may hold one (sent as %2F) */
+            if (srv_pct_decode(us, ul, 0, 0, params[np], SRV_SEGMENT_MAX + 1) < 0)
                 bad = 1;
             np++;
             continue;

@@ -290,6 +290,7 @@ int serve_worker_main(const serve_opts *o)
         return EXIT_USAGE;
     }
     cli_session_opts(&w.co, &so);
+    so.decisions_from_store = 1; /* approved or dismissed before: shown so */
     so.mode = OP_SESSION_ALL;
     op_error_clear(&err);
     rc = op_session_run(&s, &so, &err);
