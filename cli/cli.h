@@ -17,6 +17,7 @@
 #include "rules.h"
 #include "cli_table.h"
 #include "session.h"
+#include "serve.h"
 
 #define CLI_MAX_LIST 64
 
@@ -75,6 +76,7 @@ typedef struct cli_opts {
     size_t top; /* diff --top N: nodes listed (0: DIFF_TOP_DEFAULT) */
     const char *ignore_keys[CLI_MAX_LIST]; /* diff --ignore-key GLOB */
     size_t nignore_keys;
+    serve_opts serve;        /* serve (cli/serve.h) */
 } cli_opts;
 
 /* Opens the plugin registry alone (built-in and o->plugin_path) into an,
@@ -120,6 +122,9 @@ const char *cli_history_path(const char *given, const config *c);
 
 /* `optipipe diff A B` (cmd_diff.c). */
 int diff_main(int argc, char **argv);
+
+/* `optipipe serve` (serve.c): parses the options, then serve_main. */
+int serve_cli_main(int argc, char **argv);
 
 /* `optipipe history ...` (cmd_history.c). */
 int history_main(int argc, char **argv);
