@@ -92,7 +92,7 @@ static int analysis_of(const srv_req *r, srv_resp *w, srv_analysis *a)
     op_error err;
 
     op_error_clear(&err);
-    if (r->nparam < 1 || !ui_is_hex(r->param[0], SRV_ID_LEN) ||
+    if (r->nparam < 1 || !srv_id_valid(r->param[0]) ||
         jobs_get(r->s->jobs, r->param[0], a, &err)) {
         srv_fail(r, w, 404, "no analysis with this id");
         return 1;
@@ -140,8 +140,6 @@ static int post_upload(const srv_req *r, srv_resp *w)
     char id[SRV_ID_LEN + 1] = "";
 
     if (srv_accept_upload(r, w, id))
-        return 1;
-    if (!ui_is_hex(id, SRV_ID_LEN))
         return 0; /* refused: w holds the answer */
     w->status = 303;
     snprintf(w->location, sizeof w->location, "/analyses/%s", id);
@@ -331,8 +329,9 @@ static int post_decision(const srv_req *r, srv_resp *w)
     if (comment && strlen(comment) > UI_COMMENT_MAX)
         return srv_fail(r, w, 400, "the comment is longer than %u bytes", UI_COMMENT_MAX);
     op_error_clear(&err);
-    if (srv_decide(r->s, fp, status, comment && *comment ? comment : NULL, "web", &err))
-        return srv_fail(r, w, err.code == OP_EUSAGE ? 400 : 500, "%s", err.msg);
+    if (srv_decide(r->s, fp, status, comment && *comment ? comment : NULL, srv_who(r), &err))
+        return srv_fail(r, w, err.code == OP_EUSAGE ? 400 : err.code == OP_ENOTFOUND
+                        ? 404 : 500, "%s", err.msg);
     w->status = 303;
     snprintf(w->location, sizeof w->location, "/analyses/%s#f-%s", a.id, fp);
     return 0;
