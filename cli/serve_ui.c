@@ -339,28 +339,36 @@ static int post_decision(const srv_req *r, srv_resp *w)
 
 /* ---- files ------------------------------------------------------------------- */
 
+/* The worker's report.html, made fit for the strict CSP (its inline
+ * stylesheet linked, its script and style attributes left out), framed by
+ * the analysis page. */
 static int get_report_html(const srv_req *r, srv_resp *w)
 {
-    char path[4096];
     srv_analysis a;
-    struct stat st;
-    int fd;
+    op_error err;
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
 
     if (analysis_of(r, w, &a))
         return 0;
-    if (a.state != SRV_DONE || join(path, a.dir, SRV_REPORT_HTML) ||
-        (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return srv_fail(r, w, 404, "this analysis has no HTML report");
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return srv_fail(r, w, 404, "this analysis has no HTML report");
-    }
+    op_error_clear(&err);
+    if (a.state != SRV_DONE ||
+        read_file(a.dir, SRV_REPORT_HTML, UI_REPORT_MAX, &text, &len, &err))
+        return srv_fail(r, w, a.state != SRV_DONE || err.code == OP_ENOTFOUND ? 404 : 500,
+                        "this analysis has no HTML report%s%s", err.msg[0] ? ": " : "",
+                        err.code == OP_ENOTFOUND ? "" : err.msg);
     w->status = 200;
     w->type = "text/html; charset=utf-8";
-    w->fd = fd;
-    w->fd_size = (uint64_t)st.st_size;
-    w->frame_self = 1; /* framed by the analysis page; it keeps its own CSP */
-    return 0;
+    w->frame_self = 1;
+    rc = html_report_strict(w->f, text, len, "/static/app.css");
+    free(text);
+    if (rc == OP_EPARSE) {
+        rewind(w->f);
+        return srv_fail(r, w, 500, "the HTML report of this analysis is not one "
+                        "this server can show");
+    }
+    return rc;
 }
 
 /* The patches are the API's (one writer of them); here they download. */
