@@ -10,6 +10,7 @@
  */
 #include "serve.h"
 #include "serve_multipart.h"
+#include "util.h"
 
 #include <optipipe/grow.h>
 
@@ -168,23 +169,6 @@ static const char *shown(const char *s, char buf[48])
 
 /* ---- files ----------------------------------------------------------------------- */
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return -1;
-        }
-        buf += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static srv_file *cur_file(srv_stage *st)
 {
     return &st->up->files[st->up->nfiles - 1];
@@ -204,7 +188,7 @@ static int flush(srv_stage *st, op_error *err)
     char rel[SRV_NAME_MAX + 16];
     int e;
 
-    if (!st->wlen || !write_all(st->fd, st->wbuf, st->wlen)) {
+    if (!st->wlen || !util_write_all(st->fd, st->wbuf, st->wlen)) {
         st->wlen = 0;
         return 0;
     }

@@ -1,6 +1,6 @@
 /*
- * util.c - the helpers of util.h: one clock, one comparator, one strdup and
- * one edit distance, one tree removal for the whole of core.
+ * util.c - the helpers of util.h: one clock, one write loop, one comparator,
+ * one strdup, one edit distance and one tree removal for the whole of core.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "util.h"
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 uint64_t util_now_ns(void)
 {
@@ -20,6 +21,25 @@ uint64_t util_now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int util_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }
 
 uint64_t util_now_ms(void)
