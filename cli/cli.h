@@ -17,6 +17,7 @@
 #include "rules.h"
 #include "cli_table.h"
 #include "session.h"
+#include "serve.h"
 
 #define CLI_MAX_LIST 64
 
@@ -75,6 +76,7 @@ typedef struct cli_opts {
     size_t top; /* diff --top N: nodes listed (0: DIFF_TOP_DEFAULT) */
     const char *ignore_keys[CLI_MAX_LIST]; /* diff --ignore-key GLOB */
     size_t nignore_keys;
+    serve_opts serve;        /* serve (cli/serve.h) */
 } cli_opts;
 
 /* Opens the plugin registry alone (built-in and o->plugin_path) into an,
@@ -120,6 +122,16 @@ const char *cli_history_path(const char *given, const config *c);
 
 /* `optipipe diff A B` (cmd_diff.c). */
 int diff_main(int argc, char **argv);
+/* A stored run named by ref (JOB@latest, JOB@previous, JOB@best, a run
+ * id) of st as the object diff_runs reads, into *out (free with
+ * cJSON_Delete). Returns 0, OP_ENOTFOUND (no such run, err says so) or
+ * another op_status with err. The server's /diff shares it. */
+struct store;
+int diff_stored_run(struct store *st, const char *ref, cJSON **out,
+                    op_error *err);
+
+/* `optipipe serve` (serve.c): parses the options, then serve_main. */
+int serve_cli_main(int argc, char **argv);
 
 /* `optipipe history ...` (cmd_history.c). */
 int history_main(int argc, char **argv);

@@ -619,13 +619,91 @@ const opt_cmd cli_cmd_diff = {
     {&g_diff, &g_store, &g_plugins, &g_inputs, &g_quiet, &g_verbose, NULL},
     NULL, OPERANDS("RUN", 4096)};
 
+/* ---- serve ----------------------------------------------------------------------- */
+
+static const opt_spec serve_specs[] = {
+    {"--listen", NULL, STR(serve.listen), .metavar = "ADDR:PORT",
+     .def = SRV_LISTEN_DEFAULT,
+     .help = "the address to serve on: a numeric IPv4 address or [IPv6]; "
+             "port 0 takes any free one (printed). Not loopback: needs "
+             "--token-file"},
+    {"--data", NULL, STR(serve.data_dir), .metavar = "DIR",
+     .help = "the server's folder (required; made 0700): the run store "
+             "history.db, the uploads and the analyses"},
+    {"--token-file", NULL, STR(serve.token_file), .metavar = "FILE",
+     .help = "Bearer tokens, one a line ('#' comments; each at least 16 "
+             "bytes; the file readable by its owner only): every request but "
+             "/healthz, /login and /static must present one"},
+    {"--rules", NULL, LIST(serve.rules_dirs, serve.nrules_dirs),
+     .metavar = "DIR", .help = "a rule folder every analysis runs besides "
+                               "the bundled packs"},
+    {"--config", NULL, STR(serve.config_path), .metavar = "FILE",
+     .help = "an optipipe.lua for every analysis (default: none; uploads "
+             "never bring one)"},
+    {"--allow-rule-upload", NULL, FLAG(serve.allow_rule_upload),
+     .help = "accept .lua rules with an upload (field 'rules'); they run "
+             "isolated"},
+    {"--fetch-allow", NULL, LIST(serve.fetch_allow, serve.nfetch_allow),
+     .metavar = "HOST", .help = "a host URL inputs may name (none: URL "
+                                "inputs are refused)"},
+    END};
+static const opt_group g_serve = {"Options", serve_specs};
+
+static const opt_spec serve_limit_specs[] = {
+    {"--max-upload-bytes", NULL, .type = OPT_SIZE,
+     FIELD(serve.max_upload_bytes), .lo = 1, .metavar = "BYTES", .def = "1g",
+     .help = "one upload, all its files (413 beyond)"},
+    {"--max-files", NULL, .type = OPT_INT, FIELD(serve.max_files), .lo = 1,
+     .hi = 100000, .metavar = "N", .def = DEF_OF(SRV_FILES_DEFAULT),
+     .help = "files in one upload"},
+    {"--threads", NULL, .type = OPT_INT, FIELD(serve.threads), .lo = 1,
+     .hi = 256, .metavar = "N", .def = DEF_OF(SRV_THREADS_DEFAULT),
+     .help = "HTTP threads"},
+    {"--max-connections", NULL, .type = OPT_INT, FIELD(serve.max_connections),
+     .lo = 1, .hi = 100000, .metavar = "N", .def = DEF_OF(SRV_CONNECTIONS_DEFAULT),
+     .help = "connections at once; more wait in the listen backlog"},
+    {"--conn-timeout", NULL, .type = OPT_INT, FIELD(serve.conn_timeout_s),
+     .lo = 1, .hi = 86400, .metavar = "SECONDS",
+     .def = DEF_OF(SRV_CONN_TIMEOUT_DEFAULT),
+     .help = "a connection idle this long (a stalled client) is closed"},
+    {"--workers", NULL, .type = OPT_INT, FIELD(serve.workers), .lo = 0,
+     .hi = 1024, .metavar = "N", .def = "0: the number of CPUs",
+     .help = "analyses running at once, each in its own process"},
+    {"--queue", NULL, .type = OPT_INT, FIELD(serve.queue), .lo = 1,
+     .hi = 100000, .metavar = "N", .def = DEF_OF(SRV_QUEUE_DEFAULT),
+     .help = "analyses waiting; more get 429 with Retry-After"},
+    {"--analysis-timeout", NULL, .type = OPT_INT,
+     FIELD(serve.analysis_timeout_s), .lo = 1, .hi = 86400 * 7,
+     .metavar = "SECONDS", .def = DEF_OF(SRV_ANALYSIS_TIMEOUT_DEFAULT),
+     .help = "wall clock per analysis, then its worker is killed"},
+    {"--analysis-memory", NULL, .type = OPT_SIZE, FIELD(serve.analysis_memory),
+     .lo = 1 << 20, .metavar = "BYTES", .def = "4g",
+     .help = "address space per analysis worker (RLIMIT_AS)"},
+    {"--worker", NULL, STR(serve.worker), .metavar = "ID",
+     .help = "internal: run analysis ID of --data in this process (the "
+             "server starts its workers so)"},
+    END};
+static const opt_group g_serve_limits = {"Limits (docs/serve.md)",
+                                         serve_limit_specs};
+
+const opt_cmd cli_cmd_serve = {
+    "serve", "--data DIR [options]",
+    "the upload service: web pages and a REST API",
+    "Serves the web pages and the REST API (docs/serve.md, docs/api.md) until "
+    "SIGINT or SIGTERM. Prints 'optipipe serve: listening on "
+    "http://HOST:PORT' to stderr when ready and writes the port into "
+    "DIR/serve.port. Exit codes: 0 stopped, 2 could not start (options, "
+    "DIR in use by another server, address refused), 3 DIR not usable.",
+    {&g_serve, &g_serve_limits, &g_quiet, NULL}, NULL,
+    OPERANDS("ARGUMENT", 4096)};
+
 const opt_cmd *const cli_cmds[] = {
     &cli_cmd_analyze, &cli_cmd_normalize, &cli_cmd_review, &cli_cmd_baseline,
     &cli_cmd_rules_list, &cli_cmd_rules_show, &cli_cmd_rules_test,
     &cli_cmd_rules_new, &cli_cmd_rules_lint, &cli_cmd_plugins_list,
     &cli_cmd_history_jobs, &cli_cmd_history_runs, &cli_cmd_history_show,
     &cli_cmd_history_prune, &cli_cmd_diff, &cli_cmd_fetch_flink,
-    &cli_cmd_fetch_spark, NULL};
+    &cli_cmd_fetch_spark, &cli_cmd_serve, NULL};
 
 /* ---- what the commands share ------------------------------------------------------- */
 

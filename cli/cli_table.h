@@ -16,7 +16,7 @@ extern const opt_cmd cli_cmd_analyze, cli_cmd_normalize, cli_cmd_review,
     cli_cmd_rules_test, cli_cmd_rules_new, cli_cmd_rules_lint,
     cli_cmd_plugins_list, cli_cmd_history_jobs, cli_cmd_history_runs,
     cli_cmd_history_show, cli_cmd_history_prune, cli_cmd_diff,
-    cli_cmd_fetch_flink, cli_cmd_fetch_spark;
+    cli_cmd_fetch_flink, cli_cmd_fetch_spark, cli_cmd_serve;
 
 /* Every command above, NULL-terminated. */
 extern const opt_cmd *const cli_cmds[];

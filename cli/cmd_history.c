@@ -144,7 +144,7 @@ static int trend_page(out *o, const char *job)
 {
     const char **labels = malloc((o->nvals ? o->nvals : 1) * sizeof *labels);
     double *v = malloc((o->nvals ? o->nvals : 1) * sizeof *v);
-    hout h = {o->f, NULL, 0};
+    hout h = {o->f, NULL, 0, 0};
     char title[256];
     size_t i;
     int rc = 0;

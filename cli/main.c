@@ -225,6 +225,7 @@ static const command commands[] = {
     {"fetch", fetch_main},
     {"history", history_main},
     {"diff", diff_main},
+    {"serve", serve_cli_main},
 };
 
 /* `optipipe --help`: every command of the table above, each form of it

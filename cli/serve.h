@@ -107,6 +107,7 @@ typedef struct srv {
     int tokens;            /* token_file given: requests must authenticate */
     srv_jobs *jobs;
     srv_metrics *metrics;
+    struct srv_http *http; /* serve_http.c's own: tokens, sessions, daemon */
 } srv;
 
 /* ---- requests and responses (serve_http.c) --------------------------------- */
@@ -158,6 +159,12 @@ const char *srv_arg(const srv_req *r, const char *name);
 const char *srv_header(const srv_req *r, const char *name);
 const char *srv_field(const srv_req *r, const char *name);
 const char *srv_cookie(const srv_req *r, const char *name);
+
+/* Takes the staged upload of an SRV_UPLOAD request: the caller owns it
+ * from then on (jobs_submit takes it in turn). NULL when there is none or
+ * it was taken already. What no handler took is removed after the
+ * handler returned (serve_http.c). */
+srv_upload *srv_take_upload(const srv_req *r);
 
 /* What a handler answers. serve_http.c opens f (open_memstream over
  * body) before the handler runs and sends it after; a handler may send a
@@ -231,8 +238,9 @@ int stage_begin(srv *s, const char *content_type, const char *raw_name,
  * (413); OP_EPARSE: malformed (400); OP_EIO: disk (500). */
 int stage_feed(srv_stage *st, const char *data, size_t len, op_error *err);
 /* The body ended: 0 with *out (owned by the caller: srv_upload_free),
- * OP_EPARSE when the multipart body is cut or has no file. The stage is
- * freed whatever the result. */
+ * OP_EPARSE when the multipart body is cut. An upload without a file is
+ * not an error here (it may carry url fields only): the handler decides.
+ * The stage is freed whatever the result. */
 int stage_end(srv_stage *st, srv_upload **out, op_error *err);
 /* The client went away or a limit tripped: removes everything staged. */
 void stage_abort(srv_stage *st);
@@ -240,6 +248,10 @@ void stage_abort(srv_stage *st);
 const char *srv_upload_field(const srv_upload *up, const char *name);
 /* Frees up and removes its staging folder if it is still there. */
 void srv_upload_free(srv_upload *up);
+/* Removes path and all below it (a file, or a folder at most 32 deep),
+ * removing symlinks, never following them. 0 (also when path is absent),
+ * or -1 with errno. serve_upload.c; for every removal of a server folder. */
+int srv_remove_tree(const char *path);
 
 /* ---- analyses (serve_jobs.c, serve_worker.c) -------------------------------- */
 
@@ -256,6 +268,26 @@ typedef enum srv_state {
     SRV_QUEUED = 0, SRV_RUNNING, SRV_DONE, SRV_FAILED
 } srv_state;
 const char *srv_state_name(srv_state s); /* "queued", ... */
+
+/* Whether id is an analysis id: SRV_ID_LEN lowercase hex digits, nothing
+ * else (every lookup and the worker check it before making a path). */
+int srv_id_valid(const char *id);
+
+/* Whether url is an http(s):// URL whose host (as libcurl reads it) is one
+ * of o->fetch_allow (case-insensitive); none configured: never. The API
+ * checks URL inputs with it, the worker again before fetching. */
+int srv_url_allowed(const serve_opts *o, const char *url);
+
+/* Writes dir/name through dir/name.tmp (fsync, rename, fsync of dir):
+ * there complete or not at all, also after a crash. fill writes the
+ * content to f (borrowed) and returns nonzero on failure. Returns 0 or
+ * OP_EIO with err. */
+int srv_write_atomic(const char *dir, const char *name,
+                     int (*fill)(FILE *f, void *ud), void *ud, op_error *err);
+
+/* The environment variable that gives a worker the server's pid: a worker
+ * whose parent is not that process exits at once (serve_worker.c). */
+#define SRV_PARENT_ENV "OPTIPIPE_SERVE_PARENT"
 
 typedef struct srv_analysis {
     char id[SRV_ID_LEN + 1];
@@ -276,9 +308,11 @@ int jobs_open(srv *s, srv_jobs **out, op_error *err);
 /* Stops taking analyses, kills running workers, frees j. */
 void jobs_close(srv_jobs *j);
 /* Moves up's files into a new DATA/analyses/<id> with the URL inputs
- * (urls, may be 0) and queues it. Takes up in every case. OP_ELIMIT when
- * the queue is full (429 with Retry-After: jobs_retry_after); the
- * upload is removed then. */
+ * (urls, may be 0) and queues it. Takes up in every case; up may be NULL
+ * for URL inputs alone. OP_ELIMIT when the queue is full (429 with
+ * Retry-After: jobs_retry_after); the upload is removed then. OP_EUSAGE
+ * (400) for no file and no URL, or a URL that is not one line of at most
+ * SRV_FIELD_MAX bytes without control characters or not srv_url_allowed. */
 int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
                 size_t nurls, char id[SRV_ID_LEN + 1], op_error *err);
 unsigned jobs_retry_after(const srv_jobs *j);
@@ -297,6 +331,28 @@ void jobs_stats(srv_jobs *j, srv_jobs_stats *st);
 /* `optipipe serve --worker ID`: runs analysis ID of o->data_dir, writes
  * its reports and records it in the run store; returns the exit code. */
 int serve_worker_main(const serve_opts *o);
+
+/* ---- the API's shared pieces (serve_api.c) ---------------------------------- */
+
+/* The core of every upload handler (POST /api/v1/analyses, the UI's form
+ * POST): the staged upload of r (taken) and its URL inputs (multipart
+ * fields "url", or a JSON body {"urls": [...]}) checked and queued with
+ * jobs_submit. Returns 0 with id set (w untouched), or 1 after answering
+ * w through srv_fail: 400 (no file and no URL, a bad URL or JSON), 403
+ * (a `rules` file without --allow-rule-upload, a URL host not in
+ * --fetch-allow, named), 429 with Retry-After (queue full), 500. */
+int srv_accept_upload(const srv_req *r, srv_resp *w, char id[SRV_ID_LEN + 1]);
+
+/* Writes a decision into the run store (store_decide: status approved,
+ * dismissed or open; comment and who may be NULL) and counts it
+ * (SRV_M_DECISIONS). Returns 0, OP_ENOTFOUND (no stored finding has fp),
+ * OP_EUSAGE (bad fingerprint, status or text) or another op_status, with
+ * err. Thread-safe (one store connection per call). */
+int srv_decide(srv *s, const char *fp, const char *status,
+               const char *comment, const char *who, op_error *err);
+
+/* Who a request is, for decided_by: "token", "browser" or "local". */
+const char *srv_who(const srv_req *r);
 
 /* ---- metrics (serve_metrics.c) ---------------------------------------------- */
 

@@ -293,33 +293,30 @@ void baseline_now(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-int baseline_set(baseline *b, const finding *f, decision_status status,
+int baseline_put(baseline *b, const char *fingerprint, const char *rule,
+                 const char *run, const char *node, decision_status status,
                  const char *reason, const char *when)
 {
-    decision *d = (decision *)baseline_find(b, f->fingerprint);
+    decision *d;
     decision nd;
     char now[32];
     int oom = 0;
 
-    /* A decision kept under the legacy fingerprint is rewritten under the
-     * new one (read both, write the new). */
-    if (!d && baseline_decision_of(b, f)) {
-        baseline_remove(b, (decision *)baseline_decision_of(b, f));
-        d = NULL;
-    }
-
+    if (!fingerprint || !valid_fp(fingerprint))
+        return OP_EUSAGE;
     if (!when) {
         baseline_now(now, sizeof now);
         when = now;
     }
     memset(&nd, 0, sizeof nd);
-    memcpy(nd.fingerprint, f->fingerprint, 17);
+    memcpy(nd.fingerprint, fingerprint, 17);
     nd.status = status;
-    nd.rule = dup_or_null(f->rule, &oom);
-    nd.run = dup_or_null(f->run_id ? f->run_id : "", &oom);
-    nd.node = dup_or_null(f->node_id, &oom);
+    nd.rule = dup_or_null(rule ? rule : "", &oom);
+    nd.run = dup_or_null(run ? run : "", &oom);
+    nd.node = dup_or_null(node, &oom);
     nd.reason = dup_or_null(reason && *reason ? reason : NULL, &oom);
     nd.decided_at = dup_or_null(when, &oom);
+    d = (decision *)baseline_find(b, fingerprint);
     if (oom || (!d && grow(b))) {
         decision_free(&nd);
         return OP_ENOMEM;
@@ -330,9 +327,21 @@ int baseline_set(baseline *b, const finding *f, decision_status status,
         return 0;
     }
     b->d[b->n++] = nd;
-    if (b->n > 1)
+    /* in order already when added by fingerprint (the store reads so) */
+    if (b->n > 1 && fp_cmp(&b->d[b->n - 2], &b->d[b->n - 1]) > 0)
         qsort(b->d, b->n, sizeof *b->d, fp_cmp);
     return 0;
+}
+
+int baseline_set(baseline *b, const finding *f, decision_status status,
+                 const char *reason, const char *when)
+{
+    /* A decision kept under the legacy fingerprint is rewritten under the
+     * new one (read both, write the new). */
+    if (!baseline_find(b, f->fingerprint) && baseline_decision_of(b, f))
+        baseline_remove(b, (decision *)baseline_decision_of(b, f));
+    return baseline_put(b, f->fingerprint, f->rule, f->run_id, f->node_id,
+                        status, reason, when);
 }
 
 static int has_fingerprint(const results *res, const char *fp)

@@ -59,6 +59,15 @@ const decision *baseline_decision_for(const baseline *b, const char *fp,
 int baseline_set(baseline *b, const finding *f, decision_status status,
                  const char *reason, const char *when);
 
+/* Records (or replaces) a decision by its fields, for decisions that
+ * come from elsewhere than a finding (the run store): fingerprint is 16
+ * hex digits, the strings are copied (run, node, reason, when may be
+ * NULL; when NULL: now). Returns 0, OP_EUSAGE for a bad fingerprint, or
+ * OP_ENOMEM. */
+int baseline_put(baseline *b, const char *fingerprint, const char *rule,
+                 const char *run, const char *node, decision_status status,
+                 const char *reason, const char *when);
+
 /* Removes the decisions whose fingerprint no finding of res has; returns
  * how many were removed. */
 size_t baseline_prune(baseline *b, const results *res);

@@ -358,7 +358,7 @@ static void other_file(emit_out *o, const finding *const *fs, size_t n)
 
 /* ---- files ------------------------------------------------------------------ */
 
-static int selected(const finding *f, const baseline *bl, int all)
+int emit_selected(const finding *f, const baseline *bl, int all)
 {
     const decision *d;
 
@@ -421,10 +421,8 @@ static const op_engine_patch *patch_of(const char *source)
     return e && ENGINE_HAS(e, patch) && e->patch ? e->patch : &generic;
 }
 
-/* A file name not taken by an earlier run of this call: <source>-<name>,
- * then <source>-<name>-<first 8 characters of the run id>. */
-static void file_name(const char *dir, const struct op_run *r, char names[][128],
-                      size_t used, char *path, size_t len)
+void emit_file_name(const struct op_run *r, char names[][128], size_t used,
+                    char *name, size_t len)
 {
     char cand[128];
     size_t i, k;
@@ -437,24 +435,19 @@ static void file_name(const char *dir, const struct op_run *r, char names[][128]
             break;
     }
     snprintf(names[used], 128, "%s", cand);
-    snprintf(path, len, "%s/%s.%s", dir, cand, patch_of(r->source)->ext);
+    snprintf(name, len, "%s.%s", cand, patch_of(r->source)->ext);
 }
 
-static int write_run(const char *path, const struct op_run *r,
-                     const finding *const *fs, size_t n, FILE *diag,
-                     size_t *nrefused, op_error *err)
+int emit_run(FILE *f, const char *path, const struct op_run *r,
+             const finding *const *fs, size_t n, FILE *diag, size_t *nrefused)
 {
     emit_out o;
-    int bad;
 
     memset(&o, 0, sizeof o);
     o.run = r;
     o.diag = diag;
     o.path = path;
-    o.f = fopen(path, "w");
-    if (!o.f)
-        return op_error_set(err, OP_EIO, "%s: cannot write: %s", path,
-                            strerror(errno));
+    o.f = f;
     fprintf(o.f, "# opti-pipe %s: changes for %s run ", OP_VERSION, r->source);
     emit_text(o.f, r->name ? r->name : r->id, EMIT_COMMENT_MAX);
     if (r->name) {
@@ -469,8 +462,21 @@ static int write_run(const char *path, const struct op_run *r,
                 o.nrefused, o.nrefused == 1 ? "" : "s");
     *nrefused += o.nrefused;
     forget_all(&o);
-    bad = ferror(o.f);
-    bad |= fclose(o.f) != 0;
+    return ferror(f) ? -1 : 0;
+}
+
+static int write_run(const char *path, const struct op_run *r,
+                     const finding *const *fs, size_t n, FILE *diag,
+                     size_t *nrefused, op_error *err)
+{
+    FILE *f = fopen(path, "w");
+    int bad;
+
+    if (!f)
+        return op_error_set(err, OP_EIO, "%s: cannot write: %s", path,
+                            strerror(errno));
+    bad = emit_run(f, path, r, fs, n, diag, nrefused);
+    bad |= fclose(f) != 0;
     return bad ? op_error_set(err, OP_EIO, "%s: write failed", path) : 0;
 }
 
@@ -501,7 +507,7 @@ int emit_changes(const char *dir, const model *m, const results *res,
 {
     const finding **fs = NULL;
     char (*names)[128] = NULL;
-    char path[PATH_MAX + 256];
+    char path[PATH_MAX + 256], name[160];
     size_t r, i, n, used = 0;
     int rc;
 
@@ -516,11 +522,12 @@ int emit_changes(const char *dir, const model *m, const results *res,
     }
     for (r = 0; r < m->nruns && !rc; r++) {
         for (i = n = 0; i < res->n; i++)
-            if (res->f[i].run_index == r && selected(&res->f[i], bl, all))
+            if (res->f[i].run_index == r && emit_selected(&res->f[i], bl, all))
                 fs[n++] = &res->f[i];
         if (!n)
             continue;
-        file_name(dir, m->runs[r], names, used++, path, sizeof path);
+        emit_file_name(m->runs[r], names, used++, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
         rc = write_run(path, m->runs[r], fs, n, diag, &st->nrefused, err);
         if (!rc)
             st->nfiles++;

@@ -42,6 +42,24 @@ int emit_changes(const char *dir, const model *m, const results *res,
                  const baseline *bl, int all, FILE *diag, emit_stats *st,
                  op_error *err);
 
+/* ---- the pieces emit_changes and emit_stored.c share ---------------------- */
+
+/* Whether f's changes are written: not ignored by the config, with
+ * changes, approved in bl (all: not dismissed). */
+int emit_selected(const finding *f, const baseline *bl, int all);
+
+/* The file name (no folder) of run r's patch, "<source>-<name>.<ext>",
+ * not among names[0..used) (the earlier runs of one call); remembered in
+ * names[used] (the caller has room for one name a run). */
+void emit_file_name(const struct op_run *r, char names[][128], size_t used,
+                    char *name, size_t len);
+
+/* Writes run r's patch of its n selected findings to f (borrowed), path
+ * naming it in refusals; adds its refusals to *nrefused. Returns 0, or -1
+ * when f has an error. */
+int emit_run(FILE *f, const char *path, const struct op_run *r,
+             const finding *const *fs, size_t n, FILE *diag, size_t *nrefused);
+
 /* ---- for the engines' patch writers (<engine>/host/) ---------------------- */
 
 #define EMIT_MAX_KEYS 512    /* keys remembered per file (repeats, conflicts) */

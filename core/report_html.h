@@ -16,6 +16,9 @@ typedef struct hout {
     FILE *f;
     const report_ctx *ctx;
     unsigned nfig; /* figures written: makes element ids unique */
+    int strict;    /* the page's CSP forbids style attributes (optipipe
+                    * serve): figures leave their max-width to the
+                    * stylesheet */
 } hout;
 
 /* A linear map from the data range [d0, d1] to pixels [r0, r1]. */
@@ -89,6 +92,16 @@ const char *html_attr(const mmap *m, const char *key);
  * command than analyze (diff, history runs); title is escaped. */
 void html_page_open(FILE *f, const char *title);
 void html_page_close(FILE *f);
+
+/* A finding's proposed changes (a JSON array of {target, key, from, to})
+ * as <pre class="change"> and its evidence (an object) as a <dl>; nothing
+ * when absent or empty. Shared with optipipe serve's finding pages. */
+void html_put_changes(FILE *f, const cJSON *changes);
+void html_put_evidence(FILE *f, const cJSON *evidence);
+
+/* The report's stylesheet (what html_page_open inlines), for pages that
+ * link it instead (optipipe serve's /static/app.css). Static. */
+const char *html_report_css(void);
 
 /* A line chart of one value per run, oldest to newest (labels[i] names
  * run i, e.g. its start), with its data table: history runs' trend. time:

@@ -55,8 +55,11 @@ static int pick_baseline(op_session *s, op_error *err)
     if (o->no_baseline && o->baseline)
         return op_error_set(err, OP_EUSAGE, "--baseline and --no-baseline "
                             "contradict each other");
-    if (o->no_baseline)
-        s->baseline_path = NULL;
+    if (o->decisions_from_store && o->baseline)
+        return op_error_set(err, OP_EUSAGE, "decisions come from the run store"
+                            " here: no --baseline");
+    if (o->no_baseline || o->decisions_from_store)
+        s->baseline_path = NULL; /* the store's: stage_decisions */
     else if (o->baseline || s->cfg.baseline)
         s->baseline_path = o->baseline ? o->baseline : s->cfg.baseline;
     else if (config_locate(BASELINE_DEFAULT_FILE, s->found_baseline,
@@ -368,6 +371,27 @@ static int stage_ignore(op_session *s, op_error *err)
     return 0;
 }
 
+/* decisions_from_store: the decisions of the store in use (none without
+ * one: stage_history said why). A store that cannot be read fails the
+ * session: its findings would show as undecided. */
+static int store_decisions(op_session *s, op_error *err)
+{
+    store *st = NULL;
+    int rc;
+
+    if (!s->history_path)
+        return 0;
+    if ((rc = store_open(s->history_path, 0, &st, err)) == 0)
+        rc = store_load_decisions(st, &s->bl, err);
+    store_close(st);
+    if (rc)
+        return rc;
+    s->baseline_path = s->history_path;
+    s->baseline_read = 1;
+    s->an.m->decisions = &s->bl;
+    return 0;
+}
+
 /* A missing decisions file is an empty one (said unless quiet). Read
  * before the rules run, so that ctx.history shows the file's decisions on
  * earlier runs too (model.decisions). */
@@ -375,6 +399,8 @@ static int stage_decisions(op_session *s, op_error *err)
 {
     struct stat st;
 
+    if (s->o.mode == OP_SESSION_ALL && s->o.decisions_from_store)
+        return store_decisions(s, err);
     if (s->o.mode != OP_SESSION_ALL || !s->baseline_path)
         return 0;
     s->baseline_read = stat(s->baseline_path, &st) == 0;

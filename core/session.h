@@ -15,8 +15,10 @@
  *   inputs    read every input (files, folders, "-", http(s):// URLs with
  *             the fetch options) into one frozen model
  *   decisions read the decisions file (--baseline, the config's, else the
- *             nearest .optipipe-baseline.json) and hand it to the rules
- *             (model.decisions: ctx.history shows them on earlier runs)
+ *             nearest .optipipe-baseline.json), or with
+ *             decisions_from_store the run store's decisions, and hand
+ *             them to the rules (model.decisions: ctx.history shows them
+ *             on earlier runs)
  *   run       run the rules over the model
  *   finish    fingerprint and sort the findings
  *   ignore    mark the findings the config's `ignore` hides
@@ -93,6 +95,10 @@ typedef struct op_session_opts {
     /* run store (docs/history.md) */
     const char *history;         /* the store; NULL: the config's history */
     int record;                  /* record this analysis into it */
+    int decisions_from_store;    /* the decisions stage reads the store's
+                                  * decisions (store_decide's and earlier
+                                  * recordings') instead of a decisions
+                                  * file; with baseline: OP_EUSAGE */
     /* after the rules ran, before the findings are finished: adds findings
      * of its own (the rules-test harness's given history findings);
      * returns 0 or an op_status with err. NULL: none. */
@@ -116,7 +122,8 @@ typedef struct op_session {
     results res;         /* findings and rule errors (load errors too) */
     ruleset *rs;         /* the rules run; owned unless o.rules */
     baseline bl;         /* the decisions read (empty: none) */
-    const char *baseline_path; /* the decisions file; NULL: none */
+    const char *baseline_path; /* the decisions file (decisions_from_store:
+                                * the store); NULL: none */
     int baseline_read;   /* baseline_path existed and was read */
     size_t nignored, nbaselined; /* findings hidden by config, baseline */
     op_session_stage failed; /* OP_STAGE_NONE when it ran through */

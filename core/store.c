@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "jsonw.h"
 #include "model_json.h"
 
@@ -68,6 +69,21 @@ static const char *const migrations[STORE_SCHEMA] = {
     "CREATE INDEX findings_legacy ON findings(legacy_fp)"
     " WHERE legacy_fp IS NOT NULL;"
     "ALTER TABLE findings ADD COLUMN evidence TEXT;",
+    /* 2 -> 3: decisions of their own (store_decide), keyed by fingerprint;
+     * the stored findings' decisions carried over, the newest run's
+     * winning, decided when that run was recorded */
+    "CREATE TABLE decisions(fingerprint TEXT PRIMARY KEY, legacy_fp TEXT,"
+    " rule TEXT NOT NULL, job TEXT, run_id TEXT, node TEXT,"
+    " status TEXT NOT NULL, comment TEXT, decided_at TEXT NOT NULL,"
+    " decided_by TEXT);"
+    "CREATE INDEX decisions_legacy ON decisions(legacy_fp)"
+    " WHERE legacy_fp IS NOT NULL;"
+    "INSERT OR IGNORE INTO decisions SELECT f.fingerprint, f.legacy_fp,"
+    " f.rule, r.job, r.run_id, f.node, f.decision, f.comment,"
+    " strftime('%Y-%m-%dT%H:%M:%SZ', r.recorded_at / 1000, 'unixepoch'),"
+    " NULL FROM findings f JOIN runs r ON r.pk = f.run_pk"
+    " WHERE f.decision IN ('approved', 'dismissed')"
+    " ORDER BY r.recorded_at DESC, r.pk DESC;",
 };
 
 static int db_fail(store *s, int code, const char *what, op_error *err)
@@ -356,7 +372,7 @@ typedef struct rec {
     store *s;
     text t[3]; /* one per JSON column of a row: bound without a copy */
     sqlite3_stmt *find, *del_nodes, *del_findings, *ins_run, *upd_run,
-        *ins_node, *ins_finding, *set_hash, *decide[2];
+        *ins_node, *ins_finding, *set_hash, *decide[2], *upsert;
     uint64_t hash; /* content hash of the run being written */
     size_t rows;
     int64_t now;
@@ -420,6 +436,27 @@ static int prepare(rec *r, sqlite3_stmt **st, const char *sql)
     return 0;
 }
 
+/* A decision of a decisions file into the decisions table: ?1
+ * fingerprint, ?2 rule, ?3 run, ?4 node, ?5 status, ?6 comment, ?7 when.
+ * Job and legacy fingerprint from the newest stored finding that has it;
+ * who decided is kept while the decision stays the same. */
+#define UPSERT_DECISION                                                      \
+    "INSERT INTO decisions(fingerprint, legacy_fp, rule, job, run_id, node," \
+    " status, comment, decided_at, decided_by) VALUES(?1,"                   \
+    " (SELECT legacy_fp FROM findings WHERE fingerprint = ?1"                \
+    " ORDER BY run_pk DESC LIMIT 1), ?2, (SELECT r.job FROM findings f"      \
+    " JOIN runs r ON r.pk = f.run_pk WHERE f.fingerprint = ?1"               \
+    " ORDER BY r.pk DESC LIMIT 1), ?3, ?4, ?5, ?6, ?7, NULL)"                \
+    " ON CONFLICT(fingerprint) DO UPDATE SET"                                \
+    " decided_by = CASE WHEN status IS excluded.status AND"                  \
+    " comment IS excluded.comment THEN decided_by END,"                      \
+    " decided_at = CASE WHEN status IS excluded.status AND"                  \
+    " comment IS excluded.comment THEN decided_at ELSE excluded.decided_at"  \
+    " END, legacy_fp = coalesce(excluded.legacy_fp, legacy_fp),"             \
+    " job = coalesce(excluded.job, job), rule = excluded.rule,"              \
+    " run_id = excluded.run_id, node = excluded.node,"                       \
+    " status = excluded.status, comment = excluded.comment"
+
 static int prepare_all(rec *r)
 {
     static const char run_cols[] =
@@ -447,6 +484,7 @@ static int prepare_all(rec *r)
                    " comment = ?3 WHERE legacy_fp = ?1") ||
            prepare(r, &r->decide[1], "UPDATE findings SET decision = ?2,"
                    " comment = ?3 WHERE fingerprint = ?1") ||
+           prepare(r, &r->upsert, UPSERT_DECISION) ||
            prepare(r, &r->set_hash, "UPDATE runs SET content_hash = ?2 WHERE pk = ?1")
                ? r->err->code : 0;
 }
@@ -463,6 +501,7 @@ static void finalize_all(rec *r)
     sqlite3_finalize(r->set_hash);
     sqlite3_finalize(r->decide[0]);
     sqlite3_finalize(r->decide[1]);
+    sqlite3_finalize(r->upsert);
 }
 
 /* The row of run r: found (its nodes and findings cleared) or inserted. */
@@ -605,30 +644,58 @@ static int record_run(rec *c, const model *m, const results *res,
     return step(c, c->set_hash, "cannot write the run");
 }
 
-/* Writes bl's decisions onto the stored findings they name: legacy
- * fingerprints first, so that a decision under the new fingerprint wins.
- * Not counted as rows (store_row_hook): it writes no new data. */
+/* Steps a statement whose row count does not matter; 0 or an error. */
+static int step_quiet(rec *c, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0
+                             : db_fail(c->s, OP_EIO, "cannot write a decision",
+                                       c->err);
+}
+
+static int upsert_decision(rec *c, const decision *d)
+{
+    sqlite3_stmt *st = c->upsert;
+
+    if (sqlite3_bind_text(st, 1, d->fingerprint, -1, SQLITE_STATIC) ||
+        sqlite3_bind_text(st, 2, d->rule ? d->rule : "", -1, SQLITE_STATIC) ||
+        sqlite3_bind_text(st, 3, d->run, -1, SQLITE_STATIC) ||
+        sqlite3_bind_text(st, 4, d->node, -1, SQLITE_STATIC) ||
+        sqlite3_bind_text(st, 5, decision_status_name(d->status), -1,
+                          SQLITE_STATIC) ||
+        sqlite3_bind_text(st, 6, d->reason, -1, SQLITE_STATIC) ||
+        sqlite3_bind_text(st, 7, d->decided_at ? d->decided_at : "", -1,
+                          SQLITE_STATIC))
+        return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
+                            c->s->path);
+    return step_quiet(c, st);
+}
+
+/* Writes bl's decisions onto the stored findings they name (legacy
+ * fingerprints first, so that a decision under the new fingerprint wins)
+ * and into the decisions table. Not counted as rows (store_row_hook): it
+ * writes no new data. */
 static int apply_decisions(rec *c, const baseline *bl)
 {
     size_t pass, i;
+    int rc;
 
     for (pass = 0; bl && pass < 2; pass++)
         for (i = 0; i < bl->n; i++) {
             sqlite3_stmt *st = c->decide[pass];
             const decision *d = &bl->d[i];
-            int rc;
             if (sqlite3_bind_text(st, 1, d->fingerprint, -1, SQLITE_STATIC) ||
                 sqlite3_bind_text(st, 2, decision_status_name(d->status), -1,
                                   SQLITE_STATIC) ||
                 sqlite3_bind_text(st, 3, d->reason, -1, SQLITE_STATIC))
                 return op_error_set(c->err, OP_ENOMEM, "%s: out of memory",
                                     c->s->path);
-            rc = sqlite3_step(st);
-            sqlite3_reset(st);
-            sqlite3_clear_bindings(st);
-            if (rc != SQLITE_DONE)
-                return db_fail(c->s, OP_EIO, "cannot write a decision",
-                               c->err);
+            if ((rc = step_quiet(c, st)) ||
+                (pass == 1 && (rc = upsert_decision(c, d))))
+                return rc;
         }
     return 0;
 }
@@ -1018,6 +1085,190 @@ int store_each_job(store *s, store_job_fn fn, void *ud, op_error *err)
                            " ORDER BY job, source", -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, OP_EIO, "cannot read the run store", err);
     return each_row(s, st, job_row_cb, &c, err);
+}
+
+/* ---- decisions ------------------------------------------------------------- */
+
+static int fp_ok(const char *fp)
+{
+    return fp && strlen(fp) == 16 && strspn(fp, "0123456789abcdef") == 16;
+}
+
+static int decide_check(store *s, const char *fp, const char *status,
+                        const char *comment, const char *who, op_error *err)
+{
+    if (!fp_ok(fp))
+        return op_error_set(err, OP_EUSAGE, "fingerprint '%.40s': 16 lowercase "
+                            "hex digits", fp ? fp : "");
+    if (!status || (strcmp(status, "approved") && strcmp(status, "dismissed") &&
+                    strcmp(status, "open")))
+        return op_error_set(err, OP_EUSAGE, "status '%.40s': approved, "
+                            "dismissed or open", status ? status : "");
+    if (comment && strlen(comment) > STORE_COMMENT_MAX)
+        return op_error_set(err, OP_EUSAGE, "comment: longer than %d bytes",
+                            STORE_COMMENT_MAX);
+    if (who && strlen(who) > STORE_WHO_MAX)
+        return op_error_set(err, OP_EUSAGE, "decided_by: longer than %d bytes",
+                            STORE_WHO_MAX);
+    if (!s->writable)
+        return op_error_set(err, OP_EUSAGE, "%s: opened read-only", s->path);
+    return 0;
+}
+
+/* Runs sql with the texts v[0..n) bound as ?1.. (NULL binds NULL). */
+static int run_bound(store *s, const char *sql, const char *const *v, int n,
+                     op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int i, rc;
+
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot write a decision", err);
+    for (i = 0; i < n; i++)
+        sqlite3_bind_text(st, i + 1, v[i], -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW
+               ? 0 : db_fail(s, OP_EIO, "cannot write a decision", err);
+}
+
+/* Whether a stored finding has fp (or it as its legacy fingerprint). */
+static int has_finding(store *s, const char *fp, op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM findings WHERE fingerprint"
+                           " = ?1 OR legacy_fp = ?1 LIMIT 1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the findings", err);
+    sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc != SQLITE_DONE)
+        return db_fail(s, OP_EIO, "cannot read the findings", err);
+    return op_error_set(err, OP_ENOTFOUND, "%s: no stored finding has the "
+                        "fingerprint %s", s->path, fp);
+}
+
+int store_decide(store *s, const char *fp, const char *status,
+                 const char *comment, const char *who, op_error *err)
+{
+    /* the newest stored finding names the decision's rule, job, run, node */
+    static const char put[] =
+        "INSERT OR REPLACE INTO decisions(fingerprint, legacy_fp, rule, job,"
+        " run_id, node, status, comment, decided_at, decided_by)"
+        " SELECT ?1, f.legacy_fp, f.rule, r.job, r.run_id, f.node, ?2, ?3,"
+        " ?4, ?5 FROM findings f JOIN runs r ON r.pk = f.run_pk"
+        " WHERE f.fingerprint = ?1 OR f.legacy_fp = ?1"
+        " ORDER BY f.fingerprint = ?1 DESC, r.pk DESC LIMIT 1";
+    /* a decision under the legacy fingerprint is replaced by this one */
+    static const char drop_legacy[] =
+        "DELETE FROM decisions WHERE fingerprint IN (SELECT legacy_fp FROM"
+        " findings WHERE fingerprint = ?1 AND legacy_fp IS NOT NULL)";
+    static const char drop[] = "DELETE FROM decisions WHERE fingerprint = ?1";
+    static const char mark[] = "UPDATE findings SET decision = ?2, comment = ?3"
+                               " WHERE fingerprint = ?1 OR legacy_fp = ?1";
+    int open_ = status && strcmp(status, "open") == 0;
+    const char *c = comment && *comment && !open_ ? comment : NULL;
+    char now[32];
+    const char *v[5];
+    int rc;
+
+    if ((rc = decide_check(s, fp, status, comment, who, err)) ||
+        (rc = exec(s, "BEGIN IMMEDIATE", "cannot lock the store", err)))
+        return rc;
+    baseline_now(now, sizeof now);
+    v[0] = fp, v[1] = open_ ? NULL : status, v[2] = c, v[3] = now;
+    v[4] = who && *who ? who : NULL;
+    if (!(rc = has_finding(s, fp, err)) &&
+        !(rc = run_bound(s, drop_legacy, v, 1, err)) &&
+        !(rc = run_bound(s, open_ ? drop : put, v, open_ ? 1 : 5, err)) &&
+        !(rc = run_bound(s, mark, v, 3, err)))
+        rc = exec(s, "COMMIT", "cannot commit", err);
+    if (rc)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+typedef struct decision_cb {
+    store_decision_fn fn;
+    void *ud;
+} decision_cb;
+
+static int decision_row_cb(sqlite3_stmt *st, void *ud)
+{
+    decision_cb *c = ud;
+    store_decision d;
+
+    d.fingerprint = col_text(st, 0);
+    d.legacy_fp = col_text(st, 1);
+    d.rule = col_text(st, 2);
+    d.job = col_text(st, 3);
+    d.run_id = col_text(st, 4);
+    d.node = col_text(st, 5);
+    d.status = col_text(st, 6);
+    d.comment = col_text(st, 7);
+    d.decided_at = col_text(st, 8);
+    d.decided_by = col_text(st, 9);
+    if (!d.fingerprint || !d.rule || !d.status || !d.decided_at)
+        return 0; /* a row no optipipe wrote */
+    return c->fn(c->ud, &d);
+}
+
+int store_each_decision(store *s, const char *fp, store_decision_fn fn,
+                        void *ud, op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    decision_cb c = {fn, ud};
+
+    if (sqlite3_prepare_v2(s->db, "SELECT fingerprint, legacy_fp, rule, job,"
+                           " run_id, node, status, comment, decided_at,"
+                           " decided_by FROM decisions WHERE ?1 IS NULL OR"
+                           " fingerprint = ?1 OR legacy_fp = ?1"
+                           " ORDER BY fingerprint = ?1 DESC, fingerprint",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the decisions", err);
+    sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
+    return each_row(s, st, decision_row_cb, &c, err);
+}
+
+typedef struct load_cb {
+    store *s;
+    baseline *b;
+    op_error *err;
+} load_cb;
+
+static int load_one(void *ud, const store_decision *d)
+{
+    load_cb *c = ud;
+    int st = decision_status_parse(d->status);
+    int rc = st < 0 ? OP_EUSAGE
+                    : baseline_put(c->b, d->fingerprint, d->rule, d->run_id,
+                                   d->node, (decision_status)st, d->comment,
+                                   d->decided_at);
+
+    if (rc == OP_ENOMEM)
+        return op_error_set(c->err, rc, "%s: out of memory", c->s->path);
+    if (rc)
+        return op_error_set(c->err, OP_EPARSE, "%s: decision '%.16s' (status "
+                            "'%.20s'): not one optipipe wrote", c->s->path,
+                            d->fingerprint, d->status);
+    return 0;
+}
+
+int store_load_decisions(store *s, baseline *b, op_error *err)
+{
+    load_cb c = {s, b, err};
+    int rc;
+
+    baseline_init(b);
+    rc = store_each_decision(s, NULL, load_one, &c, err);
+    if (rc)
+        baseline_free(b);
+    return rc;
 }
 
 /* ---- retention ---------------------------------------------------------------- */

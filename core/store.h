@@ -25,7 +25,7 @@
 
 /* The schema this build writes; older stores are migrated on open for
  * writing, newer ones are refused. */
-#define STORE_SCHEMA 2
+#define STORE_SCHEMA 3
 /* How long a writer waits for another one (ms). */
 #define STORE_BUSY_MS 10000
 /* ctx.history: default and largest number of runs. */
@@ -53,7 +53,9 @@ const char *store_path(const store *s);
  * transaction every decision of bl is written onto the stored findings of
  * earlier runs it names (by fingerprint, else legacy fingerprint), so a
  * decision made after a run was recorded reaches the store; stored
- * decisions bl does not name stay. *nruns (may be NULL) gets how many
+ * decisions bl does not name stay. bl's decisions are also written into
+ * the decisions table (store_decide's; decided_by kept when the status
+ * and comment are unchanged, else NULL: a decisions file made them). *nruns (may be NULL) gets how many
  * runs were written. Returns 0 or an op_status with
  * err naming the store. */
 int store_record(store *s, const model *m, const results *res,
@@ -138,6 +140,45 @@ int store_each_job(store *s, store_job_fn fn, void *ud, op_error *err);
  * count. One transaction. */
 int store_prune(store *s, int64_t keep, int64_t older_than, size_t *removed,
                 op_error *err);
+
+/* ---- decisions (schema 3) -------------------------------------------------- */
+
+/* Bounds of store_decide's texts (OP_EUSAGE beyond). */
+#define STORE_COMMENT_MAX 4096
+#define STORE_WHO_MAX 256
+
+/* Decides the finding fingerprint (16 lowercase hex digits): status
+ * "approved" or "dismissed" (with comment, may be NULL, and who decided,
+ * may be NULL) writes its row of the decisions table, with the rule, job,
+ * run and node of the newest stored finding that has it, and sets the
+ * decision and comment of every stored finding with that fingerprint (or
+ * that legacy fingerprint); "open" removes the decision (also one kept
+ * under the finding's legacy fingerprint) and clears theirs. One
+ * transaction. OP_ENOTFOUND when no stored finding has the fingerprint,
+ * OP_EUSAGE for a bad fingerprint, status or an over-long text; err says
+ * which. The store must be open for writing. */
+int store_decide(store *s, const char *fingerprint, const char *status,
+                 const char *comment, const char *who, op_error *err);
+
+/* One row of the decisions table; strings borrowed for the callback,
+ * NULL when not known (legacy_fp, job, run_id, node, comment,
+ * decided_by). */
+typedef struct store_decision {
+    const char *fingerprint, *legacy_fp, *rule, *job, *run_id, *node;
+    const char *status, *comment, *decided_at, *decided_by;
+} store_decision;
+typedef int (*store_decision_fn)(void *ud, const store_decision *d);
+
+/* The decision of fingerprint (NULL: every decision, by fingerprint),
+ * also one kept under it as a legacy fingerprint. */
+int store_each_decision(store *s, const char *fingerprint,
+                        store_decision_fn fn, void *ud, op_error *err);
+
+/* Every decision of the store into b (initialised here; the caller frees
+ * it with baseline_free), as a decisions file would give them. A row no
+ * optipipe wrote (bad fingerprint or status) is OP_EPARSE naming the
+ * store. */
+int store_load_decisions(store *s, baseline *b, op_error *err);
 
 /* Test hook: called after every row written by store_record, with the
  * count so far (tests/unit/test_store.c kills the writer there). */

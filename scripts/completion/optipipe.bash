@@ -17,7 +17,7 @@ _optipipe() {
     cmd=${COMP_WORDS[1]}
     sub=${COMP_WORDS[2]}
 
-    local commands="analyze normalize review baseline rules plugins fetch history diff --version --help"
+    local commands="analyze normalize review baseline rules plugins fetch history diff serve --version --help"
     local common="--quiet --verbose --help"
     local loads="--config --no-config --rules --pack --no-bundled --plugin-path"
     local limits="--max-line --max-bytes --rule-timeout-ms --rule-memory-mb
@@ -58,15 +58,18 @@ _optipipe() {
     --pack)
         _optipipe_offer "dbt flink mixed spark"
         return 0 ;;
-    --rules | --emit-changes | --plugin-path)
+    --rules | --emit-changes | --plugin-path | --data)
         mapfile -t COMPREPLY < <(compgen -d -- "$cur")
         return 0 ;;
-    --config | --baseline | -o | --output | --junit | --cacert | --history)
+    --config | --baseline | -o | --output | --junit | --cacert | --history | --token-file)
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return 0 ;;
     --reason | --select | --fingerprint | --max-line | --max-bytes | \
     --job | --app | --attempt | --samples | --interval | --timeout | --header | \
-    --rule-timeout-ms | --rule-memory-mb | --rule-instructions | --rule-pack-timeout-ms)
+    --rule-timeout-ms | --rule-memory-mb | --rule-instructions | --rule-pack-timeout-ms | \
+    --listen | --fetch-allow | --max-upload-bytes | --max-files | --threads | \
+    --max-connections | --conn-timeout | --workers | --queue | --analysis-timeout | \
+    --analysis-memory | --worker)
         return 0 ;; # free text
     esac
 
@@ -121,6 +124,11 @@ _optipipe() {
     diff)
         opts="--format --output --top --ignore-key --history --config --no-config
             --plugin-path --max-line --max-bytes $common" ;;
+    serve)
+        opts="--listen --data --token-file --rules --config --allow-rule-upload
+            --fetch-allow --max-upload-bytes --max-files --threads --max-connections
+            --conn-timeout --workers --queue --analysis-timeout --analysis-memory
+            --worker --quiet --help" ;;
     fetch)
         if [ "$COMP_CWORD" -eq 2 ]; then
             _optipipe_offer "flink spark-history"

@@ -226,6 +226,35 @@ def seeds(target):
         yield "tiny", (b'{"schema": 1, "runs": [{"source": "flink", "id": "j", "nodes": ['
                        b'{"id": "a", "kind": "operator", "metrics": {"busy_ratio": 0.99}},'
                        b'{"id": "b", "kind": "operator", "parents": ["a"]}]}]}\n')
+    elif target == "multipart":
+        # first line: the Content-Type; then the body (fuzz_multipart.c)
+        def body(ct, parts, pre=b"", epi=b"\r\n", b=b"XyZ", end=True):
+            out = ct + b"\n" + pre
+            for hdrs, data in parts:
+                out += b"--" + b + b"\r\n" + b"".join(h + b"\r\n" for h in hdrs)
+                out += b"\r\n" + data + b"\r\n"
+            return out + (b"--" + b + b"--" + epi if end else b"")
+        ct = b"multipart/form-data; boundary=XyZ"
+        cd = b"Content-Disposition: form-data; "
+        demo = small(open(os.path.join(FIX, "demo", "flink-window-bottleneck.json"),
+                          "rb").read())[:4096]
+        yield "basic", body(ct, [([cd + b'name="csrf"'], b"tok"),
+                                 ([cd + b'name="file"; filename="a.json"',
+                                   b"Content-Type: application/json"], demo)])
+        yield "near-boundaries", body(ct, [([cd + b"name=file"],
+                                            b"\r\r\n-\r\n--\r\n--X\r\n--Xy\r\n--XyQ")])
+        yield "escapes", body(ct, [([cd + b'name="a\\"b"; filename="C:\\d\\x \\"y\\".gz"',
+                                     b"content-type:  text/csv "], b"d"),
+                                   ([cd + b"name=file; filename*=UTF-8''%C3%A9.json"], b"e")],
+                              pre=b"preamble\r\n", epi=b"\r\nepilogue")
+        yield "quoted-boundary", body(b'multipart/form-data; charset=x; boundary="a b:c"',
+                                      [([cd + b"name=url"], b"http://h/1")], b=b"a b:c")
+        yield "padding", body(ct, [([cd + b"name=a"], b"")]).replace(b"XyZ\r\n", b"XyZ \t\r\n", 1)
+        yield "cut", body(ct, [([cd + b"name=file"], b"half")], end=False)
+        yield "bad-lf", body(ct, [([cd + b"name=file"], b"x")]).replace(b"\r\n", b"\n")
+        yield "many-headers", body(ct, [([cd + b"name=a"] + [b"X-%d: v" % i for i in range(16)],
+                                        b"x")])
+        yield "empty", ct + b"\n--XyZ--"
     else:
         sys.exit("seeds.py: unknown target " + target)
 

@@ -3,7 +3,9 @@
  * the same run twice replaced, history order and exclusion, decisions and
  * legacy fingerprints, prune, the v0 -> v1 migration of a store built
  * here from SQL text, a newer schema refused, foreign and corrupt files
- * named, and a writer killed mid-transaction leaving the store as it was.
+ * named, a writer killed mid-transaction leaving the store as it was, and
+ * decisions of their own (schema 3: decide, undo, load, the 2 -> 3
+ * migration).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -423,6 +425,186 @@ static void test_refusals(void **state)
     model_free(m);
 }
 
+/* ---- decisions (schema 3) ---------------------------------------------- */
+
+typedef struct dseen {
+    int n;
+    char status[16], by[32], job[32], run[32], node[32], comment[32];
+} dseen;
+
+static int collect_decision(void *ud, const store_decision *d)
+{
+    dseen *v = ud;
+
+    v->n++;
+    snprintf(v->status, sizeof v->status, "%s", d->status);
+    snprintf(v->by, sizeof v->by, "%s", d->decided_by ? d->decided_by : "-");
+    snprintf(v->job, sizeof v->job, "%s", d->job ? d->job : "-");
+    snprintf(v->run, sizeof v->run, "%s", d->run_id ? d->run_id : "-");
+    snprintf(v->node, sizeof v->node, "%s", d->node ? d->node : "-");
+    snprintf(v->comment, sizeof v->comment, "%s", d->comment ? d->comment : "-");
+    return 0;
+}
+
+static dseen decisions_of(const char *path, const char *fp)
+{
+    store *s = NULL;
+    op_error err;
+    dseen v;
+
+    memset(&v, 0, sizeof v);
+    assert_int_equal(store_open(path, 0, &s, &err), 0);
+    assert_int_equal(store_each_decision(s, fp, collect_decision, &v, &err), 0);
+    store_close(s);
+    return v;
+}
+
+static void load_decisions(const char *path, baseline *bl)
+{
+    store *s = NULL;
+    op_error err;
+
+    assert_int_equal(store_open(path, 0, &s, &err), 0);
+    assert_int_equal(store_load_decisions(s, bl, &err), 0);
+    store_close(s);
+}
+
+static int decide(const char *path, const char *fp, const char *status,
+                  const char *comment, const char *who)
+{
+    store *s = NULL;
+    op_error err;
+    int rc;
+
+    assert_int_equal(store_open(path, 1, &s, &err), 0);
+    rc = store_decide(s, fp, status, comment, who, &err);
+    store_close(s);
+    return rc;
+}
+
+/* store_decide: approve, see it on the stored findings and in the
+ * decisions table; an unknown fingerprint, a bad status, an over-long
+ * comment refused; "open" undoes it; loading gives a baseline. */
+static void test_decide(void **state)
+{
+    char path[128], *big;
+    model *a = night("app-1", 1000, 2, 100), *b = night("app-2", 2000, 2, 100);
+    results ra, rb;
+    baseline bl;
+    seen v;
+    dseen d;
+
+    (void)state;
+    tmp_path(path, sizeof path, "decide.db");
+    one_finding(&ra, a);
+    one_finding(&rb, b);
+    record(path, a, &ra, NULL);
+    record(path, b, &rb, NULL);
+    assert_string_equal(ra.f[0].fingerprint, rb.f[0].fingerprint); /* a job */
+    assert_int_equal(decide(path, ra.f[0].fingerprint, "approved", "yes",
+                            "alice"), 0);
+    assert_string_equal(stored_decision(path, "app-1", &v), "approved");
+    assert_string_equal(stored_decision(path, "app-2", &v), "approved");
+    d = decisions_of(path, ra.f[0].fingerprint);
+    assert_int_equal(d.n, 1);
+    assert_string_equal(d.status, "approved");
+    assert_string_equal(d.by, "alice");
+    assert_string_equal(d.job, "nightly");
+    assert_string_equal(d.run, "app-2"); /* the newest finding's run */
+    assert_string_equal(d.node, "stage-1");
+    assert_string_equal(d.comment, "yes");
+    load_decisions(path, &bl);
+    assert_int_equal(bl.n, 1);
+    assert_int_equal(bl.d[0].status, DECISION_APPROVED);
+    assert_string_equal(bl.d[0].reason, "yes");
+    assert_non_null(baseline_decision_of(&bl, &rb.f[0]));
+    baseline_free(&bl);
+    /* refusals */
+    assert_int_equal(decide(path, "0123456789abcdef", "approved", NULL, NULL),
+                     OP_ENOTFOUND);
+    assert_int_equal(decide(path, "0123", "approved", NULL, NULL), OP_EUSAGE);
+    assert_int_equal(decide(path, ra.f[0].fingerprint, "maybe", NULL, NULL),
+                     OP_EUSAGE);
+    big = calloc(STORE_COMMENT_MAX + 2, 1);
+    memset(big, 'x', STORE_COMMENT_MAX + 1);
+    assert_int_equal(decide(path, ra.f[0].fingerprint, "dismissed", big, NULL),
+                     OP_EUSAGE);
+    free(big);
+    assert_string_equal(decisions_of(path, ra.f[0].fingerprint).status,
+                        "approved"); /* a refusal changes nothing */
+    /* undo */
+    assert_int_equal(decide(path, ra.f[0].fingerprint, "open", NULL, "bob"), 0);
+    assert_string_equal(stored_decision(path, "app-1", &v), "none");
+    assert_int_equal(decisions_of(path, NULL).n, 0);
+    load_decisions(path, &bl);
+    assert_int_equal(bl.n, 0);
+    baseline_free(&bl);
+    /* a recording with the store's own decisions keeps who decided; a
+     * decisions file that changes it does not */
+    assert_int_equal(decide(path, ra.f[0].fingerprint, "dismissed", "noise",
+                            "carol"), 0);
+    load_decisions(path, &bl);
+    record(path, b, &rb, &bl);
+    assert_string_equal(decisions_of(path, NULL).by, "carol");
+    assert_int_equal(baseline_set(&bl, &rb.f[0], DECISION_APPROVED, NULL, NULL),
+                     0);
+    record(path, b, &rb, &bl);
+    d = decisions_of(path, NULL);
+    assert_string_equal(d.status, "approved");
+    assert_string_equal(d.by, "-");
+    assert_string_equal(stored_decision(path, "app-1", &v), "approved");
+    baseline_free(&bl);
+    results_free(&ra);
+    results_free(&rb);
+    model_free(a);
+    model_free(b);
+}
+
+/* A schema-2 store (decisions only on the findings) migrates to 3: the
+ * decisions table gets each decided fingerprint, the newest run's. */
+static void test_migrate_v2(void **state)
+{
+    char path[128];
+    model *a = night("app-1", 1000, 2, 100);
+    results ra;
+    baseline bl;
+    store *s = NULL;
+    op_error err;
+    sqlite3 *db;
+    dseen d;
+
+    (void)state;
+    tmp_path(path, sizeof path, "v2.db");
+    one_finding(&ra, a);
+    baseline_init(&bl);
+    assert_int_equal(baseline_set(&bl, &ra.f[0], DECISION_DISMISSED, "noise",
+                                  NULL), 0);
+    record(path, a, &ra, &bl);
+    baseline_free(&bl);
+    /* back to schema 2: no decisions table */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE decisions;"
+                                  "PRAGMA user_version = 2", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_not_equal(store_open(path, 0, &s, &err), 0);
+    assert_non_null(strstr(err.msg, "schema 2 is older"));
+    assert_int_equal(store_open(path, 1, &s, &err), 0); /* migrates */
+    store_close(s);
+    d = decisions_of(path, ra.f[0].fingerprint);
+    assert_int_equal(d.n, 1);
+    assert_string_equal(d.status, "dismissed");
+    assert_string_equal(d.comment, "noise");
+    assert_string_equal(d.job, "nightly");
+    load_decisions(path, &bl);
+    assert_int_equal(bl.n, 1);
+    assert_non_null(bl.d[0].decided_at);
+    assert_non_null(strchr(bl.d[0].decided_at, 'T'));
+    baseline_free(&bl);
+    results_free(&ra);
+    model_free(a);
+}
+
 static size_t kill_after;
 static void kill_hook(size_t rows)
 {
@@ -479,6 +661,8 @@ int main(void)
         cmocka_unit_test(test_migrate_v0),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_killed_writer),
+        cmocka_unit_test(test_decide),
+        cmocka_unit_test(test_migrate_v2),
     };
     return cmocka_run_group_tests(tests, tm_tmpdir_setup, tm_tmpdir_teardown);
 }

@@ -1,0 +1,95 @@
+# tests/e2e/lib/serve.sh - what the `optipipe serve` e2e tests share: start
+# a server of their own on a loopback ephemeral port, stop it, read JSON.
+# Source it after lib/check.sh (it needs $bin and $tmp).
+#
+#   serve_start DATA [ARGS...]  starts "$bin serve --listen 127.0.0.1:0
+#                               --data DATA ARGS" in the background, waits
+#                               (bounded poll, up to 30 s) for its
+#                               "listening on" line; exports SERVE_URL,
+#                               SERVE_PORT, SERVE_PID, SERVE_ERR (its stderr)
+#                               and installs an EXIT trap that stops it.
+#                               Returns 1 when it exited or never listened.
+#   serve_stop                  SIGTERM, wait; returns the server's exit code
+#   json_field FILE PATH        prints a field of a JSON file: PATH is a
+#                               dotted path ("report.findings.0.rule");
+#                               exit 1 when absent
+#   serve_poll N CMD...         runs CMD up to N times, 0.1 s apart, until it
+#                               succeeds (a bounded wait for a state)
+# Other helpers add their functions at the end of this file.
+
+SERVE_PID=
+SERVE_URL=
+SERVE_PORT=
+SERVE_ERR=
+
+_serve_cleanup() {
+    if [ -n "$SERVE_PID" ]; then
+        kill "$SERVE_PID" 2>/dev/null
+        wait "$SERVE_PID" 2>/dev/null
+        SERVE_PID=
+    fi
+    rm -rf "$tmp"
+}
+trap _serve_cleanup EXIT
+
+serve_start() {
+    local data=$1 i
+    shift
+    SERVE_ERR=$tmp/serve.$$.$RANDOM.err
+    "$bin" serve --listen 127.0.0.1:0 --data "$data" "$@" 2>"$SERVE_ERR" &
+    SERVE_PID=$!
+    for i in $(seq 300); do
+        if grep -q '^optipipe serve: listening on http://' "$SERVE_ERR"; then
+            SERVE_URL=$(sed -n 's/^optipipe serve: listening on \(http:[^ ]*\)$/\1/p' \
+                "$SERVE_ERR" | head -1)
+            SERVE_PORT=${SERVE_URL##*:}
+            export SERVE_URL SERVE_PORT SERVE_PID SERVE_ERR
+            return 0
+        fi
+        if ! kill -0 "$SERVE_PID" 2>/dev/null; then
+            wait "$SERVE_PID" 2>/dev/null
+            SERVE_PID=
+            return 1
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+serve_stop() {
+    local rc=0
+    [ -n "$SERVE_PID" ] || return 0
+    kill -TERM "$SERVE_PID" 2>/dev/null
+    wait "$SERVE_PID"
+    rc=$?
+    SERVE_PID=
+    return $rc
+}
+
+json_field() {
+    python3 - "$1" "$2" <<'PYEOF'
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split(".") if sys.argv[2] else []:
+    if isinstance(v, list):
+        if not k.isdigit() or int(k) >= len(v):
+            sys.exit(1)
+        v = v[int(k)]
+    elif isinstance(v, dict) and k in v:
+        v = v[k]
+    else:
+        sys.exit(1)
+print(json.dumps(v) if isinstance(v, (dict, list)) else
+      ("null" if v is None else str(v).lower() if isinstance(v, bool) else v))
+PYEOF
+}
+
+serve_poll() {
+    local n=$1 i
+    shift
+    for i in $(seq "$n"); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
