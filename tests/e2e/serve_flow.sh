@@ -77,7 +77,7 @@ done_poll() {
     [ "$st" = done ] || { echo "  status: $st $(head -c 400 "$tmp/$1.json")"; return 1; }
 }
 
-serve_start --data "$tmp/data" || { echo "FAIL: the server did not start"; exit 1; }
+serve_start "$tmp/data" || { echo "FAIL: the server did not start"; exit 1; }
 url=$SERVE_URL
 
 # --- the demo files, any mix, in one upload -----------------------------------------
@@ -112,17 +112,29 @@ check "decision: the analysis shows the finding approved" is "$tmp/after.json" \
 check "decision: with its comment" is "$tmp/after.json" \
     "[(f.get('decision') or {}).get('comment') for f in d['report']['findings'] if f['fingerprint'] == '$fp']" "['flow <test> & co']"
 curl -sS -o "$tmp/page.html" "$url/analyses/$id"
-check "page: the analysis page names the finding approved" python3 - "$tmp/page.html" "$fp" <<'PY'
-import re, sys
+# the finding's <article data-fingerprint=FP> ... </article> on the page
+article() {
+    python3 - "$tmp/page.html" "$fp" <<'PY'
+import sys
 html, fp = open(sys.argv[1]).read(), sys.argv[2]
-# the finding's block: from its fingerprint to the next finding's
-i = html.find(fp[:8])
-sys.exit(0 if i >= 0 and re.search(r"approved", html[i:i + 4000], re.I) else 1)
+i = html.find('data-fingerprint="%s"' % fp)
+if i >= 0:
+    print(html[i:html.find("</article>", i)])
 PY
-check "page: the comment is escaped" has "$tmp/page.html" "flow &lt;test&gt; &amp; co"
+}
+curl -sS -o "$tmp/page.html" "$url/analyses/$id"
+article >"$tmp/article"
+check "page: the analysis page has the finding" test -s "$tmp/article"
+check "page: ... marked approved" has "$tmp/article" 'class="state state-approved"'
+check "page: ... with the comment, escaped" has "$tmp/article" "flow &lt;test&gt; &amp; co"
+check "page: no other finding is approved" test "$(grep -c 'state-approved' "$tmp/page.html")" = 1
 code=$(curl -sS -o "$tmp/patch" -D "$tmp/patch.h" -w '%{http_code}' "$url/api/v1/analyses/$id/patches")
 check "patch: GET .../patches answers 200" test "$code" = 200
 check "patch: it holds the approved change ($key)" has "$tmp/patch" "$key"
+code=$(curl -sS -o "$tmp/patch.dl" -D "$tmp/patch.dl.h" -w '%{http_code}' "$url/analyses/$id/patches")
+check "patch: the page's download answers 200" test "$code" = 200
+check "patch: ... as an attachment" grep -qi '^content-disposition: attachment' "$tmp/patch.dl.h"
+check "patch: ... holding the approved change ($key)" has "$tmp/patch.dl" "$key"
 
 # --- real inputs: a Databricks rolling folder and a dbt target/, zipped ---------------
 db=$real/spark/platforms/databricks_example_1
@@ -147,17 +159,24 @@ if [ -d "$db" ] && [ -f "$dbt/run_results.v5.dbt-1.7.0.bigquery.build.jaffle_sho
     check "real: ... and there are some" test -s "$tmp/db.got"
     check "real: dbt findings = optipipe analyze of the folder" diff "$tmp/dbt.want" "$tmp/dbt.got"
     check "real: ... and there are some" test -s "$tmp/dbt.got"
+    # The jobs the CLI's store has after the same three analyses, and their runs.
     curl -sS -o "$tmp/jobs.json" "$url/api/v1/jobs"
-    for w in db dbt; do
-        job=$(jget "$tmp/$w.cli.json" "d['runs'][0]['job']")
-        run=$(jget "$tmp/$w.cli.json" "d['runs'][0]['id']")
-        check "jobs: $w's job is listed" is "$tmp/jobs.json" \
-            "'$job' in [j['job'] for j in d['jobs']]" "True"
+    "$bin" history jobs --history "$tmp/cli.db" --format json >"$tmp/cli.jobs.json"
+    check "jobs: GET /api/v1/jobs lists the jobs of optipipe history jobs" is "$tmp/jobs.json" \
+        "sorted((j['job'], j['source'], j['runs']) for j in d['jobs'])" \
+        "$(jget "$tmp/cli.jobs.json" "sorted((j['job'], j['source'], j['runs']) for j in d)")"
+    check "jobs: the Databricks job and the dbt job among them" is "$tmp/jobs.json" \
+        "sorted(j['source'] for j in d['jobs'] if j['job'] == 'databricks job 313' or 'jaffle' in j['job'])" \
+        "['dbt', 'spark']"
+    jget "$tmp/cli.jobs.json" "'\\n'.join(j['job'] for j in d)" >"$tmp/joblist"
+    while IFS= read -r job; do
         enc=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$job")
-        curl -sS -o "$tmp/$w.runs.json" "$url/api/v1/jobs/$enc/runs"
-        check "jobs: $w's runs have the run" is "$tmp/$w.runs.json" \
-            "'$run' in [r['id'] for r in d['runs']]" "True"
-    done
+        curl -sS -o "$tmp/runs.json" "$url/api/v1/jobs/$enc/runs"
+        "$bin" history runs "$job" --history "$tmp/cli.db" --format json >"$tmp/cli.runs.json"
+        check "jobs: /api/v1/jobs/{job}/runs of '$job' has the runs" is "$tmp/runs.json" \
+            "[(r['id'], r['status'], r['duration_ms']) for r in d['runs']]" \
+            "$(jget "$tmp/cli.runs.json" "[(r['id'], r['status'], r['duration_ms']) for r in d['runs']]")"
+    done <"$tmp/joblist"
 else
     echo "NOTICE: $real (Databricks folder, dbt jaffle_shop_elementary 1.7.0) absent: the real uploads were not checked"
 fi
