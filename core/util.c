@@ -8,10 +8,9 @@
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
-#include <sys/stat.h>
-
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
