@@ -149,6 +149,33 @@ import json, subprocess
 p = json.loads(subprocess.check_output(['curl', '-s', '$SERVE_URL/api/v1/analyses/$id/patches']))
 assert p['patches'] == [], p"
 
+# ---- a raw body; a job key with '/' (dbt: shop/build) -------------------------------------
+code=$(curl -s -o raw.json -w '%{http_code}' --data-binary "@$demo/flink-window-bottleneck.json" \
+    -H 'Content-Type: application/octet-stream' "$SERVE_URL/api/v1/analyses?name=flink.json")
+check "raw body: 202" test "$code" = 202
+check "raw body: analysis done" serve_poll 300 done_or_failed "$(json_field raw.json id)"
+check "raw body: the file as named" test "$(json_field poll.json report.inputs.0.path)" = inputs/flink.json
+dbt_args=()
+for f in "$demo"/dbt/*.json; do dbt_args+=(-F "file=@$f"); done
+curl -s -o dbt.json "${dbt_args[@]}" "$SERVE_URL/api/v1/analyses"
+check "dbt: analysis done" serve_poll 300 done_or_failed "$(json_field dbt.json id)"
+get /api/v1/jobs jobs.json >/dev/null
+check "jobs: the dbt key's link %2F-encoded" has jobs.json '"/api/v1/jobs/shop%2Fbuild/runs"'
+check "dbt job runs by %2F: 200" test "$(get /api/v1/jobs/shop%2Fbuild/runs dr.json)" = 200
+check "dbt job runs: the key decoded" test "$(json_field dr.json job)" = shop/build
+check "dbt job runs: 7 nights, newest first" python3 -c '
+import json
+r = json.load(open("dr.json"))["runs"]
+assert len(r) == 7 and r[0]["started_at"] > r[-1]["started_at"], [x["started_at"] for x in r]'
+check "dbt runs page: limit 2 then before" python3 - "$SERVE_URL" <<'EOF2'
+import json, sys, urllib.request
+base = sys.argv[1] + "/api/v1/jobs/shop%2Fbuild/runs"
+p1 = json.load(urllib.request.urlopen(base + "?limit=2"))
+p2 = json.load(urllib.request.urlopen(base + "?limit=2&before=" + p1["next"]))
+ids = [r["id"] for r in p1["runs"] + p2["runs"]]
+assert len(p1["runs"]) == 2 and len(p2["runs"]) == 2 and len(set(ids)) == 4, (p1["next"], ids)
+EOF2
+
 # ---- errors -------------------------------------------------------------------------------------
 check "unknown id: 404" test "$(get /api/v1/analyses/0123456789abcdef e.json)" = 404
 check "unknown id: JSON error" is_error e.json 404
