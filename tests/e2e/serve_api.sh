@@ -190,6 +190,9 @@ check "decision on no finding: 404" test "$(post_json /api/v1/decisions \
     '{"fingerprint": "0123456789abcdef", "status": "approved"}' e.json)" = 404
 check "decision, bad status: 400" test "$(post_json /api/v1/decisions \
     "{\"fingerprint\": \"$fp\", \"status\": \"maybe\"}" e.json)" = 400
+check "decision as text/plain (a form of another site): 415" test "$(curl -s -o e.json \
+    -w '%{http_code}' -H 'Content-Type: text/plain' --data-binary \
+    "{\"fingerprint\": \"$fp\", \"status\": \"dismissed\"}" "$SERVE_URL/api/v1/decisions")" = 415
 check "decision, not JSON: 400" test "$(post_json /api/v1/decisions 'nope' e.json)" = 400
 check "decision, not JSON: JSON error" is_error e.json 400
 printf 'return {}\n' >r.lua
