@@ -731,7 +731,8 @@ static srv_state worker_outcome(const srv *s, const srv_analysis *a, int status,
     snprintf(report, sizeof report, "%s/%s", a->dir, SRV_REPORT_JSON);
     if ((*code == 0 || *code == 1 || *code == 5) && access(report, F_OK) == 0)
         return SRV_DONE;
-    if (strstr(line, "out of memory"))
+    if (strstr(line, "out of memory") || strstr(line, "Cannot allocate memory") ||
+        strstr(line, "not enough memory"))
         snprintf(why, cap, "out of memory (--analysis-memory %" PRIu64 " bytes): %s",
                  s->o->analysis_memory, line);
     else if (*line)
