@@ -122,6 +122,13 @@ const char *cli_history_path(const char *given, const config *c);
 
 /* `optipipe diff A B` (cmd_diff.c). */
 int diff_main(int argc, char **argv);
+/* A stored run named by ref (JOB@latest, JOB@previous, JOB@best, a run
+ * id) of st as the object diff_runs reads, into *out (free with
+ * cJSON_Delete). Returns 0, OP_ENOTFOUND (no such run, err says so) or
+ * another op_status with err. The server's /diff shares it. */
+struct store;
+int diff_stored_run(struct store *st, const char *ref, cJSON **out,
+                    op_error *err);
 
 /* `optipipe serve` (serve.c): parses the options, then serve_main. */
 int serve_cli_main(int argc, char **argv);

@@ -183,40 +183,48 @@ static int take_run(void *ud, const store_run *r)
     return fd->best ? 0 : 1; /* one run, unless looking for the best */
 }
 
-/* Resolves ref in st into *out: JOB@best here, the rest by the store. */
-static int load_stored(store *st, const char *ref, cJSON **out)
+int diff_stored_run(store *st, const char *ref, cJSON **out, op_error *err)
 {
     size_t n = strlen(ref);
     found fd;
-    op_error err;
     int rc;
 
     memset(&fd, 0, sizeof fd);
-    op_error_clear(&err);
     fd.s = st;
-    fd.err = &err;
+    fd.err = err;
     if (n > 5 && !strcmp(ref + n - 5, "@best")) {
         char job[4096];
         snprintf(job, sizeof job, "%.*s", (int)(n - 5), ref);
         fd.best = 1;
         rc = store_each_run(st, job, NULL, NULL, 0, STORE_HISTORY_MAX, take_run,
-                            &fd, &err);
+                            &fd, err);
     } else {
-        rc = store_find_run(st, ref, take_run, &fd, &err);
+        rc = store_find_run(st, ref, take_run, &fd, err);
     }
     if (fd.failed || (rc && rc != 1)) {
-        diag_msg(DIAG_ERROR, "%s", err.msg);
         cJSON_Delete(fd.run);
-        return EXIT_NOINPUT;
+        return err->code ? err->code : OP_EIO;
     }
-    if (!fd.run) {
-        diag_msg(DIAG_ERROR, "%s: no stored run '%s' (a stored run is JOB@latest, "
-                 "JOB@previous, JOB@best or a run id; `optipipe history jobs` "
-                 "lists the jobs)", store_path(st), ref);
-        return EXIT_USAGE;
-    }
+    if (!fd.run)
+        return op_error_set(err, OP_ENOTFOUND, "%s: no stored run '%s' (a "
+                            "stored run is JOB@latest, JOB@previous, JOB@best "
+                            "or a run id; `optipipe history jobs` lists the "
+                            "jobs)", store_path(st), ref);
     *out = fd.run;
     return 0;
+}
+
+/* Resolves ref in st into *out, saying what failed. */
+static int load_stored(store *st, const char *ref, cJSON **out)
+{
+    op_error err;
+    int rc;
+
+    op_error_clear(&err);
+    if (!(rc = diff_stored_run(st, ref, out, &err)))
+        return 0;
+    diag_msg(DIAG_ERROR, "%s", err.msg);
+    return rc == OP_ENOTFOUND ? EXIT_USAGE : EXIT_NOINPUT;
 }
 
 /* Opens the run store for stored sides once (read-only). */

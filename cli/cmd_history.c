@@ -144,7 +144,7 @@ static int trend_page(out *o, const char *job)
 {
     const char **labels = malloc((o->nvals ? o->nvals : 1) * sizeof *labels);
     double *v = malloc((o->nvals ? o->nvals : 1) * sizeof *v);
-    hout h = {o->f, NULL, 0};
+    hout h = {o->f, NULL, 0, 0};
     char title[256];
     size_t i;
     int rc = 0;
@@ -271,14 +271,8 @@ static int finding_line(void *ud, const store_finding *fi)
 /* A stored JSON column as the value of key (null when unreadable). */
 static void json_text(jw *w, const char *key, const char *text)
 {
-    cJSON *v = text ? cJSON_Parse(text) : NULL;
-
     jw_key(w, key);
-    if (v)
-        jw_cjson(w, v);
-    else
-        jw_null(w);
-    cJSON_Delete(v);
+    jw_json_text(w, text);
 }
 
 static int show_run(void *ud, const store_run *r)

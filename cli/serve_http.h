@@ -37,8 +37,8 @@ long srv_pct_decode(const char *s, size_t n, int plus, int no_slash,
 
 /* Matches the raw path against pattern ("/api/v1/analyses/{id}"), segment
  * by segment after splitting on '/': literal segments compare decoded,
- * each {x} takes one decoded segment (1..SRV_SEGMENT_MAX bytes, no NUL or
- * '/') into params. Returns 1 on a match (with *nparam), 0 when the path
+ * each {x} takes one decoded segment (1..SRV_SEGMENT_MAX bytes, no NUL; a
+ * %2F stays in it as '/': job keys may hold one) into params. Returns 1 on a match (with *nparam), 0 when the path
  * is another one, -1 when it would match but a segment is not valid. */
 int srv_route_match(const char *pattern, const char *path,
                     char params[][SRV_SEGMENT_MAX + 1], size_t *nparam);

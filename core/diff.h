@@ -63,4 +63,9 @@ const char *diff_format_name(size_t i);
 /* Writes the diff d (from diff_runs) to f in format. Returns 0 or OP_EIO. */
 int report_diff(FILE *f, const char *format, const cJSON *d);
 
+/* The html format's content without the page around it, for a page of
+ * its own (optipipe serve's /diff); strict: that page's CSP forbids
+ * style attributes (hout.strict). Returns 0 or OP_EIO. */
+int report_diff_html_body(FILE *f, const cJSON *d, int strict);
+
 #endif

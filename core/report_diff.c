@@ -431,12 +431,12 @@ static void h_pairs(FILE *f, const char *title, const cJSON *arr,
 }
 
 /* The listed nodes' duration change as bars around zero. */
-static void node_bars(FILE *f, const cJSON *nodes)
+static void node_bars(FILE *f, const cJSON *nodes, int strict)
 {
     enum { W = 720, BH = 18, L = 260, R = 20, T = 10 };
     int n = cJSON_GetArraySize(nodes), i = 0, hgt = T + n * BH + 30;
     double lo = 0, hi = 0;
-    hout h = {f, NULL, 0};
+    hout h = {f, NULL, 0, strict};
     const cJSON *e;
     hscale x;
 
@@ -468,13 +468,12 @@ static void node_bars(FILE *f, const cJSON *nodes)
     fig_end(&h);
 }
 
-static void html_report(FILE *f, const cJSON *d)
+static void html_body(FILE *f, const cJSON *d, int strict)
 {
     const cJSON *cfg = get(d, "config"), *e;
     char buf[1024];
     row r;
 
-    html_page_open(f, "opti-pipe diff");
     fputs("<h1>optipipe diff</h1>\n<table><tbody>\n", f);
     memset(&r, 0, sizeof r);
     snprintf(r.c[0], sizeof r.c[0], "A");
@@ -512,8 +511,20 @@ static void html_report(FILE *f, const cJSON *d)
     fputs("<h2>Nodes by duration change</h2>\n<p>", f);
     html_put(f, buf);
     fputs("</p>\n", f);
-    node_bars(f, get(d, "nodes"));
+    node_bars(f, get(d, "nodes"), strict);
     h_pairs(f, "Nodes", get(d, "nodes"), "key", 1);
+}
+
+int report_diff_html_body(FILE *f, const cJSON *d, int strict)
+{
+    html_body(f, d, strict);
+    return ferror(f) ? OP_EIO : 0;
+}
+
+static void html_report(FILE *f, const cJSON *d)
+{
+    html_page_open(f, "opti-pipe diff");
+    html_body(f, d, 0);
     html_page_close(f);
 }
 

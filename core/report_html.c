@@ -101,15 +101,82 @@ static const char *sev_class(severity s)
     return s == SEV_ERROR ? "error" : s == SEV_WARNING ? "warning" : "info";
 }
 
+/* The report's head around its stylesheet, and its script's element:
+ * html_report_strict finds them by these exact bytes. */
+#define HEAD_CSP "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src " \
+    "'none'; style-src 'unsafe-inline'; img-src data:; script-src '" CSP_SCRIPT_HASH "'\">\n"
+#define HEAD_STYLE_OPEN "<style>\n"
+#define HEAD_STYLE_CLOSE "</style>\n"
+#define SCRIPT_OPEN "<script>"
+#define SCRIPT_CLOSE "</script>\n"
+
 static void put_head(hout *h)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "style-src 'unsafe-inline'; img-src data:; script-src '" CSP_SCRIPT_HASH "'\">\n"
-          "<title>opti-pipe report</title>\n<style>\n", h->f);
+          HEAD_CSP "<title>opti-pipe report</title>\n" HEAD_STYLE_OPEN, h->f);
     fputs(css, h->f);
-    fputs("</style>\n</head>\n<body>\n<main>\n", h->f);
+    fputs(HEAD_STYLE_CLOSE "</head>\n<body>\n<main>\n", h->f);
+}
+
+/* The first occurrence of the n bytes of needle in [p, end), or NULL. */
+static const char *find(const char *p, const char *end, const char *needle)
+{
+    size_t k = strlen(needle);
+
+    for (; p && (size_t)(end - p) >= k; p++)
+        if (!memcmp(p, needle, k))
+            return p;
+    return NULL;
+}
+
+/* Writes [p, end) without the figures' style attributes (fig_open's
+ * HTML_FIG_STYLE, then digits and px"): no input string can hold a bare
+ * '"', so only fig_open wrote that sequence. */
+static void put_unstyled(FILE *f, const char *p, const char *end)
+{
+    const char *at;
+
+    while ((at = find(p, end, " " HTML_FIG_STYLE))) {
+        const char *q = at + 1 + strlen(HTML_FIG_STYLE);
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+        if ((size_t)(end - q) < 3 || memcmp(q, "px\"", 3)) {
+            fwrite(p, 1, (size_t)(q - p), f);
+            p = q;
+            continue;
+        }
+        fwrite(p, 1, (size_t)(at - p), f);
+        p = q + 3;
+    }
+    fwrite(p, 1, (size_t)(end - p), f);
+}
+
+int html_report_strict(FILE *f, const char *in, size_t n, const char *css_href)
+{
+    const char *end = in + n, *csp = find(in, end, HEAD_CSP);
+    const char *style = csp ? find(csp, end, HEAD_STYLE_OPEN) : NULL;
+    const char *body = style ? style + strlen(HEAD_STYLE_OPEN) : NULL;
+    const char *script, *after;
+    size_t ncss = strlen(css);
+
+    if (!body || (size_t)(end - body) < ncss + strlen(HEAD_STYLE_CLOSE) ||
+        memcmp(body, css, ncss) || memcmp(body + ncss, HEAD_STYLE_CLOSE,
+                                          strlen(HEAD_STYLE_CLOSE)))
+        return OP_EPARSE;
+    body += ncss + strlen(HEAD_STYLE_CLOSE);
+    script = find(body, end, SCRIPT_OPEN "(function(){if(location.hash");
+    after = script ? find(script, end, SCRIPT_CLOSE) : NULL;
+    if (!after || find(after, end, SCRIPT_OPEN))
+        return OP_EPARSE;
+    fwrite(in, 1, (size_t)(csp - in), f);
+    fwrite(csp + strlen(HEAD_CSP), 1, (size_t)(style - csp - strlen(HEAD_CSP)), f);
+    fputs("<link rel=\"stylesheet\" href=\"", f);
+    html_put(f, css_href);
+    fputs("\">\n", f);
+    put_unstyled(f, body, script);
+    fwrite(after + strlen(SCRIPT_CLOSE), 1, (size_t)(end - after - strlen(SCRIPT_CLOSE)), f);
+    return ferror(f) ? OP_EIO : 0;
 }
 
 /* A page of another command (diff, history runs): the same look, and a
@@ -124,6 +191,11 @@ void html_page_open(FILE *f, const char *title)
     fputs("</title>\n<style>\n", f);
     fputs(css, f);
     fputs("</style>\n</head>\n<body>\n<main>\n", f);
+}
+
+const char *html_report_css(void)
+{
+    return css;
 }
 
 void html_page_close(FILE *f)
@@ -249,55 +321,55 @@ static void put_summary(hout *h, const size_t *order, size_t nord)
 
 /* Evidence as a compact grid of key/value pairs: it backs the message, it
  * should not push the charts off the screen. */
-static void put_evidence(hout *h, const finding *f)
+void html_put_evidence(FILE *out, const cJSON *evidence)
 {
     const cJSON *e;
     char buf[512];
 
-    if (!f->evidence || !f->evidence->child)
+    if (!cJSON_IsObject(evidence) || !evidence->child)
         return;
-    fputs("<dl class=\"evidence\" aria-label=\"Evidence\">\n", h->f);
-    cJSON_ArrayForEach(e, f->evidence) {
-        fputs("<div><dt>", h->f);
-        html_put(h->f, e->string);
-        fputs("</dt><dd>", h->f);
-        html_put(h->f, report_fmt_value(buf, sizeof buf, e));
-        fputs("</dd></div>\n", h->f);
+    fputs("<dl class=\"evidence\" aria-label=\"Evidence\">\n", out);
+    cJSON_ArrayForEach(e, evidence) {
+        fputs("<div><dt>", out);
+        html_put(out, e->string);
+        fputs("</dt><dd>", out);
+        html_put(out, report_fmt_value(buf, sizeof buf, e));
+        fputs("</dd></div>\n", out);
     }
-    fputs("</dl>\n", h->f);
+    fputs("</dl>\n", out);
 }
 
-static void put_changes(hout *h, const finding *f)
+void html_put_changes(FILE *out, const cJSON *changes)
 {
     const cJSON *c;
     char buf[512];
 
-    if (!f->changes || !f->changes->child)
+    if (!cJSON_IsArray(changes) || !changes->child)
         return;
-    fputs("<pre class=\"change\" aria-label=\"Proposed change\">", h->f);
-    cJSON_ArrayForEach(c, f->changes) {
+    fputs("<pre class=\"change\" aria-label=\"Proposed change\">", out);
+    cJSON_ArrayForEach(c, changes) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "target");
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "key");
         const cJSON *from = cJSON_GetObjectItemCaseSensitive(c, "from");
         if (cJSON_IsString(t)) {
-            fputs("<span class=\"target\"># ", h->f);
-            html_put(h->f, t->valuestring);
-            fputs("</span>\n", h->f);
+            fputs("<span class=\"target\"># ", out);
+            html_put(out, t->valuestring);
+            fputs("</span>\n", out);
         }
         if (from) {
-            fputs("<span class=\"del\">- ", h->f);
-            html_put(h->f, cJSON_IsString(k) ? k->valuestring : "?");
-            fputs(": ", h->f);
-            html_put(h->f, report_fmt_value(buf, sizeof buf, from));
-            fputs("</span>\n", h->f);
+            fputs("<span class=\"del\">- ", out);
+            html_put(out, cJSON_IsString(k) ? k->valuestring : "?");
+            fputs(": ", out);
+            html_put(out, report_fmt_value(buf, sizeof buf, from));
+            fputs("</span>\n", out);
         }
-        fputs("<span class=\"add\">+ ", h->f);
-        html_put(h->f, cJSON_IsString(k) ? k->valuestring : "?");
-        fputs(": ", h->f);
-        html_put(h->f, report_fmt_value(buf, sizeof buf, cJSON_GetObjectItemCaseSensitive(c, "to")));
-        fputs("</span>\n", h->f);
+        fputs("<span class=\"add\">+ ", out);
+        html_put(out, cJSON_IsString(k) ? k->valuestring : "?");
+        fputs(": ", out);
+        html_put(out, report_fmt_value(buf, sizeof buf, cJSON_GetObjectItemCaseSensitive(c, "to")));
+        fputs("</span>\n", out);
     }
-    fputs("</pre>\n", h->f);
+    fputs("</pre>\n", out);
 }
 
 static void put_finding(hout *h, const finding *f)
@@ -322,8 +394,8 @@ static void put_finding(hout *h, const finding *f)
         html_put(h->f, f->recommendation);
         fputs("</p>\n", h->f);
     }
-    put_changes(h, f);
-    put_evidence(h, f);
+    html_put_changes(h->f, f->changes);
+    html_put_evidence(h->f, f->evidence);
     fputs("</article>\n", h->f);
 }
 
@@ -409,7 +481,7 @@ static void put_problems(hout *h)
 int report_html(const report_ctx *ctx)
 {
     const model *m = ctx->an->m;
-    hout h = {ctx->out, ctx, 0};
+    hout h = {ctx->out, ctx, 0, 0};
     size_t i, k, nord, *order = report_run_order(ctx, &nord);
 
     put_head(&h);
@@ -428,8 +500,8 @@ int report_html(const report_ctx *ctx)
     put_problems(&h);
     fprintf(h.f, "<footer>Generated by opti-pipe %s. Charts are inline SVG; each has its "
             "data as a table underneath.</footer>\n", OP_VERSION);
-    fputs("<pre id=\"selftest\" hidden></pre>\n</main>\n<script>", h.f);
+    fputs("<pre id=\"selftest\" hidden></pre>\n</main>\n" SCRIPT_OPEN, h.f);
     fputs(selftest_js, h.f);
-    fputs("</script>\n</body>\n</html>\n", h.f);
+    fputs(SCRIPT_CLOSE "</body>\n</html>\n", h.f);
     return ferror(h.f) ? OP_EIO : 0;
 }

@@ -16,6 +16,9 @@ typedef struct hout {
     FILE *f;
     const report_ctx *ctx;
     unsigned nfig; /* figures written: makes element ids unique */
+    int strict;    /* the page's CSP forbids style attributes (optipipe
+                    * serve): figures leave their max-width to the
+                    * stylesheet */
 } hout;
 
 /* A linear map from the data range [d0, d1] to pixels [r0, r1]. */
@@ -89,6 +92,29 @@ const char *html_attr(const mmap *m, const char *key);
  * command than analyze (diff, history runs); title is escaped. */
 void html_page_open(FILE *f, const char *title);
 void html_page_close(FILE *f);
+
+/* A finding's proposed changes (a JSON array of {target, key, from, to})
+ * as <pre class="change"> and its evidence (an object) as a <dl>; nothing
+ * when absent or empty. Shared with optipipe serve's finding pages. */
+void html_put_changes(FILE *f, const cJSON *changes);
+void html_put_evidence(FILE *f, const cJSON *evidence);
+
+/* The start of the style attribute fig_open gives a figure's <svg>
+ * unless hout.strict: its max-width in px. */
+#define HTML_FIG_STYLE "style=\"max-width:"
+
+/* Copies a report that report_html wrote (in, n bytes) to f as a page a
+ * strict CSP (no inline script or style) allows, for optipipe serve: its
+ * CSP meta tag, inline stylesheet and self-test script are left out, the
+ * stylesheet is linked from css_href instead (a stylesheet that holds
+ * html_report_css()), and the figures lose their style attribute. The
+ * rest is copied byte for byte. OP_EPARSE when in is not such a report
+ * (another version's, or cut), OP_EIO on a write error. */
+int html_report_strict(FILE *f, const char *in, size_t n, const char *css_href);
+
+/* The report's stylesheet (what html_page_open inlines), for pages that
+ * link it instead (optipipe serve's /static/app.css). Static. */
+const char *html_report_css(void);
 
 /* A line chart of one value per run, oldest to newest (labels[i] names
  * run i, e.g. its start), with its data table: history runs' trend. time:

@@ -199,10 +199,12 @@ void fig_open(hout *h, const char *chart, int width, int height,
     fputs("<figure class=\"chart\">\n<div class=\"fig-title\" aria-hidden=\"true\">", h->f);
     html_put(h->f, title);
     fprintf(h->f, "</div>\n<svg data-chart=\"%s\" id=\"fig-%u\" "
-            "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" style=\"max-width:%dpx\" "
-            "role=\"img\" aria-labelledby=\"fig-%u-t fig-%u-d\" "
-            "xmlns=\"http://www.w3.org/2000/svg\">\n",
-            chart, id, width, height, width, height, width, id, id);
+            "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" ",
+            chart, id, width, height, width, height);
+    if (!h->strict)
+        fprintf(h->f, HTML_FIG_STYLE "%dpx\" ", width);
+    fprintf(h->f, "role=\"img\" aria-labelledby=\"fig-%u-t fig-%u-d\" "
+            "xmlns=\"http://www.w3.org/2000/svg\">\n", id, id);
     fprintf(h->f, "<title id=\"fig-%u-t\">", id);
     html_put(h->f, title);
     fprintf(h->f, "</title>\n<desc id=\"fig-%u-d\">", id);

@@ -1,0 +1,186 @@
+/*
+ * serve_ui_page.c - the frame of every HTML page of `optipipe serve` and
+ * what the pages share (serve_ui.h): validation, URL and time output, one
+ * finding with its approve / dismiss form.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "report_html.h"
+#include "serve_ui.h"
+#include "utf8.h"
+
+static const char *const nav_items[][3] = {
+    {"upload", "/", "Upload"},
+    {"analyses", "/analyses", "Analyses"},
+    {"jobs", "/jobs", "Jobs"},
+};
+
+void ui_open(const srv_req *r, srv_resp *w, const char *title,
+             const char *nav)
+{
+    const char *tok = srv_csrf_token(r);
+    FILE *f = w->f;
+    size_t i;
+
+    w->status = 200;
+    w->type = "text/html; charset=utf-8";
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<meta name=\"csrf-token\" content=\"", f);
+    html_put(f, tok ? tok : "");
+    fputs("\">\n<title>", f);
+    html_put(f, title);
+    fputs(" - opti-pipe</title>\n<link rel=\"stylesheet\" href=\"/static/app.css\">\n"
+          "<script src=\"/static/app.js\" defer></script>\n</head>\n<body class=\"ui\">\n"
+          "<nav class=\"top\" aria-label=\"Pages\"><b>opti-pipe</b>", f);
+    for (i = 0; i < sizeof nav_items / sizeof *nav_items; i++)
+        fprintf(f, " <a href=\"%s\"%s>%s</a>", nav_items[i][1],
+                nav && !strcmp(nav, nav_items[i][0]) ? " aria-current=\"page\"" : "",
+                nav_items[i][2]);
+    fputs("</nav>\n<main>\n", f);
+}
+
+void ui_close(srv_resp *w)
+{
+    fprintf(w->f, "<footer>opti-pipe %s</footer>\n</main>\n</body>\n</html>\n",
+            OP_VERSION);
+}
+
+int ui_is_hex(const char *s, size_t n)
+{
+    size_t i;
+
+    if (!s || strlen(s) != n)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+int ui_is_ref(const char *s)
+{
+    const char *p = s;
+    uint32_t cp;
+    size_t k;
+    int bad = 0;
+
+    if (!s || !*s || strlen(s) > SRV_SEGMENT_MAX)
+        return 0;
+    while ((k = utf8_next(p, &cp, &bad)))
+        if (bad || utf8_is_control(cp))
+            return 0;
+        else
+            p += k;
+    return 1;
+}
+
+void ui_put_url(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+    for (; *p; p++)
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+            (*p >= '0' && *p <= '9') || strchr("._~-", *p))
+            fputc(*p, f);
+        else
+            fprintf(f, "%%%02X", *p);
+}
+
+const char *ui_time_text(char *buf, size_t n, int64_t ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (ms <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        snprintf(buf, n, "-");
+    return buf;
+}
+
+void ui_put_time(FILE *f, int64_t ms)
+{
+    char buf[40];
+
+    fputs(ui_time_text(buf, sizeof buf, ms), f);
+}
+
+/* The CSS class of a severity: only the three known names reach it. */
+static const char *sev_class(const char *sev)
+{
+    return sev && (!strcmp(sev, "error") || !strcmp(sev, "warning")) ? sev : "info";
+}
+
+/* The class of a decision state; anything else reads as open. */
+static const char *state_class(const char *d)
+{
+    return d && (!strcmp(d, "approved") || !strcmp(d, "dismissed")) ? d : "open";
+}
+
+static void put_form(FILE *out, const srv_req *r, const ui_finding *f,
+                     const char *action, const char *state)
+{
+    fputs("<form method=\"post\" class=\"decide\" action=\"", out);
+    html_put(out, action);
+    fputs("\">\n", out);
+    srv_csrf_input(r, out);
+    fprintf(out, "<input type=\"hidden\" name=\"fingerprint\" value=\"%s\">\n"
+            "<label>Comment <input type=\"text\" name=\"comment\" maxlength=\"%u\" "
+            "autocomplete=\"off\"></label>\n", f->fingerprint, UI_COMMENT_MAX);
+    if (strcmp(state, "approved"))
+        fputs("<button type=\"submit\" name=\"status\" value=\"approved\" "
+              "class=\"approve\">Approve</button>\n", out);
+    if (strcmp(state, "dismissed"))
+        fputs("<button type=\"submit\" name=\"status\" value=\"dismissed\" "
+              "class=\"dismiss\">Dismiss</button>\n", out);
+    if (strcmp(state, "open"))
+        fputs("<button type=\"submit\" name=\"status\" value=\"open\" "
+              "class=\"reopen\">Reopen</button>\n", out);
+    fputs("</form>\n", out);
+}
+
+void ui_put_finding(FILE *out, const srv_req *r, const ui_finding *f,
+                    const char *action)
+{
+    const char *sev = sev_class(f->severity), *state = state_class(f->decision);
+    int fp_ok = ui_is_hex(f->fingerprint, UI_FP_LEN);
+
+    fprintf(out, "<article class=\"finding %s\"", sev);
+    if (fp_ok)
+        fprintf(out, " id=\"f-%s\" data-fingerprint=\"%s\"", f->fingerprint,
+                f->fingerprint);
+    fprintf(out, ">\n<h4><span class=\"sev sev-%s\">", sev);
+    html_put(out, f->severity ? f->severity : "info");
+    fputs("</span> <code>", out);
+    html_put(out, f->rule);
+    fputs("</code>", out);
+    if (f->node) {
+        fputs(" <span class=\"node\">on ", out);
+        html_put(out, f->node);
+        fputs("</span>", out);
+    }
+    fprintf(out, " <span class=\"state state-%s\">%s</span></h4>\n", state, state);
+    if (f->title) {
+        fputs("<p class=\"meta\">", out);
+        html_put(out, f->title);
+        fputs("</p>\n", out);
+    }
+    fputs("<p class=\"msg\">", out);
+    html_put(out, f->message);
+    fputs("</p>\n", out);
+    if (f->recommendation) {
+        fputs("<p class=\"rec\"><strong>Recommendation:</strong> ", out);
+        html_put(out, f->recommendation);
+        fputs("</p>\n", out);
+    }
+    html_put_changes(out, f->changes);
+    html_put_evidence(out, f->evidence);
+    if (f->comment && *f->comment) {
+        fputs("<p class=\"comment\"><strong>Comment:</strong> ", out);
+        html_put(out, f->comment);
+        fputs("</p>\n", out);
+    }
+    if (action && fp_ok)
+        put_form(out, r, f, action, state);
+    fputs("</article>\n", out);
+}
