@@ -206,6 +206,10 @@ check "URL 403 names the host" has e.json "127.0.0.1"
 code=$(post_json /api/v1/analyses '{"urls": ["http://203.0.113.9/jobs"]}' e.json)
 check "JSON URLs: host not allowed: 403" test "$code" = 403
 check "JSON URLs 403 names the host" has e.json "203.0.113.9"
+many=$(python3 -c 'import json; print(json.dumps({"urls": ["http://127.0.0.1:9/%d" % i for i in range(65)]}))')
+code=$(post_json /api/v1/analyses "$many" e.json)
+check "65 URL inputs: 400" test "$code" = 400
+check "65 URL inputs: said" has e.json "more than 64 URL inputs"
 code=$(curl -s -o e.json -w '%{http_code}' -F "note=nothing" "$SERVE_URL/api/v1/analyses")
 check "upload of nothing: 400" test "$code" = 400
 check "upload of nothing: JSON error" is_error e.json 400
