@@ -229,6 +229,11 @@ code=$(curl -s -D h429 -o e.json -w '%{http_code}' -H 'Content-Type: application
 check "third: 429" test "$code" = 429
 check "429: Retry-After" grep -Eqi '^retry-after: [0-9]+' h429
 check "429: JSON error" is_error e.json 429
+check "running analysis: patches 409" test "$(get "/api/v1/analyses/$(json_field q1.json id)/patches" e.json)" = 409
+check "running analysis: JSON error" is_error e.json 409
+get "/api/v1/analyses/$(json_field q2.json id)" q2s.json >/dev/null
+check "queued analysis: status and position" test \
+    "$(json_field q2s.json status)/$(json_field q2s.json queue_position)/$(json_field q2s.json report)" = queued/0/null
 touch hold/release
 check "held analysis ends" serve_poll 300 done_or_failed "$(json_field q1.json id)"
 check "queued analysis ends" serve_poll 300 done_or_failed "$(json_field q2.json id)"
