@@ -338,13 +338,9 @@ static void job_view(const srv_jobs *j, const job *jb, srv_analysis *a)
     a->bytes = jb->bytes;
 }
 
-static job *job_from(const srv_analysis *a)
+/* The state of a into jb (job_view's other way; not the id or error). */
+static void job_set(job *jb, const srv_analysis *a)
 {
-    job *jb = calloc(1, sizeof *jb);
-
-    if (!jb)
-        return NULL;
-    memcpy(jb->id, a->id, sizeof jb->id);
     jb->state = a->state;
     jb->created_ms = a->created_ms;
     jb->started_ms = a->started_ms;
@@ -352,6 +348,16 @@ static job *job_from(const srv_analysis *a)
     jb->exit_code = a->exit_code;
     jb->nfiles = a->nfiles;
     jb->bytes = a->bytes;
+}
+
+static job *job_from(const srv_analysis *a)
+{
+    job *jb = calloc(1, sizeof *jb);
+
+    if (!jb)
+        return NULL;
+    memcpy(jb->id, a->id, sizeof jb->id);
+    job_set(jb, a);
     if (a->error[0] && !(jb->error = strdup(a->error))) {
         free(jb);
         return NULL;
@@ -731,7 +737,8 @@ static srv_state worker_outcome(const srv *s, const srv_analysis *a, int status,
     snprintf(report, sizeof report, "%s/%s", a->dir, SRV_REPORT_JSON);
     if ((*code == 0 || *code == 1 || *code == 5) && access(report, F_OK) == 0)
         return SRV_DONE;
-    if (strstr(line, "out of memory"))
+    if (strstr(line, "out of memory") || strstr(line, "Cannot allocate memory") ||
+        strstr(line, "not enough memory"))
         snprintf(why, cap, "out of memory (--analysis-memory %" PRIu64 " bytes): %s",
                  s->o->analysis_memory, line);
     else if (*line)
@@ -767,10 +774,7 @@ static void job_end(const srv_jobs *j, const job *jb, srv_state end, int code,
 static void job_apply(srv_jobs *j, job *jb, const srv_analysis *view)
 {
     j->running--;
-    jb->state = view->state;
-    jb->started_ms = view->started_ms;
-    jb->finished_ms = view->finished_ms;
-    jb->exit_code = view->exit_code;
+    job_set(jb, view);
     set_error(jb, view->error);
     if (view->state == SRV_QUEUED)
         j->queued++;

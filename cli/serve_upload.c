@@ -30,7 +30,12 @@
 
 enum { UP_INPUTS = 0, UP_RULES = 1 };
 
-typedef enum part_kind { PK_NONE = 0, PK_FILE, PK_FIELD } part_kind;
+typedef enum part_kind {
+    PK_NONE = 0,
+    PK_FILE,
+    PK_FIELD,
+    PK_UNCHOSEN /* filename="": a browser's empty file input, unless bytes come */
+} part_kind;
 
 struct srv_stage {
     srv *s;
@@ -40,6 +45,7 @@ struct srv_stage {
     int subfd[2];     /* inputs/, rules/ (-1 until needed) */
     mp_parser *mp;    /* NULL: a raw body, one file */
     part_kind kind;
+    int unchosen;     /* PK_UNCHOSEN: UP_INPUTS or UP_RULES */
     int fd;           /* the file being written */
     char *wbuf;
     size_t wlen;
@@ -364,23 +370,32 @@ static int field_end(srv_stage *st, op_error *err)
 static int on_begin(void *ud, const mp_part *p, op_error *err)
 {
     srv_stage *st = ud;
+    int which = !strcmp(p->name, "rules") ? UP_RULES : UP_INPUTS;
     char b[48];
 
-    if (!strcmp(p->name, "file"))
-        return file_begin(st, UP_INPUTS, p->filename, err);
-    if (!strcmp(p->name, "rules"))
-        return file_begin(st, UP_RULES, p->filename, err);
-    if (p->filename)
-        return op_error_set(err, OP_EPARSE, "upload: the field '%s' carries a "
-                            "file; files go in the fields 'file' and 'rules'",
-                            shown(p->name, b));
-    return field_begin(st, p->name, err);
+    if (strcmp(p->name, "file") && strcmp(p->name, "rules")) {
+        if (p->filename)
+            return op_error_set(err, OP_EPARSE, "upload: the field '%s' "
+                                "carries a file; files go in the fields 'file' "
+                                "and 'rules'", shown(p->name, b));
+        return field_begin(st, p->name, err);
+    }
+    if (p->filename && !*p->filename) {
+        /* a form whose file input was left empty sends this: no file */
+        st->kind = PK_UNCHOSEN;
+        st->unchosen = which;
+        return 0;
+    }
+    return file_begin(st, which, p->filename, err);
 }
 
 static int on_data(void *ud, const char *buf, size_t n, op_error *err)
 {
     srv_stage *st = ud;
+    int rc;
 
+    if (st->kind == PK_UNCHOSEN && (rc = file_begin(st, st->unchosen, "", err)))
+        return rc;
     return st->kind == PK_FILE ? file_data(st, buf, n, err)
                                : field_data(st, buf, n, err);
 }
@@ -389,6 +404,10 @@ static int on_end(void *ud, op_error *err)
 {
     srv_stage *st = ud;
 
+    if (st->kind == PK_UNCHOSEN) {
+        st->kind = PK_NONE;
+        return 0;
+    }
     return st->kind == PK_FILE ? file_end(st, err) : field_end(st, err);
 }
 

@@ -15,10 +15,8 @@ src=$2
 demo=$src/fixtures/demo
 cd "$tmp" || exit 1
 
-# GET/POST helpers: the body into FILE, the status code printed.
-get() { curl -s -o "$2" -w '%{http_code}' "$SERVE_URL$1"; }
-post_json() { curl -s -o "$3" -w '%{http_code}' -H 'Content-Type: application/json' \
-    --data-binary "$2" "$SERVE_URL$1"; }
+get() { serve_get "$@"; }
+post_json() { serve_post_json "$@"; }
 is_error() { # is_error FILE STATUS: {"error": {"status": STATUS, "message": "..."}}
     python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -149,6 +147,33 @@ import json, subprocess
 p = json.loads(subprocess.check_output(['curl', '-s', '$SERVE_URL/api/v1/analyses/$id/patches']))
 assert p['patches'] == [], p"
 
+# ---- a raw body; a job key with '/' (dbt: shop/build) -------------------------------------
+code=$(curl -s -o raw.json -w '%{http_code}' --data-binary "@$demo/flink-window-bottleneck.json" \
+    -H 'Content-Type: application/octet-stream' "$SERVE_URL/api/v1/analyses?name=flink.json")
+check "raw body: 202" test "$code" = 202
+check "raw body: analysis done" serve_poll 300 done_or_failed "$(json_field raw.json id)"
+check "raw body: the file as named" test "$(json_field poll.json report.inputs.0.path)" = inputs/flink.json
+dbt_args=()
+for f in "$demo"/dbt/*.json; do dbt_args+=(-F "file=@$f"); done
+curl -s -o dbt.json "${dbt_args[@]}" "$SERVE_URL/api/v1/analyses"
+check "dbt: analysis done" serve_poll 300 done_or_failed "$(json_field dbt.json id)"
+get /api/v1/jobs jobs.json >/dev/null
+check "jobs: the dbt key's link %2F-encoded" has jobs.json '"/api/v1/jobs/shop%2Fbuild/runs"'
+check "dbt job runs by %2F: 200" test "$(get /api/v1/jobs/shop%2Fbuild/runs dr.json)" = 200
+check "dbt job runs: the key decoded" test "$(json_field dr.json job)" = shop/build
+check "dbt job runs: 7 nights, newest first" python3 -c '
+import json
+r = json.load(open("dr.json"))["runs"]
+assert len(r) == 7 and r[0]["started_at"] > r[-1]["started_at"], [x["started_at"] for x in r]'
+check "dbt runs page: limit 2 then before" python3 - "$SERVE_URL" <<'EOF2'
+import json, sys, urllib.request
+base = sys.argv[1] + "/api/v1/jobs/shop%2Fbuild/runs"
+p1 = json.load(urllib.request.urlopen(base + "?limit=2"))
+p2 = json.load(urllib.request.urlopen(base + "?limit=2&before=" + p1["next"]))
+ids = [r["id"] for r in p1["runs"] + p2["runs"]]
+assert len(p1["runs"]) == 2 and len(p2["runs"]) == 2 and len(set(ids)) == 4, (p1["next"], ids)
+EOF2
+
 # ---- errors -------------------------------------------------------------------------------------
 check "unknown id: 404" test "$(get /api/v1/analyses/0123456789abcdef e.json)" = 404
 check "unknown id: JSON error" is_error e.json 404
@@ -163,6 +188,9 @@ check "decision on no finding: 404" test "$(post_json /api/v1/decisions \
     '{"fingerprint": "0123456789abcdef", "status": "approved"}' e.json)" = 404
 check "decision, bad status: 400" test "$(post_json /api/v1/decisions \
     "{\"fingerprint\": \"$fp\", \"status\": \"maybe\"}" e.json)" = 400
+check "decision as text/plain (a form of another site): 415" test "$(curl -s -o e.json \
+    -w '%{http_code}' -H 'Content-Type: text/plain' --data-binary \
+    "{\"fingerprint\": \"$fp\", \"status\": \"dismissed\"}" "$SERVE_URL/api/v1/decisions")" = 415
 check "decision, not JSON: 400" test "$(post_json /api/v1/decisions 'nope' e.json)" = 400
 check "decision, not JSON: JSON error" is_error e.json 400
 printf 'return {}\n' >r.lua
@@ -176,41 +204,24 @@ check "URL 403 names the host" has e.json "127.0.0.1"
 code=$(post_json /api/v1/analyses '{"urls": ["http://203.0.113.9/jobs"]}' e.json)
 check "JSON URLs: host not allowed: 403" test "$code" = 403
 check "JSON URLs 403 names the host" has e.json "203.0.113.9"
+many=$(python3 -c 'import json; print(json.dumps({"urls": ["http://127.0.0.1:9/%d" % i for i in range(65)]}))')
+code=$(post_json /api/v1/analyses "$many" e.json)
+check "65 URL inputs: 400" test "$code" = 400
+check "65 URL inputs: said" has e.json "more than 64 URL inputs"
 code=$(curl -s -o e.json -w '%{http_code}' -F "note=nothing" "$SERVE_URL/api/v1/analyses")
 check "upload of nothing: 400" test "$code" = 400
 check "upload of nothing: JSON error" is_error e.json 400
 check "server stops" serve_stop
 
 # ---- 429: one worker busy on a URL whose server holds its answer, one queued ---------------
-cat >hold.py <<'EOF'
-# Answers every GET only once the file "release" exists (bounded: 60 s);
-# writes "asked" when the first request came.
-import http.server, os, sys, time
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        open("asked", "a").close()
-        for _ in range(600):
-            if os.path.exists("release"):
-                break
-            time.sleep(0.1)
-        self.send_response(404)
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-open("hold.port", "w").write(str(s.server_address[1]))
-s.serve_forever()
-EOF
-python3 hold.py &
-hold=$!
-trap 'touch "$tmp/release"; kill $hold 2>/dev/null; wait $hold 2>/dev/null; _serve_cleanup' EXIT
-check "holding server up" serve_poll 300 test -s hold.port
-hurl="http://127.0.0.1:$(cat hold.port)/jobs/overview"
+mkdir -p hold
+check "holding server up" hold_start "$tmp/hold"
+hurl="$HOLD_URL/jobs/overview"
 check "server with one worker, queue 1" serve_start "$tmp/data2" --fetch-allow 127.0.0.1 \
     --workers 1 --queue 1
 code=$(post_json /api/v1/analyses "{\"urls\": [\"$hurl\"]}" q1.json)
 check "first: 202" test "$code" = 202
-check "first: the worker is fetching" serve_poll 300 test -e asked
+check "first: the worker is fetching" serve_poll 300 test -s hold/asked
 code=$(post_json /api/v1/analyses "{\"urls\": [\"$hurl\"]}" q2.json)
 check "second: 202 (queued)" test "$code" = 202
 code=$(curl -s -D h429 -o e.json -w '%{http_code}' -H 'Content-Type: application/json' \
@@ -218,7 +229,12 @@ code=$(curl -s -D h429 -o e.json -w '%{http_code}' -H 'Content-Type: application
 check "third: 429" test "$code" = 429
 check "429: Retry-After" grep -Eqi '^retry-after: [0-9]+' h429
 check "429: JSON error" is_error e.json 429
-touch release
+check "running analysis: patches 409" test "$(get "/api/v1/analyses/$(json_field q1.json id)/patches" e.json)" = 409
+check "running analysis: JSON error" is_error e.json 409
+get "/api/v1/analyses/$(json_field q2.json id)" q2s.json >/dev/null
+check "queued analysis: status and position" test \
+    "$(json_field q2s.json status)/$(json_field q2s.json queue_position)/$(json_field q2s.json report)" = queued/0/null
+touch hold/release
 check "held analysis ends" serve_poll 300 done_or_failed "$(json_field q1.json id)"
 check "queued analysis ends" serve_poll 300 done_or_failed "$(json_field q2.json id)"
 check "server stops (2)" serve_stop

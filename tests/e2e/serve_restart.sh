@@ -26,35 +26,10 @@ gone() { # the process is no more (or a zombie nobody reaped yet)
 lines() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
 
 # ---- the URL server that holds its answer ---------------------------------------------
-cat >hold.py <<'EOF'
-# Answers every GET with 404 only once the file "release" exists (bounded:
-# 120 s); appends a line to "asked" for each request that came.
-import http.server, os, time
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        with open("asked", "a") as f:
-            f.write(self.path + "\n")
-        for _ in range(1200):
-            if os.path.exists("release"):
-                break
-            time.sleep(0.1)
-        self.send_response(404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-s.daemon_threads = True
-open("hold.port", "w").write(str(s.server_address[1]))
-s.serve_forever()
-EOF
-python3 hold.py &
-hold=$!
-trap 'touch "$tmp/release"; kill $hold 2>/dev/null; wait $hold 2>/dev/null; _serve_cleanup' EXIT
-check "URL server up" serve_poll 300 test -s hold.port
-hurl="http://127.0.0.1:$(cat hold.port)/jobs/overview"
+check "URL server up" hold_start "$tmp"
+hurl=$HOLD_URL/jobs/overview
 
-opts=(--fetch-allow 127.0.0.1 --workers 1)
+opts=(--fetch-allow 127.0.0.1 --workers 1 --analysis-memory 2g --analysis-timeout 300)
 check "server starts" serve_start "$tmp/data" "${opts[@]}"
 [ -n "$SERVE_PID" ] || { cat "$SERVE_ERR"; finish; exit 1; }
 
@@ -103,6 +78,13 @@ check "held analysis running" is_state "$id2" running
 worker=$(cat /proc/"$SERVE_PID"/task/*/children 2>/dev/null | tr ' ' '\n' | grep -m1 .)
 check "the worker is a child of the server" test -n "$worker"
 check "the worker runs serve --worker" grep -q -- "--worker" "/proc/$worker/cmdline"
+limit() { awk -v k="$1" 'index($0, k) == 1 { print $(NF-2), $(NF-1) }' "/proc/$worker/limits"; }
+check "worker: no core files" test "$(limit 'Max core file size')" = "0 0"
+check "worker: CPU time 300 s + 5 (soft), + 10 (hard)" test "$(limit 'Max cpu time')" = "305 310"
+if [ "${OP_SANITIZE:-0}" != 1 ]; then # ASan needs the address space
+    check "worker: address space = --analysis-memory" \
+        test "$(limit 'Max address space')" = "2147483648 2147483648"
+fi
 old=$SERVE_PID
 kill -9 "$old"
 wait "$old" 2>/dev/null
@@ -137,4 +119,21 @@ r = json.load(open("a2.json"))["report"]
 assert any(f["rule"] == "flink.bottleneck" for f in r["findings"]), r["findings"]'
 check "the URL's failure said in worker.log" has "$tmp/data/analyses/$id2/worker.log" "$hurl: error:"
 check "server stops" serve_stop
+
+# ---- out of memory: --analysis-memory far below what an analysis needs -------------------
+if [ "${OP_SANITIZE:-0}" != 1 ]; then
+    check "server with 8 MiB per analysis" serve_start "$tmp/data3" --analysis-memory 8m
+    code=$(curl -s -o up3.json -w '%{http_code}' -F "file=@$demo/flink-window-bottleneck.json" \
+        "$SERVE_URL/api/v1/analyses")
+    check "small upload: 202" test "$code" = 202
+    id3=$(json_field up3.json id)
+    check "it ends" serve_poll 600 ended "$id3"
+    get "/api/v1/analyses/$id3" a3.json >/dev/null
+    check "failed: out of memory, the limit named" python3 -c '
+import json
+a = json.load(open("a3.json"))
+assert a["status"] == "failed", a
+assert a["error"].startswith("out of memory (--analysis-memory 8388608 bytes): "), a["error"]'
+    check "server stops (3)" serve_stop
+fi
 finish

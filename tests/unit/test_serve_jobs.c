@@ -38,6 +38,7 @@ static const char worker_script[] =
     "if [ -e \"$in/fail\" ]; then echo \"$dir/inputs/fail: error: boom\" >&2;"
     " echo 'optipipe: no input could be read' >&2; exit 3; fi\n"
     "if [ -e \"$in/segv\" ]; then kill -SEGV $$; fi\n"
+    "if [ -e \"$in/oom\" ]; then echo 'optipipe: x: Cannot allocate memory' >&2; exit 3; fi\n"
     "if [ -e \"$in/hang\" ]; then sleep 1000 & echo $! > \"$dir/sleep.pid\"; wait; fi\n"
     "if [ -e \"$in/findings\" ]; then echo '{}' > \"$dir/report.json\"; exit 1; fi\n"
     "if [ -e \"$in/noreport\" ]; then exit 0; fi\n"
@@ -409,6 +410,11 @@ static void test_outcomes(void **state)
     submit(j, stage("segv", NULL), id);
     a = wait_state(j, id, SRV_FAILED);
     assert_non_null(strstr(a.error, "killed by signal 11"));
+
+    submit(j, stage("oom", NULL), id);
+    a = wait_state(j, id, SRV_FAILED);
+    assert_string_equal(a.error, "out of memory (--analysis-memory 1073741824 bytes): "
+                                 "optipipe: x: Cannot allocate memory");
 
     submit(j, stage("noreport", NULL), id);
     a = wait_state(j, id, SRV_FAILED);

@@ -15,6 +15,9 @@
 #                               exit 1 when absent
 #   serve_poll N CMD...         runs CMD up to N times, 0.1 s apart, until it
 #                               succeeds (a bounded wait for a state)
+#   serve_get PATH FILE         GET $SERVE_URL$PATH, the body into FILE, the
+#                               status code printed
+#   serve_post_json PATH BODY FILE  POST BODY as application/json, the same
 # Other helpers add their functions at the end of this file.
 
 SERVE_PID=
@@ -92,4 +95,59 @@ serve_poll() {
         sleep 0.1
     done
     return 1
+}
+
+# hold_start DIR               a URL input that blocks until the test says
+#                              so: a python3 HTTP server on 127.0.0.1 that
+#                              appends each request's path to DIR/asked and
+#                              answers it (404) only once DIR/release exists
+#                              (bounded: 120 s). Exports HOLD_URL
+#                              (http://127.0.0.1:PORT) and HOLD_PID; the EXIT
+#                              trap releases it, stops it and then the server.
+hold_start() {
+    local dir=$1 i
+    cat >"$dir/hold.py" <<'PYEOF'
+import http.server, os, sys, time
+d = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open(os.path.join(d, "asked"), "a") as f:
+            f.write(self.path + "\n")
+        for _ in range(1200):
+            if os.path.exists(os.path.join(d, "release")):
+                break
+            time.sleep(0.1)
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+s.daemon_threads = True
+with open(os.path.join(d, "hold.port.tmp"), "w") as f:
+    f.write(str(s.server_address[1]))
+os.rename(os.path.join(d, "hold.port.tmp"), os.path.join(d, "hold.port"))
+s.serve_forever()
+PYEOF
+    python3 "$dir/hold.py" "$dir" &
+    HOLD_PID=$!
+    trap "touch '$dir/release'; kill $HOLD_PID 2>/dev/null; wait $HOLD_PID 2>/dev/null; _serve_cleanup" EXIT
+    for i in $(seq 300); do
+        if [ -s "$dir/hold.port" ]; then
+            HOLD_URL=http://127.0.0.1:$(cat "$dir/hold.port")
+            export HOLD_URL HOLD_PID
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+serve_get() {
+    curl -s -o "$2" -w '%{http_code}' "$SERVE_URL$1"
+}
+
+serve_post_json() {
+    curl -s -o "$3" -w '%{http_code}' -H 'Content-Type: application/json' \
+        --data-binary "$2" "$SERVE_URL$1"
 }
