@@ -9,11 +9,23 @@
  * the same DATA with every finished analysis as it was and every queued or
  * interrupted one queued again. Only this file writes meta.json.
  *
+ * A worker is `s->self_exe serve --worker ID --data DATA` plus the options
+ * the analysis needs, started with posix_spawn (the server has threads:
+ * no fork without exec) in a process group of its own, stdin and stdout
+ * /dev/null, stderr a pipe the slot copies into worker.log (at most
+ * WORKER_LOG_MAX bytes); its slot waits on a pidfd with the wall-clock
+ * limit --analysis-timeout, then kills the group with SIGKILL. The worker
+ * sets its own rlimits and dies with the server (serve_worker.c).
+ *
  * Locking: one mutex (srv_jobs.mu) guards every field of srv_jobs and of
  * its job records: the list, the counters, the durations and each job's
  * state and pid. It is held only to read or change them, never across
- * file I/O, a spawn or a wait; whoever changes a job copies it out
- * (job_view) under the lock and writes its meta.json after. Each
+ * file I/O, a spawn or a wait (jobs_close sends its kills under it). A
+ * slot that ends an analysis works out the end under the lock (job_end),
+ * writes meta.json without it, then makes the end visible under it
+ * (job_apply): a state a client sees is on disk already. A job's pid is
+ * cleared under the lock before the worker is reaped, so no kill reaches
+ * a process that reused the pid. Each
  * analysis' meta.json has one writer at a time: jobs_submit before the
  * job is listed, then the slot that runs it. The condition variable
  * srv_jobs.cv (with mu) wakes the slots when work is queued or the jobs
