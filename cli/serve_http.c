@@ -647,12 +647,19 @@ int srv_fail(const srv_req *r, srv_resp *w, int status, const char *fmt, ...)
 
 /* ---- answering ---------------------------------------------------------------------- */
 
-static void add_cookie(rctx *x, const char *fmt, const char *name,
-                       const char *value)
+/* Our cookies are HttpOnly, SameSite=Strict, Path=/; Secure only when a
+ * proxy says the client came over https (the server itself speaks plain
+ * HTTP, so it cannot know; a forged header only makes the cookie stricter). */
+static void add_cookie(rctx *x, const char *name, const char *value,
+                       int expire)
 {
+    const char *proto = srv_header(&x->r, "X-Forwarded-Proto");
+
     if (x->ncookies < 2)
-        snprintf(x->set_cookie[x->ncookies++], sizeof x->set_cookie[0], fmt,
-                 name, value);
+        snprintf(x->set_cookie[x->ncookies++], sizeof x->set_cookie[0],
+                 "%s=%s; Path=/; HttpOnly; SameSite=Strict%s%s", name, value,
+                 proto && strcasecmp(proto, "https") == 0 ? "; Secure" : "",
+                 expire ? "; Max-Age=0" : "");
 }
 
 static int is_static(const rctx *x)
@@ -696,8 +703,7 @@ static void security_headers(rctx *x, struct MHD_Response *resp,
     if (w->type && strncmp(w->type, "text/html", 9) == 0)
         srv_csrf_token(&x->r); /* every page carries the cookie forms need */
     if (x->csrf_new)
-        add_cookie(x, "%s=%s; Path=/; HttpOnly; SameSite=Strict",
-                   SRV_CSRF_COOKIE, x->csrf);
+        add_cookie(x, SRV_CSRF_COOKIE, x->csrf, 0);
     for (i = 0; i < x->ncookies; i++)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE,
                                 x->set_cookie[i]);
@@ -1310,8 +1316,7 @@ int srv_login_post(const srv_req *r, srv_resp *w)
     }
     if (session_new(r->s->http, id))
         return srv_fail(r, w, 500, "no randomness for a session id");
-    add_cookie(x, "%s=%s; Path=/; HttpOnly; SameSite=Strict",
-               SRV_SESSION_COOKIE, id);
+    add_cookie(x, SRV_SESSION_COOKIE, id, 0);
     w->status = 303;
     w->type = "text/plain; charset=utf-8";
     snprintf(w->location, sizeof w->location, "/");
@@ -1324,8 +1329,7 @@ int srv_logout_post(const srv_req *r, srv_resp *w)
     rctx *x = ctx_of(r);
 
     session_end(r->s->http, srv_cookie(r, SRV_SESSION_COOKIE));
-    add_cookie(x, "%s=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=0",
-               SRV_SESSION_COOKIE, "");
+    add_cookie(x, SRV_SESSION_COOKIE, "", 1);
     w->status = 303;
     w->type = "text/plain; charset=utf-8";
     snprintf(w->location, sizeof w->location, "/login");

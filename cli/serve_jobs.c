@@ -619,12 +619,25 @@ static void worker_kill(pid_t pid)
     kill(pid, SIGKILL);
 }
 
-/* Waits for pid, killing it after timeout_s (0: no limit); *timed_out
- * says whether it was killed so. Returns its wait status. */
-static int worker_wait(pid_t pid, unsigned timeout_s, int *timed_out)
+/* Whether pid has ended, without reaping it (its pid stays taken until
+ * the caller reaps it, so a kill cannot reach another process). */
+static int worker_ended(pid_t pid, int block)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof si);
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) != 0)
+        if (errno != EINTR)
+            return 1; /* not our child any more: nothing to wait for */
+    return si.si_pid == pid;
+}
+
+/* Waits until pid ended (not reaped), killing it after timeout_s (0: no
+ * limit); *timed_out says whether it was killed so. */
+static void worker_wait(pid_t pid, unsigned timeout_s, int *timed_out)
 {
     uint64_t deadline = util_now_ms() + (uint64_t)timeout_s * 1000;
-    int pfd = (int)pidfd_open(pid, 0), status = 0;
+    int pfd = (int)pidfd_open(pid, 0);
 
     *timed_out = 0;
     for (;;) {
@@ -632,19 +645,18 @@ static int worker_wait(pid_t pid, unsigned timeout_s, int *timed_out)
         int left = timeout_s == 0 ? -1
                    : now >= deadline ? 0
                    : (int)(deadline - now > 60000 ? 60000 : deadline - now);
-        int r;
 
         if (pfd >= 0) {
             struct pollfd p = {.fd = pfd, .events = POLLIN};
-            r = poll(&p, 1, left);
+            int r = poll(&p, 1, left);
             if (r < 0 && errno == EINTR)
                 continue;
             if (r != 0)
                 break;
         } else { /* no pidfd (old kernel): look every 20 ms */
             struct timespec ts = {0, 20 * 1000000L};
-            if (waitpid(pid, &status, WNOHANG) == pid)
-                return status;
+            if (worker_ended(pid, 0))
+                break;
             if (left != 0) {
                 nanosleep(&ts, NULL);
                 continue;
@@ -658,9 +670,7 @@ static int worker_wait(pid_t pid, unsigned timeout_s, int *timed_out)
     }
     if (pfd >= 0)
         close(pfd);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return status;
+    worker_ended(pid, 1);
 }
 
 /* The worker's last error line from worker.log (the last line naming an
@@ -721,7 +731,8 @@ static srv_state worker_outcome(const srv *s, const srv_analysis *a, int status,
     snprintf(report, sizeof report, "%s/%s", a->dir, SRV_REPORT_JSON);
     if ((*code == 0 || *code == 1 || *code == 5) && access(report, F_OK) == 0)
         return SRV_DONE;
-    if (strstr(line, "out of memory"))
+    if (strstr(line, "out of memory") || strstr(line, "Cannot allocate memory") ||
+        strstr(line, "not enough memory"))
         snprintf(why, cap, "out of memory (--analysis-memory %" PRIu64 " bytes): %s",
                  s->o->analysis_memory, line);
     else if (*line)
@@ -736,63 +747,86 @@ static void note_duration(srv_jobs *j, uint64_t ms)
     j->dur_ms[j->ndur++ % DURATIONS] = ms;
 }
 
-/* Ends the run of jb (mu held): queued again when the jobs are closing,
- * else done or failed. Returns the view to write. */
-static void job_end(srv_jobs *j, job *jb, srv_state end, int code,
+/* How the run of jb ends (mu held; jb is not changed): queued again when
+ * the jobs are closing, else done or failed. */
+static void job_end(const srv_jobs *j, const job *jb, srv_state end, int code,
                     const char *why, srv_analysis *view)
 {
-    jb->pid = 0;
-    j->running--;
-    if (j->stopping && end != SRV_DONE) { /* killed by jobs_close: rerun later */
-        jb->state = SRV_QUEUED;
-        jb->started_ms = 0;
-        j->queued++;
-    } else {
-        jb->state = end;
-        jb->finished_ms = epoch_ms();
-        jb->exit_code = code;
-        set_error(jb, end == SRV_FAILED ? why : NULL);
-        if (end == SRV_DONE)
-            j->done++;
-        else
-            j->failed++;
-        note_duration(j, (uint64_t)(jb->finished_ms - jb->started_ms));
-    }
     job_view(j, jb, view);
-    if (jb->state == SRV_FAILED)
-        snprintf(view->error, sizeof view->error, "%s", why);
+    if (j->stopping && end != SRV_DONE) { /* killed by jobs_close: rerun later */
+        view->state = SRV_QUEUED;
+        view->started_ms = 0;
+        return;
+    }
+    view->state = end;
+    view->finished_ms = epoch_ms();
+    view->exit_code = code;
+    snprintf(view->error, sizeof view->error, "%s", end == SRV_FAILED ? why : "");
 }
 
-/* One analysis, from queued to done or failed. */
+/* Makes the end written to meta.json (view) the one everybody sees. */
+static void job_apply(srv_jobs *j, job *jb, const srv_analysis *view)
+{
+    j->running--;
+    jb->state = view->state;
+    jb->started_ms = view->started_ms;
+    jb->finished_ms = view->finished_ms;
+    jb->exit_code = view->exit_code;
+    set_error(jb, view->error);
+    if (view->state == SRV_QUEUED)
+        j->queued++;
+    else if (view->state == SRV_DONE)
+        j->done++;
+    else
+        j->failed++;
+    if (view->state != SRV_QUEUED)
+        note_duration(j, (uint64_t)(view->finished_ms - view->started_ms));
+}
+
+/* Starts the worker of a and waits for it; what it ended as. */
+static srv_state run_worker(srv_jobs *j, job *jb, const srv_analysis *a, int *code,
+                            char *why, size_t cap)
+{
+    op_error err;
+    pid_t pid = 0;
+    int status = 0, timed_out = 0;
+
+    op_error_clear(&err);
+    if (worker_spawn(j->s, a, &pid, &err)) {
+        snprintf(why, cap, "%s", err.msg);
+        return SRV_FAILED;
+    }
+    pthread_mutex_lock(&j->mu);
+    jb->pid = pid;
+    if (j->stopping)
+        worker_kill(pid);
+    pthread_mutex_unlock(&j->mu);
+    worker_wait(pid, j->s->o->analysis_timeout_s, &timed_out);
+    pthread_mutex_lock(&j->mu);
+    jb->pid = 0; /* before it is reaped: jobs_close kills no other process */
+    pthread_mutex_unlock(&j->mu);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return worker_outcome(j->s, a, status, timed_out, code, why, cap);
+}
+
+/* One analysis, from queued (taken as running by the caller, mu held) to
+ * done or failed: meta.json first, then the list. */
 static void run_one(srv_jobs *j, job *jb)
 {
     srv_analysis a;
     op_error err;
-    pid_t pid = 0;
-    int status = 0, timed_out = 0, code = -1, started;
-    srv_state end = SRV_FAILED;
+    int code = -1;
+    srv_state end;
     char why[sizeof a.error];
 
     op_error_clear(&err);
     why[0] = '\0';
-    job_view(j, jb, &a); /* taken as running by the caller */
+    job_view(j, jb, &a);
     pthread_mutex_unlock(&j->mu);
     if (meta_write(&a, &err))
         fprintf(stderr, "optipipe serve: %s\n", err.msg);
-    started = worker_spawn(j->s, &a, &pid, &err) == 0;
-    pthread_mutex_lock(&j->mu);
-    if (started) {
-        jb->pid = pid;
-        if (j->stopping)
-            worker_kill(pid);
-    }
-    pthread_mutex_unlock(&j->mu);
-    if (started) {
-        status = worker_wait(pid, j->s->o->analysis_timeout_s, &timed_out);
-        end = worker_outcome(j->s, &a, status, timed_out, &code, why, sizeof why);
-    } else {
-        snprintf(why, sizeof why, "%s", err.msg);
-    }
+    end = run_worker(j, jb, &a, &code, why, sizeof why);
     pthread_mutex_lock(&j->mu);
     job_end(j, jb, end, code, why, &a);
     pthread_mutex_unlock(&j->mu);
@@ -801,6 +835,7 @@ static void run_one(srv_jobs *j, job *jb)
     if (a.state != SRV_QUEUED)
         srv_observe_analysis(j->s, a.state, (uint64_t)(a.finished_ms - a.started_ms));
     pthread_mutex_lock(&j->mu);
+    job_apply(j, jb, &a);
 }
 
 static void *slot_main(void *ud)
@@ -1042,8 +1077,8 @@ int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
         goto out;
     if (!(up && up->nfiles) && !nurls)
         rc = op_error_set(err, OP_EUSAGE, "nothing to analyze: no file and no URL");
-    if (!rc)
-        rc = staging_dir(j->s, up, stage, sizeof stage, err);
+    if (!rc && (rc = staging_dir(j->s, up, stage, sizeof stage, err)) && up)
+        up->dir[0] = '\0'; /* not ours to remove */
     if (!rc) {
         a.state = SRV_QUEUED;
         a.created_ms = epoch_ms();

@@ -568,8 +568,12 @@ int ui_diff_page(const srv_req *r, srv_resp *w)
         rc = diff_stored_run(st, ref[i], &run[i], &err);
     if (!rc)
         rc = diff_runs(run[0], ref[0], run[1], ref[1], NULL, &d, &err);
-    if (rc) {
-        srv_fail(r, w, rc == OP_ENOTFOUND ? 404 : rc == OP_EUSAGE ? 400 : 500, "%s", err.msg);
+    if (rc == OP_ENOTFOUND) { /* without the store's path */
+        srv_fail(r, w, 404, "no stored run '%s' (a run id, JOB@latest, "
+                 "JOB@previous or JOB@best)", ref[i - 1]);
+        rc = 0;
+    } else if (rc) {
+        srv_fail(r, w, rc == OP_EUSAGE ? 400 : 500, "%s", err.msg);
         rc = 0;
     } else {
         ui_open(r, w, "Diff", "jobs");

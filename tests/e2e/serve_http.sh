@@ -53,7 +53,8 @@ check "login page 200" test "$(code -c "$tmp/jar" "$url/login")" = 200
 check "csrf cookie set" has "$tmp/h" "Set-Cookie: op_csrf=[0-9a-f]\{64\}; Path=/; HttpOnly; SameSite=Strict"
 csrf=$(awk '$6 == "op_csrf" {print $7}' "$tmp/jar")
 check "form post without CSRF 403" test "$(code -d 'token=x' "$url/login")" = 403
-check "form post with a wrong CSRF 403" test "$(code -b "$tmp/jar" -d "csrf=${csrf%?}0" "$url/login")" = 403
+case $csrf in *0) wrong=${csrf%?}1 ;; *) wrong=${csrf%?}0 ;; esac
+check "form post with a wrong CSRF 403" test "$(code -b "$tmp/jar" -d "csrf=$wrong" "$url/login")" = 403
 check "form post with CSRF passes" test "$(code -b "$tmp/jar" -d "csrf=$csrf" "$url/login")" = 303
 check "CSRF by header passes" test "$(code -b "$tmp/jar" -H "X-CSRF-Token: $csrf" -X POST "$url/login")" = 303
 check "cross-site Origin 403" test "$(code -b "$tmp/jar" -H 'Origin: http://evil.example' -d "csrf=$csrf" "$url/login")" = 403
@@ -132,6 +133,28 @@ EOF
 E2E_OUT=$tmp/mcheck check "metrics parse and count" has "$tmp/mcheck" '^ok$'
 E2E_OUT=$tmp/out
 
+# a client that goes away mid-upload leaves nothing in DATA/tmp
+python3 - "$SERVE_PORT" "$tmp/data/tmp" >"$tmp/cut" <<'EOF'
+import os, socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+body = (b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.json\"\r\n"
+        b"Content-Type: application/json\r\n\r\n" + b"{" * 50000)
+s.sendall(b"POST /api/v1/analyses HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % int(sys.argv[1]) +
+          b"Content-Type: multipart/form-data; boundary=B\r\n"
+          b"Content-Length: 1000000\r\n\r\n" + body)
+for _ in range(300):  # bounded: until the server staged something
+    if os.listdir(sys.argv[2]):
+        print("staged")
+        break
+    time.sleep(0.1)
+s.close()
+EOF
+E2E_OUT=$tmp/cut check "the upload was being staged" has "$tmp/cut" '^staged$'
+E2E_OUT=$tmp/out
+tmp_empty() { [ -z "$(ls -A "$tmp/data/tmp")" ]; }
+check "a cut upload is removed" serve_poll 300 tmp_empty
+check "no analysis from it" test -z "$(ls -A "$tmp/data/analyses")"
+
 check "SIGTERM stops it with 0" serve_stop
 check "stop said" has "$SERVE_ERR" "serve: stopping"
 
@@ -203,6 +226,7 @@ csrf=$(awk '$6 == "op_csrf" {print $7}' "$tmp/jar")
 check "wrong token login 401" test "$(code -b "$tmp/jar" -d "csrf=$csrf&token=nope" "$url/login")" = 401
 check "login 303" test "$(code -b "$tmp/jar" -c "$tmp/jar" --data-urlencode "csrf=$csrf" --data-urlencode "token=$token" "$url/login")" = 303
 check "session cookie" has "$tmp/h" "Set-Cookie: op_session=[0-9a-f]\{64\}; Path=/; HttpOnly; SameSite=Strict"
+check "Secure behind an https proxy" sh -c "curl -s -D - -o /dev/null -H 'X-Forwarded-Proto: https' '$url/login' | grep -q 'SameSite=Strict; Secure'"
 check "session opens metrics" test "$(code -b "$tmp/jar" "$url/metrics")" = 200
 check "session POST needs CSRF" test "$(code -b "$tmp/jar" -X POST "$url/logout")" = 403
 check "a forged session 401" test "$(code -b "op_session=$(printf '%064d' 0)" "$url/metrics")" = 401
