@@ -271,14 +271,8 @@ static int finding_line(void *ud, const store_finding *fi)
 /* A stored JSON column as the value of key (null when unreadable). */
 static void json_text(jw *w, const char *key, const char *text)
 {
-    cJSON *v = text ? cJSON_Parse(text) : NULL;
-
     jw_key(w, key);
-    if (v)
-        jw_cjson(w, v);
-    else
-        jw_null(w);
-    cJSON_Delete(v);
+    jw_json_text(w, text);
 }
 
 static int show_run(void *ud, const store_run *r)

@@ -76,17 +76,22 @@ static void put_int(jw *j, const char *key, int64_t v)
     jw_int(j, v);
 }
 
+/* v when the bit of set says it is known, else null. */
+static void put_opt_int(jw *j, const char *key, unsigned set, unsigned bit,
+                        int64_t v)
+{
+    jw_key(j, key);
+    if (set & bit)
+        jw_int(j, v);
+    else
+        jw_null(j);
+}
+
 /* A stored JSON text (written by jsonw) as a value; null when unreadable. */
 static void put_json_text(jw *j, const char *key, const char *text)
 {
-    cJSON *v = text ? cJSON_Parse(text) : NULL;
-
     jw_key(j, key);
-    if (v)
-        jw_cjson(j, v);
-    else
-        jw_null(j);
-    cJSON_Delete(v);
+    jw_json_text(j, text);
 }
 
 /* ?limit: API_LIMIT_DEFAULT, 1..max; -1 (answered 400) when bad. */
@@ -184,15 +189,30 @@ static const char *json_str(const cJSON *o, const char *k, int *bad)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A JSON body by its Content-Type too: a form a page of another site
+ * could send (text/plain, urlencoded) is never read as one. */
+static int is_json(const srv_req *r)
+{
+    const char *t = srv_header(r, "Content-Type");
+    size_t n = strlen("application/json");
+
+    return t && strncasecmp(t, "application/json", n) == 0 &&
+           (t[n] == '\0' || t[n] == ';' || t[n] == ' ');
+}
+
 static int api_decide(const srv_req *r, srv_resp *w)
 {
-    cJSON *o = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+    cJSON *o;
     const char *fp, *status, *comment;
     op_error err;
     store *st = NULL;
     int bad = 0, rc;
     jw j;
 
+    if (!is_json(r))
+        return srv_fail(r, w, 415, "a decision is a JSON body (Content-Type: "
+                        "application/json)");
+    o = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
         return srv_fail(r, w, 400, "the body must be a JSON object "
@@ -492,6 +512,31 @@ static int find_analysis(const srv_req *r, srv_resp *w, srv_analysis *a)
     return 0;
 }
 
+/* The report names its inputs by where the worker read them, inside
+ * DATA, and the run store it took decisions from: the API says them
+ * relative to the analysis ("inputs/x.json") and DATA ("history.db"),
+ * never the server's folders. */
+static void strip_dir(cJSON *s, const char *dir)
+{
+    const char *v = cJSON_GetStringValue(s);
+    size_t n = strlen(dir);
+
+    if (v && strncmp(v, dir, n) == 0 && v[n] == '/')
+        memmove(s->valuestring, v + n + 1, strlen(v + n + 1) + 1);
+}
+
+static void relative_paths(cJSON *rep, const char *data, const char *dir)
+{
+    cJSON *in;
+
+    cJSON_ArrayForEach(in, cJSON_GetObjectItemCaseSensitive(rep, "inputs"))
+        strip_dir(cJSON_GetObjectItemCaseSensitive(in, "path"), dir);
+    /* decisions from the store: "history.db" */
+    strip_dir(cJSON_GetObjectItemCaseSensitive(
+                  cJSON_GetObjectItemCaseSensitive(rep, "applied"), "baseline"),
+              data);
+}
+
 /* report.json of a finished analysis, parsed; NULL after answering. */
 static cJSON *read_report(const srv_req *r, srv_resp *w, const srv_analysis *a)
 {
@@ -515,6 +560,7 @@ static cJSON *read_report(const srv_req *r, srv_resp *w, const srv_analysis *a)
         srv_fail(r, w, 500, "analysis %s: its report is not JSON", a->id);
         return NULL;
     }
+    relative_paths(rep, r->s->data, a->dir);
     return rep;
 }
 
@@ -856,16 +902,8 @@ static int node_cb(void *ud, const store_node *n)
     put_str(j, "kind", n->kind);
     put_str(j, "name", n->name);
     put_str(j, "status", n->status);
-    jw_key(j, "duration_ms");
-    if (n->set & MSET_DURATION_MS)
-        jw_int(j, n->duration_ms);
-    else
-        jw_null(j);
-    jw_key(j, "parallelism");
-    if (n->set & MSET_PARALLELISM)
-        jw_int(j, n->parallelism);
-    else
-        jw_null(j);
+    put_opt_int(j, "duration_ms", n->set, MSET_DURATION_MS, n->duration_ms);
+    put_opt_int(j, "parallelism", n->set, MSET_PARALLELISM, n->parallelism);
     put_json_text(j, "metrics", n->metrics_json);
     jw_obj_end(j);
     return 0;
@@ -891,11 +929,7 @@ static int run_cb(void *ud, const store_run *sr)
     put_str(j, "status", sr->status);
     put_time(j, "started_at", sr->set & MSET_STARTED_AT ? sr->started_at : 0);
     put_time(j, "ended_at", sr->set & MSET_ENDED_AT ? sr->ended_at : 0);
-    jw_key(j, "duration_ms");
-    if (sr->set & MSET_DURATION_MS)
-        jw_int(j, sr->duration_ms);
-    else
-        jw_null(j);
+    put_opt_int(j, "duration_ms", sr->set, MSET_DURATION_MS, sr->duration_ms);
     put_str(j, "engine_version", sr->engine_version);
     put_str(j, "origin", sr->origin);
     put_str(j, "content_hash", sr->content_hash);

@@ -346,6 +346,18 @@ static const char *disposition(mp_parser *p, const char *s, mp_part *part)
     return NULL;
 }
 
+/* A part name as messages show it: printable ASCII, no quote, cut. */
+static void shown_name(const char *name, char *out, size_t n)
+{
+    size_t i;
+
+    for (i = 0; name[i] && i + 1 < n; i++)
+        out[i] = name[i] > 0x20 && name[i] < 0x7f && name[i] != '\''
+                     ? name[i]
+                     : '?';
+    out[i] = '\0';
+}
+
 /* Parses the complete header block (lines NUL-terminated in place) and
  * starts the part. */
 static int headers_done(mp_parser *p, op_error *err)
@@ -394,7 +406,7 @@ static int headers_done(mp_parser *p, op_error *err)
     if (!have_cd)
         return fail_at(p, err, OP_EPARSE, p->part_off,
                        "a part without a Content-Disposition header");
-    snprintf(p->part, sizeof p->part, "%s", part.name);
+    shown_name(part.name, p->part, sizeof p->part);
     p->state = MP_BODY;
     p->match = 0;
     if (p->cb->begin) {

@@ -92,7 +92,7 @@ static int analysis_of(const srv_req *r, srv_resp *w, srv_analysis *a)
     op_error err;
 
     op_error_clear(&err);
-    if (r->nparam < 1 || !ui_is_hex(r->param[0], SRV_ID_LEN) ||
+    if (r->nparam < 1 || !srv_id_valid(r->param[0]) ||
         jobs_get(r->s->jobs, r->param[0], a, &err)) {
         srv_fail(r, w, 404, "no analysis with this id");
         return 1;
@@ -140,8 +140,6 @@ static int post_upload(const srv_req *r, srv_resp *w)
     char id[SRV_ID_LEN + 1] = "";
 
     if (srv_accept_upload(r, w, id))
-        return 1;
-    if (!ui_is_hex(id, SRV_ID_LEN))
         return 0; /* refused: w holds the answer */
     w->status = 303;
     snprintf(w->location, sizeof w->location, "/analyses/%s", id);
@@ -187,7 +185,7 @@ static int page_analyses(const srv_req *r, srv_resp *w)
     return 0;
 }
 
-static void page_waiting(const srv_req *r, srv_resp *w, const srv_analysis *a)
+static void page_waiting(srv_resp *w, const srv_analysis *a)
 {
     fprintf(w->f, "<h1>Analysis <code>%s</code></h1>\n<section class=\"status\" "
             "data-poll=\"/api/v1/analyses/%s\">\n<p>State: <b id=\"state\">%s</b>",
@@ -199,7 +197,6 @@ static void page_waiting(const srv_req *r, srv_resp *w, const srv_analysis *a)
             "</progress>\n<p><a href=\"/analyses/%s\">Refresh</a> (this page "
             "refreshes itself when scripts run).</p>\n</section>\n",
             a->nfiles, a->nfiles == 1 ? "" : "s", a->id);
-    (void)r;
 }
 
 /* The last UI_LOG_LINES lines of the worker's log, escaped line by line
@@ -286,7 +283,7 @@ static int page_analysis(const srv_req *r, srv_resp *w)
     else if (a.state == SRV_FAILED)
         page_failed(w, &a);
     else
-        page_waiting(r, w, &a);
+        page_waiting(w, &a);
     ui_close(w);
     return rc;
 }
@@ -331,8 +328,9 @@ static int post_decision(const srv_req *r, srv_resp *w)
     if (comment && strlen(comment) > UI_COMMENT_MAX)
         return srv_fail(r, w, 400, "the comment is longer than %u bytes", UI_COMMENT_MAX);
     op_error_clear(&err);
-    if (srv_decide(r->s, fp, status, comment && *comment ? comment : NULL, "web", &err))
-        return srv_fail(r, w, err.code == OP_EUSAGE ? 400 : 500, "%s", err.msg);
+    if (srv_decide(r->s, fp, status, comment && *comment ? comment : NULL, srv_who(r), &err))
+        return srv_fail(r, w, err.code == OP_EUSAGE ? 400 : err.code == OP_ENOTFOUND
+                        ? 404 : 500, "%s", err.msg);
     w->status = 303;
     snprintf(w->location, sizeof w->location, "/analyses/%s#f-%s", a.id, fp);
     return 0;
@@ -340,28 +338,36 @@ static int post_decision(const srv_req *r, srv_resp *w)
 
 /* ---- files ------------------------------------------------------------------- */
 
+/* The worker's report.html, made fit for the strict CSP (its inline
+ * stylesheet linked, its script and style attributes left out), framed by
+ * the analysis page. */
 static int get_report_html(const srv_req *r, srv_resp *w)
 {
-    char path[4096];
     srv_analysis a;
-    struct stat st;
-    int fd;
+    op_error err;
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
 
     if (analysis_of(r, w, &a))
         return 0;
-    if (a.state != SRV_DONE || join(path, a.dir, SRV_REPORT_HTML) ||
-        (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return srv_fail(r, w, 404, "this analysis has no HTML report");
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return srv_fail(r, w, 404, "this analysis has no HTML report");
-    }
+    op_error_clear(&err);
+    if (a.state != SRV_DONE ||
+        read_file(a.dir, SRV_REPORT_HTML, UI_REPORT_MAX, &text, &len, &err))
+        return srv_fail(r, w, a.state != SRV_DONE || err.code == OP_ENOTFOUND ? 404 : 500,
+                        "this analysis has no HTML report%s%s", err.msg[0] ? ": " : "",
+                        err.code == OP_ENOTFOUND ? "" : err.msg);
     w->status = 200;
     w->type = "text/html; charset=utf-8";
-    w->fd = fd;
-    w->fd_size = (uint64_t)st.st_size;
-    w->frame_self = 1; /* framed by the analysis page; it keeps its own CSP */
-    return 0;
+    w->frame_self = 1;
+    rc = html_report_strict(w->f, text, len, "/static/app.css");
+    free(text);
+    if (rc == OP_EPARSE) {
+        rewind(w->f);
+        return srv_fail(r, w, 500, "the HTML report of this analysis is not one "
+                        "this server can show");
+    }
+    return rc;
 }
 
 /* The patches are the API's (one writer of them); here they download. */

@@ -25,11 +25,6 @@
 #define UI_TREND_METRICS 4        /* run metrics charted besides duration */
 #define UI_FP_LEN 16              /* a fingerprint: 16 hex digits */
 
-/* serve_api.c's (SESSION.md); here until serve.h has them. */
-int srv_accept_upload(const srv_req *r, srv_resp *w, char id[SRV_ID_LEN + 1]);
-int srv_decide(srv *s, const char *fp, const char *status, const char *comment,
-               const char *who, op_error *err);
-
 /* Static assets (serve_ui_assets.c). */
 extern const char ui_app_js[];
 extern const char ui_app_css[]; /* after the report's (html_report_css) */
@@ -71,8 +66,7 @@ typedef struct ui_finding {
 void ui_put_finding(FILE *out, const srv_req *r, const ui_finding *f,
                     const char *action);
 
-/* The decisions the store holds for the findings of the runs named in a
- * report (every "run" of its findings). */
+/* The decisions the store holds for the findings of a report. */
 typedef struct ui_decision {
     char fp[UI_FP_LEN + 1];
     char *status, *comment;

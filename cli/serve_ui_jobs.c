@@ -100,7 +100,6 @@ static int take_run(void *ud, const store_run *r)
     e->nfindings = r->nfindings;
     e->set = r->set;
     e->metrics = r->metrics_json ? cJSON_Parse(r->metrics_json) : NULL;
-    snprintf(e->label, sizeof e->label, "%.19s", "");
     if (r->set & MSET_STARTED_AT) {
         char t[40];
         snprintf(e->label, sizeof e->label, "%.16s", ui_time_text(t, sizeof t, r->started_at));
@@ -276,8 +275,7 @@ static size_t key_metrics(const series *s, const char **out)
     return n;
 }
 
-static void job_runs_table(FILE *f, const srv_req *r, const series *s, store *st,
-                           op_error *err)
+static void job_runs_table(FILE *f, const series *s, store *st, op_error *err)
 {
     size_t i;
 
@@ -315,7 +313,6 @@ static void job_runs_table(FILE *f, const srv_req *r, const series *s, store *st
         fputs("</td></tr>\n", f);
     }
     fputs("</tbody></table>\n<button type=\"submit\">Diff A and B</button>\n</form>\n", f);
-    (void)r;
 }
 
 int ui_job_page(const srv_req *r, srv_resp *w)
@@ -349,7 +346,7 @@ int ui_job_page(const srv_req *r, srv_resp *w)
     for (i = 0; i < nm; i++)
         trend(w->f, &s, metrics[i], metrics[i]);
     fputs("</div>\n<h2>Runs</h2>\n", w->f);
-    job_runs_table(w->f, r, &s, st, &err);
+    job_runs_table(w->f, &s, st, &err);
     ui_close(w);
     series_free(&s);
     store_close(st);
@@ -568,8 +565,12 @@ int ui_diff_page(const srv_req *r, srv_resp *w)
         rc = diff_stored_run(st, ref[i], &run[i], &err);
     if (!rc)
         rc = diff_runs(run[0], ref[0], run[1], ref[1], NULL, &d, &err);
-    if (rc) {
-        srv_fail(r, w, rc == OP_ENOTFOUND ? 404 : rc == OP_EUSAGE ? 400 : 500, "%s", err.msg);
+    if (rc == OP_ENOTFOUND) { /* without the store's path */
+        srv_fail(r, w, 404, "no stored run '%s' (a run id, JOB@latest, "
+                 "JOB@previous or JOB@best)", ref[i - 1]);
+        rc = 0;
+    } else if (rc) {
+        srv_fail(r, w, rc == OP_EUSAGE ? 400 : 500, "%s", err.msg);
         rc = 0;
     } else {
         ui_open(r, w, "Diff", "jobs");

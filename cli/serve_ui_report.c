@@ -25,76 +25,49 @@ static const char *jstr(const cJSON *o, const char *key)
 /* ---- decisions from the store ---------------------------------------------- */
 
 typedef struct dread {
-    store *st;
     ui_decisions *out;
+    const char *fp;
     op_error *err;
 } dread;
 
-static int add_decision(void *ud, const store_finding *f)
+static int add_decision(void *ud, const store_decision *sd)
 {
     dread *dr = ud;
     ui_decisions *d = dr->out;
     ui_decision *e;
     int oom = 0;
 
-    if (!ui_is_hex(f->fingerprint, UI_FP_LEN) || ui_decision_find(d, f->fingerprint))
-        return 0;
     if (OP_GROW(d->d, d->cap, d->n + 1, 16))
-        return op_error_set(dr->err, OP_ENOMEM, "out of memory"), 1;
-    e = &d->d[d->n];
-    memcpy(e->fp, f->fingerprint, UI_FP_LEN + 1);
-    e->status = util_strdup(f->decision, &oom);
-    e->comment = util_strdup(f->comment, &oom);
-    d->n++; /* freed with the others even when a copy failed */
-    if (oom)
-        return op_error_set(dr->err, OP_ENOMEM, "out of memory"), 1;
-    return 0;
-}
-
-static int each_run(void *ud, const store_run *r)
-{
-    dread *dr = ud;
-    return store_each_finding(dr->st, r->pk, add_decision, dr, dr->err) ? 2 : 1;
-}
-
-/* Whether the run id named by finding i was named by an earlier one. */
-static int seen_run(const cJSON *findings, const cJSON *upto, const char *run)
-{
-    const cJSON *g;
-
-    cJSON_ArrayForEach(g, findings) {
-        const char *o;
-        if (g == upto)
-            return 0;
-        if ((o = jstr(g, "run")) && !strcmp(o, run))
-            return 1;
-    }
-    return 0;
+        return op_error_set(dr->err, OP_ENOMEM, "out of memory");
+    e = &d->d[d->n++];
+    memcpy(e->fp, dr->fp, UI_FP_LEN + 1);
+    e->status = util_strdup(sd->status, &oom);
+    e->comment = util_strdup(sd->comment, &oom);
+    return oom ? op_error_set(dr->err, OP_ENOMEM, "out of memory") : 0;
 }
 
 int ui_decisions_read(const char *path, const cJSON *report, ui_decisions *out,
                       op_error *err)
 {
-    const cJSON *findings = cJSON_GetObjectItemCaseSensitive(report, "findings"), *f;
-    dread dr = {NULL, out, err};
+    const cJSON *f;
+    dread dr = {out, NULL, err};
+    store *st = NULL;
     int rc = 0;
 
     memset(out, 0, sizeof *out);
     if (access(path, F_OK))
         return 0; /* nothing recorded yet */
-    if ((rc = store_open(path, 0, &dr.st, err)))
+    if ((rc = store_open(path, 0, &st, err)))
         return rc;
-    cJSON_ArrayForEach(f, findings) {
-        const char *run = jstr(f, "run");
-        if (!run || seen_run(findings, f, run))
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(report, "findings")) {
+        dr.fp = jstr(f, "fingerprint");
+        if (!ui_is_hex(dr.fp, UI_FP_LEN) || ui_decision_find(out, dr.fp))
             continue;
-        rc = store_find_run(dr.st, run, each_run, &dr, err);
-        if (rc == 2 || (rc && rc != 1))
+        if ((rc = store_each_decision(st, dr.fp, add_decision, &dr, err)))
             break;
-        rc = 0;
     }
-    store_close(dr.st);
-    return rc == 2 ? err->code : rc;
+    store_close(st);
+    return rc;
 }
 
 const ui_decision *ui_decision_find(const ui_decisions *d, const char *fp)

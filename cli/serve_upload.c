@@ -10,6 +10,7 @@
  */
 #include "serve.h"
 #include "serve_multipart.h"
+#include "util.h"
 
 #include <optipipe/grow.h>
 
@@ -29,7 +30,12 @@
 
 enum { UP_INPUTS = 0, UP_RULES = 1 };
 
-typedef enum part_kind { PK_NONE = 0, PK_FILE, PK_FIELD } part_kind;
+typedef enum part_kind {
+    PK_NONE = 0,
+    PK_FILE,
+    PK_FIELD,
+    PK_UNCHOSEN /* filename="": a browser's empty file input, unless bytes come */
+} part_kind;
 
 struct srv_stage {
     srv *s;
@@ -39,6 +45,7 @@ struct srv_stage {
     int subfd[2];     /* inputs/, rules/ (-1 until needed) */
     mp_parser *mp;    /* NULL: a raw body, one file */
     part_kind kind;
+    int unchosen;     /* PK_UNCHOSEN: UP_INPUTS or UP_RULES */
     int fd;           /* the file being written */
     char *wbuf;
     size_t wlen;
@@ -168,23 +175,6 @@ static const char *shown(const char *s, char buf[48])
 
 /* ---- files ----------------------------------------------------------------------- */
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return -1;
-        }
-        buf += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static srv_file *cur_file(srv_stage *st)
 {
     return &st->up->files[st->up->nfiles - 1];
@@ -204,7 +194,7 @@ static int flush(srv_stage *st, op_error *err)
     char rel[SRV_NAME_MAX + 16];
     int e;
 
-    if (!st->wlen || !write_all(st->fd, st->wbuf, st->wlen)) {
+    if (!st->wlen || !util_write_all(st->fd, st->wbuf, st->wlen)) {
         st->wlen = 0;
         return 0;
     }
@@ -380,23 +370,32 @@ static int field_end(srv_stage *st, op_error *err)
 static int on_begin(void *ud, const mp_part *p, op_error *err)
 {
     srv_stage *st = ud;
+    int which = !strcmp(p->name, "rules") ? UP_RULES : UP_INPUTS;
     char b[48];
 
-    if (!strcmp(p->name, "file"))
-        return file_begin(st, UP_INPUTS, p->filename, err);
-    if (!strcmp(p->name, "rules"))
-        return file_begin(st, UP_RULES, p->filename, err);
-    if (p->filename)
-        return op_error_set(err, OP_EPARSE, "upload: the field '%s' carries a "
-                            "file; files go in the fields 'file' and 'rules'",
-                            shown(p->name, b));
-    return field_begin(st, p->name, err);
+    if (strcmp(p->name, "file") && strcmp(p->name, "rules")) {
+        if (p->filename)
+            return op_error_set(err, OP_EPARSE, "upload: the field '%s' "
+                                "carries a file; files go in the fields 'file' "
+                                "and 'rules'", shown(p->name, b));
+        return field_begin(st, p->name, err);
+    }
+    if (p->filename && !*p->filename) {
+        /* a form whose file input was left empty sends this: no file */
+        st->kind = PK_UNCHOSEN;
+        st->unchosen = which;
+        return 0;
+    }
+    return file_begin(st, which, p->filename, err);
 }
 
 static int on_data(void *ud, const char *buf, size_t n, op_error *err)
 {
     srv_stage *st = ud;
+    int rc;
 
+    if (st->kind == PK_UNCHOSEN && (rc = file_begin(st, st->unchosen, "", err)))
+        return rc;
     return st->kind == PK_FILE ? file_data(st, buf, n, err)
                                : field_data(st, buf, n, err);
 }
@@ -405,6 +404,10 @@ static int on_end(void *ud, op_error *err)
 {
     srv_stage *st = ud;
 
+    if (st->kind == PK_UNCHOSEN) {
+        st->kind = PK_NONE;
+        return 0;
+    }
     return st->kind == PK_FILE ? file_end(st, err) : field_end(st, err);
 }
 

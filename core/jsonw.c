@@ -237,6 +237,17 @@ void jw_null(jw *w)
     fputs("null", w->f);
 }
 
+void jw_json_text(jw *w, const char *text)
+{
+    cJSON *v = text ? cJSON_Parse(text) : NULL;
+
+    if (v)
+        jw_cjson(w, v);
+    else
+        jw_null(w);
+    cJSON_Delete(v);
+}
+
 void jw_cjson(jw *w, const cJSON *v)
 {
     const cJSON *c;

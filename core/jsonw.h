@@ -42,6 +42,9 @@ void jw_num(jw *w, double v);         /* NaN and infinities write null */
 void jw_bool(jw *w, int v);
 void jw_null(jw *w);
 void jw_cjson(jw *w, const cJSON *v); /* any cJSON value, recursively */
+/* A JSON text (e.g. a run store column) as a value; null when text is
+ * NULL or not JSON. */
+void jw_json_text(jw *w, const char *text);
 
 /* Writes s as a JSON string with quotes to f: always valid UTF-8 (a
  * broken sequence in s becomes U+FFFD, one per byte, see utf8.h), control

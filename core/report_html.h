@@ -99,6 +99,19 @@ void html_page_close(FILE *f);
 void html_put_changes(FILE *f, const cJSON *changes);
 void html_put_evidence(FILE *f, const cJSON *evidence);
 
+/* The start of the style attribute fig_open gives a figure's <svg>
+ * unless hout.strict: its max-width in px. */
+#define HTML_FIG_STYLE "style=\"max-width:"
+
+/* Copies a report that report_html wrote (in, n bytes) to f as a page a
+ * strict CSP (no inline script or style) allows, for optipipe serve: its
+ * CSP meta tag, inline stylesheet and self-test script are left out, the
+ * stylesheet is linked from css_href instead (a stylesheet that holds
+ * html_report_css()), and the figures lose their style attribute. The
+ * rest is copied byte for byte. OP_EPARSE when in is not such a report
+ * (another version's, or cut), OP_EIO on a write error. */
+int html_report_strict(FILE *f, const char *in, size_t n, const char *css_href);
+
 /* The report's stylesheet (what html_page_open inlines), for pages that
  * link it instead (optipipe serve's /static/app.css). Static. */
 const char *html_report_css(void);

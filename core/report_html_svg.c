@@ -202,7 +202,7 @@ void fig_open(hout *h, const char *chart, int width, int height,
             "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" ",
             chart, id, width, height, width, height);
     if (!h->strict)
-        fprintf(h->f, "style=\"max-width:%dpx\" ", width);
+        fprintf(h->f, HTML_FIG_STYLE "%dpx\" ", width);
     fprintf(h->f, "role=\"img\" aria-labelledby=\"fig-%u-t fig-%u-d\" "
             "xmlns=\"http://www.w3.org/2000/svg\">\n", id, id);
     fprintf(h->f, "<title id=\"fig-%u-t\">", id);

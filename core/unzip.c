@@ -13,6 +13,7 @@
  * is over three times the worst real one, far below deflate's ~1000:1.
  */
 #include "unzip.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,21 +89,6 @@ static int make_parents(const uz *s, const char *rel, char *why, size_t n)
             return -1;
         }
         path[i] = '/';
-    }
-    return 0;
-}
-
-static int write_all(int fd, const char *buf, size_t n)
-{
-    size_t off = 0;
-
-    while (off < n) {
-        ssize_t w = write(fd, buf + off, n - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        off += (size_t)w;
     }
     return 0;
 }
@@ -207,7 +193,7 @@ static int copy_entry(uz *s, zip_t *z, const zip_stat_t *st, const char *rel,
             goto out;
         done += (uint64_t)got;
         s->res->unpacked += (uint64_t)got;
-        if (write_all(fd, buf, (size_t)got)) {
+        if (util_write_all(fd, buf, (size_t)got)) {
             snprintf(why, n, "cannot write: %s", strerror(errno));
             goto out;
         }

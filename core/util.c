@@ -1,12 +1,14 @@
 /*
- * util.c - the helpers of util.h: one clock, one comparator, one strdup and
- * one edit distance for the whole of core.
+ * util.c - the helpers of util.h: one clock, one write loop, one comparator,
+ * one strdup and one edit distance for the whole of core.
  */
 #include "util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 uint64_t util_now_ns(void)
 {
@@ -14,6 +16,25 @@ uint64_t util_now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int util_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }
 
 uint64_t util_now_ms(void)

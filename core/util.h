@@ -1,6 +1,6 @@
 /*
  * util.h - the small helpers every part of core would otherwise write
- * again: a monotonic clock, the qsort comparator of string arrays, a
+ * again: a monotonic clock, writing a whole buffer, the qsort comparator of string arrays, a
  * NULL-safe strdup, edit distance for "did you mean", and array growth
  * (OP_GROW, from the SDK's <optipipe/grow.h>, so plugins share it).
  */
@@ -16,6 +16,10 @@
  * differences mean anything). */
 uint64_t util_now_ns(void);
 uint64_t util_now_ms(void);
+
+/* Writes all n bytes of buf to fd, again after EINTR and short writes.
+ * 0, or -1 with errno (EIO when write wrote nothing). */
+int util_write_all(int fd, const void *buf, size_t n);
 
 /* qsort comparator of an array of `char *` (or `const char *`): byte order. */
 int util_strp_cmp(const void *a, const void *b);

@@ -273,6 +273,9 @@ static void cut_bodies(void **state)
     expect_err("b", "--b\r\n" CD "name=a\r\n\r\nx\r\n--b", 35, OP_EPARSE,
                "byte 35: the body ends before the final boundary");
     expect_err("b", "--b-", 4, OP_EPARSE, "ends before the final");
+    /* the part's name shown as printable ASCII without quotes */
+    expect_err("b", "--b\r\n" CD "name=\"a'\xc3\xa9\"\r\n\r\nx", 53, OP_EPARSE,
+               "inside part 'a??" "?', before");
 }
 
 #define EXPECT_ERR(body, code, needle) \

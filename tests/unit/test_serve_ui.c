@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "report_html.h"
 #include "serve_ui.h"
 
 /* The CSRF token source of serve_http.c, as a test stands in for it: the
@@ -231,6 +233,49 @@ static void assets_strict(void **state)
     assert_null(strstr(ui_app_css, "url("));
 }
 
+/* The demo's HTML report, made strict for the server: no inline style,
+ * script or style attribute is left, every chart and finding is, and a
+ * cut report is refused. */
+static void report_strict(void **state)
+{
+    char cmd[8192], path[] = "/tmp/op_ui_report_XXXXXX";
+    FILE *in;
+    char *text = NULL, *out;
+    size_t cap = 0, len;
+    page pg;
+    int fd;
+
+    (void)state;
+    assert_true((fd = mkstemp(path)) >= 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/optipipe' analyze --format html "
+             "--deterministic -o '%s' fixtures/demo 2>/dev/null", OP_SOURCE_DIR,
+             OP_BINARY_DIR, path);
+    assert_true(system(cmd) >= 0);
+    assert_non_null(in = fopen(path, "rb"));
+    len = getdelim(&text, &cap, 0, in); /* the whole file: it holds no NUL */
+    fclose(in);
+    unlink(path);
+    assert_true(len > 1000 && len != (size_t)-1);
+    page_open(&pg);
+    assert_int_equal(html_report_strict(pg.f, text, len, "/static/app.css"), 0);
+    out = page_text(&pg);
+    assert_null(strstr(out, "<style"));
+    assert_null(strstr(out, "<script"));
+    assert_null(strstr(out, "style="));
+    assert_null(strstr(out, "Content-Security-Policy"));
+    assert_non_null(strstr(out, "<link rel=\"stylesheet\" href=\"/static/app.css\">"));
+    assert_non_null(strstr(out, "data-chart=\"spark-timeline\""));
+    assert_non_null(strstr(out, "data-chart=\"flink-graph\""));
+    assert_non_null(strstr(out, "data-chart=\"dbt-gantt\""));
+    assert_non_null(strstr(out, "class=\"finding"));
+    free(out);
+    page_open(&pg);
+    assert_int_equal(html_report_strict(pg.f, text, len / 2, "/x.css"), OP_EPARSE);
+    free(page_text(&pg));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +286,7 @@ int main(void)
         cmocka_unit_test(report_escaped),
         cmocka_unit_test(frame_strict),
         cmocka_unit_test(assets_strict),
+        cmocka_unit_test(report_strict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -363,6 +363,30 @@ static void uploads_without_files_are_fine(void **state)
     assert_tmp_empty();
 }
 
+/* A browser sends an empty file input as filename="" with no bytes: no
+ * file; the same with bytes is a file named "upload". */
+static void unchosen_file_inputs_are_no_file(void **state)
+{
+    dbuf b = {0};
+    srv_upload *up;
+    op_error err;
+
+    (void)state;
+    opts.max_files = 1;
+    part_s(&b, "file", "", "");
+    part_s(&b, "rules", "", "");
+    part_s(&b, "url", NULL, "http://h/x");
+    part_s(&b, "file", "", "bytes");
+    close_body(&b);
+    assert_int_equal(stage(CT, NULL, &b, 3, &up, &err), 0);
+    assert_int_equal(up->nfiles, 1);
+    assert_string_equal(up->files[0].name, "upload");
+    assert_int_equal(up->files[0].size, 5);
+    srv_upload_free(up);
+    free(b.p);
+    assert_tmp_empty();
+}
+
 /* ---- refusals ---------------------------------------------------------------------- */
 
 /* Stages b expecting code and needle in the message, DATA/tmp empty after. */
@@ -591,6 +615,7 @@ int main(void)
         cmocka_unit_test_setup(files_land_inside_with_their_bytes, setup),
         cmocka_unit_test_setup(raw_bodies_are_one_file, setup),
         cmocka_unit_test_setup(uploads_without_files_are_fine, setup),
+        cmocka_unit_test_setup(unchosen_file_inputs_are_no_file, setup),
         cmocka_unit_test_setup(bad_bodies_are_refused, setup),
         cmocka_unit_test_setup(byte_limit_is_exact, setup),
         cmocka_unit_test_setup(file_limit_is_exact, setup),
