@@ -39,14 +39,16 @@
  * 431 itself); up to it, the access handler counts exactly. */
 #define SRV_CONN_MEMORY (4 * SRV_HEADER_MAX)
 
+/* frame-src 'self': the analysis page frames its report.html (the only
+ * answer with frame-ancestors 'self'). */
 static const char csp_none[] =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' "
-    "data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
-    "base-uri 'none'";
+    "data:; connect-src 'self'; frame-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'";
 static const char csp_self[] =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' "
-    "data:; connect-src 'self'; form-action 'self'; frame-ancestors 'self'; "
-    "base-uri 'none'";
+    "data:; connect-src 'self'; frame-src 'self'; form-action 'self'; "
+    "frame-ancestors 'self'; base-uri 'none'";
 
 /* ---- pure pieces ------------------------------------------------------------ */
 
@@ -827,7 +829,9 @@ static int host_ok(const rctx *x, const char *host)
 
 /* A POST from another site (a form or script elsewhere) is refused
  * whatever it carries: Origin must be this server, Sec-Fetch-Site must not
- * say cross-site or same-site. */
+ * say cross-site or same-site. Our pages send Referrer-Policy no-referrer,
+ * under which a browser's own form post says "Origin: null": that passes
+ * only with Sec-Fetch-Site same-origin (a header no page can set). */
 static int cross_site(const rctx *x)
 {
     const char *origin = srv_header(&x->r, "Origin");
@@ -839,6 +843,8 @@ static int cross_site(const rctx *x)
         return 1;
     if (!origin)
         return 0;
+    if (strcmp(origin, "null") == 0)
+        return !site || strcmp(site, "same-origin") != 0;
     if (strncmp(origin, "http://", 7) == 0)
         rest = origin + 7;
     else if (strncmp(origin, "https://", 8) == 0)

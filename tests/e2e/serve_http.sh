@@ -29,7 +29,7 @@ check "healthz status" test "$(json_field "$tmp/out" status)" = ok
 check "healthz queue" test "$(json_field "$tmp/out" queue)" = 0
 check "healthz running" test "$(json_field "$tmp/out" running)" = 0
 check "healthz version" test "$(json_field "$tmp/out" version)" != ""
-check "CSP on every answer" has "$tmp/h" "Content-Security-Policy: default-src 'none'; script-src 'self';.*frame-ancestors 'none'; base-uri 'none'"
+check "CSP on every answer" has "$tmp/h" "Content-Security-Policy: default-src 'none'; script-src 'self';.*frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 check "nosniff" has "$tmp/h" "X-Content-Type-Options: nosniff"
 check "no referrer" has "$tmp/h" "Referrer-Policy: no-referrer"
 check "no-store" has "$tmp/h" "Cache-Control: no-store"
@@ -59,6 +59,8 @@ check "form post with CSRF passes" test "$(code -b "$tmp/jar" -d "csrf=$csrf" "$
 check "CSRF by header passes" test "$(code -b "$tmp/jar" -H "X-CSRF-Token: $csrf" -X POST "$url/login")" = 303
 check "cross-site Origin 403" test "$(code -b "$tmp/jar" -H 'Origin: http://evil.example' -d "csrf=$csrf" "$url/login")" = 403
 check "Origin null 403" test "$(code -b "$tmp/jar" -H 'Origin: null' -d "csrf=$csrf" "$url/login")" = 403
+check "Origin null from our own page passes" test "$(code -b "$tmp/jar" -H 'Origin: null' -H 'Sec-Fetch-Site: same-origin' -d "csrf=$csrf" "$url/login")" = 303
+check "Origin null cross-site 403" test "$(code -b "$tmp/jar" -H 'Origin: null' -H 'Sec-Fetch-Site: cross-site' -d "csrf=$csrf" "$url/login")" = 403
 check "Sec-Fetch-Site cross-site 403" test "$(code -b "$tmp/jar" -H 'Sec-Fetch-Site: cross-site' -d "csrf=$csrf" "$url/login")" = 403
 check "same Origin passes" test "$(code -b "$tmp/jar" -H "Origin: $url" -d "csrf=$csrf" "$url/login")" = 303
 
