@@ -150,6 +150,7 @@ def main():
         "wall_s": round(wall, 3),
         "per_s": round(len(lat) / wall, 3) if wall else None,
         "p50_s": pct(lat, 50), "p99_s": pct(lat, 99), "max_s": max(lat) if lat else None,
+        "latencies_s": [round(x, 4) for x in lat],
         "upload_bytes": len(body),
         "rss_server_max_kib": sampler.server_max,
         "rss_tree_max_kib": sampler.tree_max,

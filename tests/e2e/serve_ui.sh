@@ -159,5 +159,7 @@ check "a job that is not stored is 404" test "$(get "/jobs/nothing-here" "$tmp/x
 E2E_OUT=$tmp/list.html
 check "the analyses page lists it" test "$(get /analyses "$tmp/list.html")" = 200
 check "  linked" grep -q "<a href=\"/analyses/$id\">" "$tmp/list.html"
+E2E_OUT=$SERVE_ERR
+check "the server stops cleanly (no leak under ASan)" serve_stop
 
 finish
