@@ -139,3 +139,14 @@ PYEOF
     done
     return 1
 }
+
+# serve_get PATH FILE          GET $SERVE_URL/PATH into FILE; prints the status
+# serve_status ID              prints analysis ID's status (queued, running,
+#                              done, failed) from GET /api/v1/analyses/ID
+# serve_ended ID               succeeds when analysis ID is done or failed
+serve_get() { curl -s -o "$2" -w '%{http_code}' "$SERVE_URL$1"; }
+serve_status() {
+    serve_get "/api/v1/analyses/$1" "$tmp/serve_status.json" >/dev/null &&
+        json_field "$tmp/serve_status.json" status
+}
+serve_ended() { case $(serve_status "$1") in done | failed) return 0 ;; esac; return 1; }
