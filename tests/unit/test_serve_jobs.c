@@ -6,6 +6,7 @@
  * server would run itself) that does what the names of its input files
  * say: wait at a FIFO the test opens ("gate"), fail, crash or hang.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -100,6 +101,19 @@ static char *read_text_at(const char *path, long off)
     fclose(f);
     buf[n] = '\0';
     return buf;
+}
+
+static size_t entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
 }
 
 static int exists(const char *path)
@@ -604,12 +618,22 @@ static void test_submit_checks(void **state)
         assert_string_equal(id, "");
     }
     assert_int_equal(jobs_submit(j, NULL, NULL, 0, id, &err), OP_EUSAGE);
+    {
+        const char *many[SRV_FIELDS_MAX + 1];
+        for (size_t i = 0; i <= SRV_FIELDS_MAX; i++)
+            many[i] = ok[0];
+        assert_int_equal(jobs_submit(j, NULL, many, SRV_FIELDS_MAX + 1, id, &err),
+                         OP_EUSAGE);
+        assert_non_null(strstr(err.msg, "more than 64 URL inputs"));
+    }
     up = stage("a.json", NULL);
     snprintf(outside, sizeof outside, "%s/outside", tm_tmpdir);
     assert_int_equal(rename(up->dir, outside), 0);
     pathf(up->dir, sizeof up->dir, "%s", outside);
     assert_int_equal(jobs_submit(j, up, NULL, 0, id, &err), OP_EUSAGE);
     assert_true(exists(outside));
+    snprintf(path, sizeof path, "%s/tmp", S.data);
+    assert_int_equal(entries(path), 0); /* no staging folder left behind */
     jobs_close(j);
 }
 
