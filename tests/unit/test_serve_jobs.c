@@ -637,10 +637,35 @@ static void test_submit_checks(void **state)
     jobs_close(j);
 }
 
+/* srv_url_allowed: the host as libcurl reads it, against --fetch-allow. */
+static void test_url_allowed(void **state)
+{
+    serve_opts o;
+
+    (void)state;
+    memset(&o, 0, sizeof o);
+    assert_false(srv_url_allowed(&o, "http://127.0.0.1/")); /* none allowed */
+    o.fetch_allow[o.nfetch_allow++] = "127.0.0.1";
+    o.fetch_allow[o.nfetch_allow++] = "::1";
+    o.fetch_allow[o.nfetch_allow++] = "JobManager.example";
+    assert_true(srv_url_allowed(&o, "http://127.0.0.1:8081/jobs/overview"));
+    assert_true(srv_url_allowed(&o, "HTTPS://127.0.0.1/"));
+    assert_true(srv_url_allowed(&o, "http://[::1]:8081/"));
+    assert_true(srv_url_allowed(&o, "http://jobmanager.EXAMPLE/"));
+    assert_false(srv_url_allowed(&o, "http://127.0.0.1@10.0.0.1/"));
+    assert_false(srv_url_allowed(&o, "http://127.0.0.1.evil.example/"));
+    assert_false(srv_url_allowed(&o, "http://10.0.0.1/?127.0.0.1"));
+    assert_false(srv_url_allowed(&o, "ftp://127.0.0.1/"));
+    assert_false(srv_url_allowed(&o, "file:///etc/passwd"));
+    assert_false(srv_url_allowed(&o, "http://"));
+    assert_false(srv_url_allowed(&o, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_url_allowed),
         cmocka_unit_test(test_queue_full),
         cmocka_unit_test(test_outcomes),
         cmocka_unit_test(test_recovery),
