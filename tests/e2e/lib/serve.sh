@@ -15,6 +15,9 @@
 #                               exit 1 when absent
 #   serve_poll N CMD...         runs CMD up to N times, 0.1 s apart, until it
 #                               succeeds (a bounded wait for a state)
+#   serve_get PATH FILE         GET $SERVE_URL$PATH, the body into FILE, the
+#                               status code printed
+#   serve_post_json PATH BODY FILE  POST BODY as application/json, the same
 # Other helpers add their functions at the end of this file.
 
 SERVE_PID=
@@ -138,4 +141,13 @@ PYEOF
         sleep 0.1
     done
     return 1
+}
+
+serve_get() {
+    curl -s -o "$2" -w '%{http_code}' "$SERVE_URL$1"
+}
+
+serve_post_json() {
+    curl -s -o "$3" -w '%{http_code}' -H 'Content-Type: application/json' \
+        --data-binary "$2" "$SERVE_URL$1"
 }
