@@ -70,6 +70,9 @@ typedef struct serve_opts {
     unsigned queue;            /* analyses waiting; more: 429 */
     unsigned analysis_timeout_s; /* wall clock per analysis, then SIGKILL */
     uint64_t analysis_memory;  /* RLIMIT_AS per worker (bytes) */
+    const char *public_origin; /* --public-origin URL: the scheme://host[:port]
+                                * browsers reach us by through a proxy; its
+                                * Host and Origin are accepted as ours */
     const char *worker;        /* internal: --worker ID runs one analysis */
     int quiet;
 } serve_opts;

@@ -48,14 +48,17 @@ url=http://127.0.0.1:$port
 rss() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/$pid/status; }
 idle0=$(rss)
 
-cli_batch() { # cli_batch PARALLEL: n analyses, PARALLEL at a time; prints analyses/s
-    local p=$1 t0 t1
+# CPU seconds of the server and every process it waited for (the workers,
+# their rule workers): utime + stime + cutime + cstime of /proc/PID/stat.
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13 + $14 + $15) / hz }' /proc/$pid/stat; }
+cli_batch() { # cli_batch PARALLEL: n analyses, PARALLEL at a time; prints analyses/s and CPU s of each
+    local p=$1
     rm -f cli.db*
-    t0=$(date +%s.%N)
-    seq "$n" | xargs -P "$p" -I{} "$bin" analyze -q --no-config --no-baseline \
-        --history cli.db --format json -o /dev/null in >/dev/null 2>&1 || true
-    t1=$(date +%s.%N)
-    echo "$n / ($t1 - $t0)" | bc -l
+    /usr/bin/time -f "%e %U %S" -o cli.time xargs -P "$p" -I{} "$bin" analyze -q --no-config \
+        --no-baseline --history cli.db --format json -o /dev/null in \
+        < <(seq "$n") >/dev/null 2>&1 || true
+    read -r wall u s <cli.time
+    echo "$(echo "$n / $wall" | bc -l) $(echo "($u + $s) / $n" | bc -l)"
 }
 
 # Warm-up: one analysis each way (page cache, the store created).
@@ -64,11 +67,13 @@ python3 "$here/serve_clients.py" "$url" "$pid" 1 1 $files >warm.json
 
 : >pairs.txt
 for p in $(seq "$pairs"); do
+    c0=$(cpu)
     python3 "$here/serve_clients.py" "$url" "$pid" "$clients" "$rounds" $files >"server.$p.json"
+    c1=$(cpu)
     s=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["per_s"])' "server.$p.json")
-    c=$(cli_batch 1)
-    cp=$(cli_batch "$workers")
-    echo "$s $c $cp" >>pairs.txt
+    read -r c ccpu < <(cli_batch 1)
+    read -r cp _ < <(cli_batch "$workers")
+    echo "$s $c $cp $(echo "($c1 - $c0) / $n" | bc -l) $ccpu" >>pairs.txt
 done
 idle1=$(rss)
 
@@ -81,17 +86,18 @@ rows = [list(map(float, l.split())) for l in open("pairs.txt")]
 runs = [json.load(open("server.%d.json" % (i + 1))) for i in range(int(pairs))]
 med = statistics.median
 mib = lambda kib: kib / 1024.0
-for i, (r, (s, c, cp)) in enumerate(zip(runs, rows)):
+for i, (r, (s, c, cp, scpu, ccpu)) in enumerate(zip(runs, rows)):
     print("pair %d: server %.2f/s (p50 %.3f s, p99 %.3f s, %d errors, %d x 429), "
-          "CLI back to back %.2f/s, CLI x%s %.2f/s, ratio %.2f"
-          % (i + 1, s, r["p50_s"], r["p99_s"], r["nerrors"], r["n429"], c, workers, cp, s / c))
+          "CLI back to back %.2f/s, CLI x%s %.2f/s, ratio %.2f; CPU per analysis: server %.3f s, CLI %.3f s"
+          % (i + 1, s, r["p50_s"], r["p99_s"], r["nerrors"], r["n429"], c, workers, cp, s / c, scpu, ccpu))
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, int(round(p / 100.0 * len(xs) + 0.5)) - 1))]
 lat = [x for r in runs for x in r["latencies_s"]]
 lat50, lat99 = pct(lat, 50), pct(lat, 99)
-ratio = med(s / c for s, c, _ in rows)
-ratio_p = med(s / cp for s, _, cp in rows)
+ratio = med(r[0] / r[1] for r in rows)
+ratio_p = med(r[0] / r[2] for r in rows)
+cpu_ratio = med(r[3] / r[4] for r in rows)
 tree = max(r["rss_tree_max_kib"] for r in runs)
 server = max(r["rss_server_max_kib"] for r in runs)
 print("%s analyses per batch, %s workers, upload %d bytes" % (n, workers, runs[0]["upload_bytes"]))
@@ -101,6 +107,8 @@ print("throughput: server %.2f/s, CLI back to back %.2f/s: %.0f %% of it (target
       "CLI x%s in parallel %.2f/s: %.0f %% of it"
       % (med(r[0] for r in rows), med(r[1] for r in rows), ratio * 100, workers,
          med(r[2] for r in rows), ratio_p * 100))
+print("CPU per analysis: server + workers %.3f s, CLI %.3f s: %.2f of it (the clients' own CPU not counted)"
+      % (med(r[3] for r in rows), med(r[4] for r in rows), cpu_ratio))
 print("idle RSS: %.1f MiB after start, %.1f MiB after the load (target <= 20)"
       % (mib(int(idle0)), mib(int(idle1))))
 print("RSS under load: server alone at most %.1f MiB; server + workers at most %.1f MiB "

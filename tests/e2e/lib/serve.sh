@@ -160,3 +160,19 @@ serve_status() {
         json_field "$tmp/serve_status.json" status
 }
 serve_ended() { case $(serve_status "$1") in done | failed) return 0 ;; esac; return 1; }
+
+# json_eval FILE EXPR: prints the Python expression EXPR over the JSON
+# document of FILE (bound to d), e.g. "[f['rule'] for f in d['findings']]"
+json_eval() {
+    python3 - "$1" "$2" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))
+PYEOF
+}
+# json_is FILE EXPR EXPECTED: json_eval's output is EXPECTED (else says both)
+json_is() {
+    local got
+    got=$(json_eval "$1" "$2" 2>&1)
+    [ "$got" = "$3" ] || { echo "  $2 = $got, expected $3"; return 1; }
+}
