@@ -247,6 +247,22 @@ check "no open redirect" test "$(code -b "$tmp/jar" --data-urlencode "csrf=$csrf
 check "Location stays here" test "$(header Location)" = /
 check "SIGTERM with tokens 0" serve_stop
 
+# ---- behind a proxy: --public-origin -----------------------------------------------
+
+"$bin" serve --data "$tmp/data" --public-origin 'https://op.example.com/x' 2>"$tmp/err"
+check "a public origin with a path is refused" test $? = 2
+check "server with --public-origin" serve_start "$tmp/data" --public-origin https://op.example.com
+url=$SERVE_URL
+check "its Host passes" test "$(code -H 'Host: op.example.com' "$url/healthz")" = 200
+check "another Host still 403" test "$(code -H 'Host: evil.example' "$url/healthz")" = 403
+check "login page for the jar" test "$(code -c "$tmp/jar" "$url/login")" = 200
+csrf=$(awk '$6 == "op_csrf" {print $7}' "$tmp/jar")
+# (curl matches cookies against a Host header given: the cookie goes by hand)
+check "its Origin passes" test "$(code -H "Cookie: op_csrf=$csrf" -H 'Host: op.example.com' -H 'Origin: https://op.example.com' -d "csrf=$csrf" "$url/login")" = 303
+check "its Origin with the proxy's Host passes" test "$(code -b "$tmp/jar" -H 'Origin: https://op.example.com' -d "csrf=$csrf" "$url/login")" = 303
+check "another Origin still 403" test "$(code -b "$tmp/jar" -H 'Origin: https://evil.example' -d "csrf=$csrf" "$url/login")" = 403
+check "SIGTERM with --public-origin 0" serve_stop
+
 # ---- IPv6 loopback, when the machine has it ------------------------------------------
 
 if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
