@@ -189,15 +189,30 @@ static const char *json_str(const cJSON *o, const char *k, int *bad)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A JSON body by its Content-Type too: a form a page of another site
+ * could send (text/plain, urlencoded) is never read as one. */
+static int is_json(const srv_req *r)
+{
+    const char *t = srv_header(r, "Content-Type");
+    size_t n = strlen("application/json");
+
+    return t && strncasecmp(t, "application/json", n) == 0 &&
+           (t[n] == '\0' || t[n] == ';' || t[n] == ' ');
+}
+
 static int api_decide(const srv_req *r, srv_resp *w)
 {
-    cJSON *o = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+    cJSON *o;
     const char *fp, *status, *comment;
     op_error err;
     store *st = NULL;
     int bad = 0, rc;
     jw j;
 
+    if (!is_json(r))
+        return srv_fail(r, w, 415, "a decision is a JSON body (Content-Type: "
+                        "application/json)");
+    o = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
         return srv_fail(r, w, 400, "the body must be a JSON object "

@@ -868,6 +868,36 @@ static int session_valid(struct srv_http *h, const char *id)
     return ok;
 }
 
+/* Where a sign-in may send the browser back to: a path of this server
+ * (no "//host", no backslash, no control or quote characters). */
+static int local_path(const char *p)
+{
+    size_t i;
+
+    if (!p || p[0] != '/' || p[1] == '/' || strlen(p) > 512)
+        return 0;
+    for (i = 0; p[i]; i++)
+        if (!((p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= 'a' && p[i] <= 'z') ||
+              (p[i] >= '0' && p[i] <= '9') || strchr("/._~%-", p[i])))
+            return 0;
+    return 1;
+}
+
+/* "/login?next=PATH" (PATH's '%' as %25, so srv_arg gives it back as
+ * sent), or "/login" for a path that is not local_path. */
+static void login_location(const char *path, char *out, size_t cap)
+{
+    size_t o;
+
+    snprintf(out, cap, "/login");
+    if (!local_path(path) || strcmp(path, "/") == 0)
+        return;
+    o = (size_t)snprintf(out, cap, "/login?next=");
+    for (; *path && o + 4 < cap; path++)
+        o += (size_t)snprintf(out + o, cap - o, *path == '%' ? "%%25" : "%c",
+                              *path);
+}
+
 /* Decides r.auth. Returns 0, or the status to answer (401, or 303 to the
  * login page for a browser's GET). */
 static int authenticate(rctx *x)
@@ -989,7 +1019,7 @@ static enum MHD_Result begin(rctx *x)
             return MHD_NO;
         w.status = 303;
         w.type = "text/plain; charset=utf-8";
-        snprintf(w.location, sizeof w.location, "/login");
+        login_location(x->r.path, w.location, sizeof w.location);
         fputs("sign in at /login\n", w.f);
         return send_resp(x, &w);
     }
@@ -1230,6 +1260,8 @@ static void on_log(void *cls, const char *fmt, va_list ap)
 
 static void login_form(const srv_req *r, srv_resp *w, const char *note)
 {
+    const char *next = srv_field(r, "next") ? srv_field(r, "next")
+                                            : srv_arg(r, "next");
     FILE *f = w->f;
 
     w->type = "text/html; charset=utf-8";
@@ -1247,6 +1279,11 @@ static void login_form(const srv_req *r, srv_resp *w, const char *note)
     } else {
         fputs("<form method=\"post\" action=\"/login\">", f);
         srv_csrf_input(r, f);
+        if (local_path(next)) {
+            fputs("<input type=\"hidden\" name=\"next\" value=\"", f);
+            html_put(f, next);
+            fputs("\">", f);
+        }
         fputs("<label>Token <input type=\"password\" name=\"token\" "
               "autocomplete=\"current-password\" required></label> "
               "<button type=\"submit\">Sign in</button></form>", f);
@@ -1319,7 +1356,8 @@ int srv_login_post(const srv_req *r, srv_resp *w)
     add_cookie(x, SRV_SESSION_COOKIE, id, 0);
     w->status = 303;
     w->type = "text/plain; charset=utf-8";
-    snprintf(w->location, sizeof w->location, "/");
+    snprintf(w->location, sizeof w->location, "%s",
+             local_path(srv_field(r, "next")) ? srv_field(r, "next") : "/");
     fputs("signed in\n", w->f);
     return 0;
 }

@@ -9,11 +9,23 @@
  * the same DATA with every finished analysis as it was and every queued or
  * interrupted one queued again. Only this file writes meta.json.
  *
+ * A worker is `s->self_exe serve --worker ID --data DATA` plus the options
+ * the analysis needs, started with posix_spawn (the server has threads:
+ * no fork without exec) in a process group of its own, stdin and stdout
+ * /dev/null, stderr a pipe the slot copies into worker.log (at most
+ * WORKER_LOG_MAX bytes); its slot waits on a pidfd with the wall-clock
+ * limit --analysis-timeout, then kills the group with SIGKILL. The worker
+ * sets its own rlimits and dies with the server (serve_worker.c).
+ *
  * Locking: one mutex (srv_jobs.mu) guards every field of srv_jobs and of
  * its job records: the list, the counters, the durations and each job's
  * state and pid. It is held only to read or change them, never across
- * file I/O, a spawn or a wait; whoever changes a job copies it out
- * (job_view) under the lock and writes its meta.json after. Each
+ * file I/O, a spawn or a wait (jobs_close sends its kills under it). A
+ * slot that ends an analysis works out the end under the lock (job_end),
+ * writes meta.json without it, then makes the end visible under it
+ * (job_apply): a state a client sees is on disk already. A job's pid is
+ * cleared under the lock before the worker is reaped, so no kill reaches
+ * a process that reused the pid. Each
  * analysis' meta.json has one writer at a time: jobs_submit before the
  * job is listed, then the slot that runs it. The condition variable
  * srv_jobs.cv (with mu) wakes the slots when work is queued or the jobs
@@ -49,7 +61,8 @@ extern char **environ;
 #define META_MAX (64u * 1024) /* a meta.json larger than this is broken */
 #define URL_MAX SRV_FIELD_MAX /* one URL input (urls.txt line) */
 #define DURATIONS 16          /* recent durations behind jobs_retry_after */
-#define LOG_TAIL 4096         /* bytes of worker.log read for the reason */
+#define LOG_TAIL 4096         /* last bytes of a worker's stderr kept for the reason */
+#define WORKER_LOG_MAX (4u << 20) /* worker.log is cut beyond this */
 #define DATA_MAX 3800          /* DATA/analyses/<id>/report.html.tmp fits 4096 */
 #define WORKER_ARGS (16 + 2 * (2 * SRV_MAX_LIST))
 
@@ -338,13 +351,9 @@ static void job_view(const srv_jobs *j, const job *jb, srv_analysis *a)
     a->bytes = jb->bytes;
 }
 
-static job *job_from(const srv_analysis *a)
+/* The state of a into jb (job_view's other way; not the id or error). */
+static void job_set(job *jb, const srv_analysis *a)
 {
-    job *jb = calloc(1, sizeof *jb);
-
-    if (!jb)
-        return NULL;
-    memcpy(jb->id, a->id, sizeof jb->id);
     jb->state = a->state;
     jb->created_ms = a->created_ms;
     jb->started_ms = a->started_ms;
@@ -352,6 +361,16 @@ static job *job_from(const srv_analysis *a)
     jb->exit_code = a->exit_code;
     jb->nfiles = a->nfiles;
     jb->bytes = a->bytes;
+}
+
+static job *job_from(const srv_analysis *a)
+{
+    job *jb = calloc(1, sizeof *jb);
+
+    if (!jb)
+        return NULL;
+    memcpy(jb->id, a->id, sizeof jb->id);
+    job_set(jb, a);
     if (a->error[0] && !(jb->error = strdup(a->error))) {
         free(jb);
         return NULL;
@@ -572,41 +591,65 @@ static char **worker_env(char parent[64])
     return env;
 }
 
+/* A worker being run: its process and what it writes to stderr, which
+ * the slot copies into worker.log up to WORKER_LOG_MAX bytes (a worker
+ * cannot fill the disk with diagnostics) and whose last LOG_TAIL bytes it
+ * keeps for the reason of a failure. */
+typedef struct worker_run {
+    pid_t pid;
+    int out;           /* read end of the worker's stderr; -1 at its end */
+    int log;           /* worker.log */
+    uint64_t logged;   /* bytes written to it */
+    int cut;           /* WORKER_LOG_MAX reached */
+    char tail[LOG_TAIL + 1];
+    size_t ntail;
+} worker_run;
+
 /* Starts the worker of analysis a in a process group of its own (so that
- * a kill reaches its rule workers too), stdin and stdout /dev/null,
- * stderr worker.log, no descriptor of the server, default signals. */
-static int worker_spawn(const srv *s, const srv_analysis *a, pid_t *pid,
+ * a kill reaches its rule workers too): stdin and stdout /dev/null,
+ * stderr a pipe to w->out, no other descriptor of the server, default
+ * signals and mask. */
+static int worker_spawn(const srv *s, const srv_analysis *a, worker_run *w,
                         op_error *err)
 {
     char log[4096], nums[2][24], parent[64], *argv[WORKER_ARGS], **env;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     sigset_t none, all;
-    int rc;
+    int rc, pipefd[2];
 
     if ((rc = path_of(log, sizeof log, a->dir, SRV_WORKER_LOG, NULL, err)))
         return rc;
+    w->log = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (w->log < 0)
+        return op_error_set(err, OP_EIO, "%s: %s", SRV_WORKER_LOG, strerror(errno));
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return op_error_set(err, OP_EIO, "pipe: %s", strerror(errno));
+    w->out = pipefd[0];
+    fcntl(w->out, F_SETFL, O_NONBLOCK);
     worker_argv(s, a->id, nums, argv);
-    if (!(env = worker_env(parent)))
+    if (!(env = worker_env(parent))) {
+        close(pipefd[1]);
         return op_error_set(err, OP_ENOMEM, "out of memory");
+    }
     sigemptyset(&none);
     sigfillset(&all);
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, log,
-                                     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
     posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &all);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                       POSIX_SPAWN_SETSIGDEF);
-    rc = posix_spawn(pid, s->self_exe, &fa, &at, argv, env);
+    rc = posix_spawn(&w->pid, s->self_exe, &fa, &at, argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free(env);
+    close(pipefd[1]);
     if (rc)
         return op_error_set(err, OP_EIO, "cannot start the worker %s: %s",
                             s->self_exe, strerror(rc));
@@ -632,67 +675,111 @@ static int worker_ended(pid_t pid, int block)
     return si.si_pid == pid;
 }
 
-/* Waits until pid ended (not reaped), killing it after timeout_s (0: no
- * limit); *timed_out says whether it was killed so. */
-static void worker_wait(pid_t pid, unsigned timeout_s, int *timed_out)
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return; /* a full disk: the log is only diagnostics */
+        p += k, n -= (size_t)k;
+    }
+}
+
+/* n more bytes of the worker's stderr: into worker.log while there is room
+ * (then a line saying it was cut), and into the tail. */
+static void log_put(worker_run *w, const char *p, size_t n)
+{
+    size_t room = w->logged < WORKER_LOG_MAX ? WORKER_LOG_MAX - w->logged : 0;
+    size_t k = n < room ? n : room;
+
+    write_all(w->log, p, k);
+    w->logged += k;
+    if (k < n && !w->cut) {
+        char note[128];
+        int len = snprintf(note, sizeof note, "\noptipipe serve: worker.log cut "
+                           "here at %u bytes\n", WORKER_LOG_MAX);
+        write_all(w->log, note, (size_t)len);
+        w->cut = 1;
+    }
+    if (n >= LOG_TAIL) {
+        memcpy(w->tail, p + n - LOG_TAIL, LOG_TAIL);
+        w->ntail = LOG_TAIL;
+    } else {
+        size_t keep = w->ntail + n > LOG_TAIL ? LOG_TAIL - n : w->ntail;
+        memmove(w->tail, w->tail + w->ntail - keep, keep);
+        memcpy(w->tail + keep, p, n);
+        w->ntail = keep + n;
+    }
+}
+
+/* Copies what the worker wrote so far; closes w->out at its end. */
+static void log_pump(worker_run *w)
+{
+    char buf[16384];
+
+    while (w->out >= 0) {
+        ssize_t n = read(w->out, buf, sizeof buf);
+        if (n > 0) {
+            log_put(w, buf, (size_t)n);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            if (n == 0 || errno != EAGAIN) {
+                close(w->out);
+                w->out = -1;
+            }
+            return;
+        }
+    }
+}
+
+/* Waits until the worker ended (not reaped), copying its stderr, killing
+ * it after timeout_s (0: no limit); *timed_out says whether it was. */
+static void worker_wait(worker_run *w, unsigned timeout_s, int *timed_out)
 {
     uint64_t deadline = util_now_ms() + (uint64_t)timeout_s * 1000;
-    int pfd = (int)pidfd_open(pid, 0);
+    int pfd = (int)pidfd_open(w->pid, 0);
 
     *timed_out = 0;
     for (;;) {
         uint64_t now = util_now_ms();
-        int left = timeout_s == 0 ? -1
+        int left = timeout_s == 0 ? 60000
                    : now >= deadline ? 0
                    : (int)(deadline - now > 60000 ? 60000 : deadline - now);
+        struct pollfd p[2] = {{.fd = w->out, .events = POLLIN},
+                              {.fd = pfd, .events = POLLIN}};
 
-        if (pfd >= 0) {
-            struct pollfd p = {.fd = pfd, .events = POLLIN};
-            int r = poll(&p, 1, left);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r != 0)
-                break;
-        } else { /* no pidfd (old kernel): look every 20 ms */
-            struct timespec ts = {0, 20 * 1000000L};
-            if (worker_ended(pid, 0))
-                break;
-            if (left != 0) {
-                nanosleep(&ts, NULL);
-                continue;
-            }
-        }
+        if (pfd < 0 && left > 20)
+            left = 20; /* no pidfd (old kernel): look every 20 ms */
+        if (poll(p, 2, left) < 0 && errno != EINTR)
+            left = 0;
+        if (p[0].revents)
+            log_pump(w);
+        if (pfd >= 0 ? p[1].revents != 0 : worker_ended(w->pid, 0))
+            break;
         if (timeout_s && util_now_ms() >= deadline) {
-            worker_kill(pid);
+            worker_kill(w->pid);
             *timed_out = 1;
             break;
         }
     }
     if (pfd >= 0)
         close(pfd);
-    worker_ended(pid, 1);
+    worker_ended(w->pid, 1);
+    log_pump(w); /* what is left in the pipe (a rule worker may hold it) */
 }
 
-/* The worker's last error line from worker.log (the last line naming an
- * error, else the last line), its analysis folder cut from paths. */
-static void log_reason(const srv_analysis *a, char *why, size_t cap)
+/* The worker's last error line (the last line naming an error, else the
+ * last line), its analysis folder cut from paths. */
+static void log_reason(worker_run *w, const srv_analysis *a, char *why, size_t cap)
 {
-    char path[4096 + 16], buf[LOG_TAIL + 1], *line = NULL, *p, *save = NULL;
-    ssize_t len;
-    int fd;
-    off_t end;
+    char *line = NULL, *p, *save = NULL;
 
     *why = '\0';
-    snprintf(path, sizeof path, "%s/%s", a->dir, SRV_WORKER_LOG);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-        return;
-    end = lseek(fd, 0, SEEK_END);
-    len = end < 0 ? -1 : pread(fd, buf, LOG_TAIL, end > LOG_TAIL ? end - LOG_TAIL : 0);
-    close(fd);
-    if (len <= 0)
-        return;
-    buf[len] = '\0';
-    for (p = strtok_r(buf, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+    w->tail[w->ntail] = '\0';
+    for (p = strtok_r(w->tail, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
         if (*p && (!line || strstr(p, "error") || !strstr(line, "error")))
             line = p;
     if (!line)
@@ -700,7 +787,6 @@ static void log_reason(const srv_analysis *a, char *why, size_t cap)
     for (char *q = line; *q; q++) /* a line for a JSON or HTML page: no controls */
         if ((unsigned char)*q < 0x20 || *q == 0x7f)
             *q = ' ';
-    p = line;
     for (size_t dl = strlen(a->dir); (p = strstr(line, a->dir)) && p[dl] == '/';)
         memmove(p, p + dl + 1, strlen(p + dl + 1) + 1);
     snprintf(why, cap, "%s", line);
@@ -708,14 +794,14 @@ static void log_reason(const srv_analysis *a, char *why, size_t cap)
 
 /* How a worker that ended with status ended: done (exit 0, 1: findings at
  * --fail-on, 5: a rule failed, listed in the report) or failed, why. */
-static srv_state worker_outcome(const srv *s, const srv_analysis *a, int status,
-                                int timed_out, int *code, char *why, size_t cap)
+static srv_state worker_outcome(const srv *s, const srv_analysis *a, const char *line,
+                                int status, int timed_out, int *code, char *why,
+                                size_t cap)
 {
-    char line[900], report[4096 + 16];
+    char report[4096 + 16];
 
     *code = -1;
     *why = '\0';
-    log_reason(a, line, sizeof line);
     if (timed_out) {
         snprintf(why, cap, "timed out after %u s (--analysis-timeout)",
                  s->o->analysis_timeout_s);
@@ -768,10 +854,7 @@ static void job_end(const srv_jobs *j, const job *jb, srv_state end, int code,
 static void job_apply(srv_jobs *j, job *jb, const srv_analysis *view)
 {
     j->running--;
-    jb->state = view->state;
-    jb->started_ms = view->started_ms;
-    jb->finished_ms = view->finished_ms;
-    jb->exit_code = view->exit_code;
+    job_set(jb, view);
     set_error(jb, view->error);
     if (view->state == SRV_QUEUED)
         j->queued++;
@@ -787,27 +870,44 @@ static void job_apply(srv_jobs *j, job *jb, const srv_analysis *view)
 static srv_state run_worker(srv_jobs *j, job *jb, const srv_analysis *a, int *code,
                             char *why, size_t cap)
 {
+    static worker_run zero = {.out = -1, .log = -1};
+    worker_run *w = malloc(sizeof *w); /* the tail: not on a slot's stack */
+    char line[900];
     op_error err;
-    pid_t pid = 0;
     int status = 0, timed_out = 0;
+    srv_state end = SRV_FAILED;
 
     op_error_clear(&err);
-    if (worker_spawn(j->s, a, &pid, &err)) {
-        snprintf(why, cap, "%s", err.msg);
+    if (!w) {
+        snprintf(why, cap, "out of memory");
         return SRV_FAILED;
     }
+    *w = zero;
+    if (worker_spawn(j->s, a, w, &err)) {
+        snprintf(why, cap, "%s", err.msg);
+        goto out;
+    }
     pthread_mutex_lock(&j->mu);
-    jb->pid = pid;
+    jb->pid = w->pid;
     if (j->stopping)
-        worker_kill(pid);
+        worker_kill(w->pid);
     pthread_mutex_unlock(&j->mu);
-    worker_wait(pid, j->s->o->analysis_timeout_s, &timed_out);
+    worker_wait(w, j->s->o->analysis_timeout_s, &timed_out);
     pthread_mutex_lock(&j->mu);
     jb->pid = 0; /* before it is reaped: jobs_close kills no other process */
     pthread_mutex_unlock(&j->mu);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
         ;
-    return worker_outcome(j->s, a, status, timed_out, code, why, cap);
+    log_reason(w, a, line, sizeof line);
+    end = worker_outcome(j->s, a, line, status, timed_out, code, why, cap);
+out:
+    if (w->out >= 0)
+        close(w->out);
+    if (w->log >= 0 && close(w->log) != 0)
+        fprintf(stderr, "optipipe serve: %s/%s: %s\n", a->dir, SRV_WORKER_LOG,
+                strerror(errno));
+    free(w);
+    return end;
 }
 
 /* One analysis, from queued (taken as running by the caller, mu held) to

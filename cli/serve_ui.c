@@ -185,7 +185,7 @@ static int page_analyses(const srv_req *r, srv_resp *w)
     return 0;
 }
 
-static void page_waiting(const srv_req *r, srv_resp *w, const srv_analysis *a)
+static void page_waiting(srv_resp *w, const srv_analysis *a)
 {
     fprintf(w->f, "<h1>Analysis <code>%s</code></h1>\n<section class=\"status\" "
             "data-poll=\"/api/v1/analyses/%s\">\n<p>State: <b id=\"state\">%s</b>",
@@ -197,7 +197,6 @@ static void page_waiting(const srv_req *r, srv_resp *w, const srv_analysis *a)
             "</progress>\n<p><a href=\"/analyses/%s\">Refresh</a> (this page "
             "refreshes itself when scripts run).</p>\n</section>\n",
             a->nfiles, a->nfiles == 1 ? "" : "s", a->id);
-    (void)r;
 }
 
 /* The last UI_LOG_LINES lines of the worker's log, escaped line by line
@@ -284,7 +283,7 @@ static int page_analysis(const srv_req *r, srv_resp *w)
     else if (a.state == SRV_FAILED)
         page_failed(w, &a);
     else
-        page_waiting(r, w, &a);
+        page_waiting(w, &a);
     ui_close(w);
     return rc;
 }

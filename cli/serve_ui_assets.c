@@ -129,6 +129,7 @@ const char ui_app_js[] =
     "  document.addEventListener(\"DOMContentLoaded\", function () {\n"
     "    var form = byId(\"upload\"), st = document.querySelector(\"[data-poll]\");\n"
     "    if (form) uploadForm(form);\n"
+
     "    if (st) watch(st.getAttribute(\"data-poll\"), function (s) {\n"
     "      var l = byId(\"state\");\n"
     "      if (l) l.textContent = s.status;\n"

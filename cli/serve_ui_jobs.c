@@ -100,7 +100,6 @@ static int take_run(void *ud, const store_run *r)
     e->nfindings = r->nfindings;
     e->set = r->set;
     e->metrics = r->metrics_json ? cJSON_Parse(r->metrics_json) : NULL;
-    snprintf(e->label, sizeof e->label, "%.19s", "");
     if (r->set & MSET_STARTED_AT) {
         char t[40];
         snprintf(e->label, sizeof e->label, "%.16s", ui_time_text(t, sizeof t, r->started_at));
@@ -276,8 +275,7 @@ static size_t key_metrics(const series *s, const char **out)
     return n;
 }
 
-static void job_runs_table(FILE *f, const srv_req *r, const series *s, store *st,
-                           op_error *err)
+static void job_runs_table(FILE *f, const series *s, store *st, op_error *err)
 {
     size_t i;
 
@@ -315,7 +313,6 @@ static void job_runs_table(FILE *f, const srv_req *r, const series *s, store *st
         fputs("</td></tr>\n", f);
     }
     fputs("</tbody></table>\n<button type=\"submit\">Diff A and B</button>\n</form>\n", f);
-    (void)r;
 }
 
 int ui_job_page(const srv_req *r, srv_resp *w)
@@ -349,7 +346,7 @@ int ui_job_page(const srv_req *r, srv_resp *w)
     for (i = 0; i < nm; i++)
         trend(w->f, &s, metrics[i], metrics[i]);
     fputs("</div>\n<h2>Runs</h2>\n", w->f);
-    job_runs_table(w->f, r, &s, st, &err);
+    job_runs_table(w->f, &s, st, &err);
     ui_close(w);
     series_free(&s);
     store_close(st);

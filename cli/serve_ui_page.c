@@ -31,7 +31,8 @@ void ui_open(const srv_req *r, srv_resp *w, const char *title,
     html_put(f, tok ? tok : "");
     fputs("\">\n<title>", f);
     html_put(f, title);
-    fputs(" - opti-pipe</title>\n<link rel=\"stylesheet\" href=\"/static/app.css\">\n"
+    fputs(" - opti-pipe</title>\n<link rel=\"icon\" href=\"data:,\">\n"
+          "<link rel=\"stylesheet\" href=\"/static/app.css\">\n"
           "<script src=\"/static/app.js\" defer></script>\n</head>\n<body class=\"ui\">\n"
           "<nav class=\"top\" aria-label=\"Pages\"><b>opti-pipe</b>", f);
     for (i = 0; i < sizeof nav_items / sizeof *nav_items; i++)

@@ -27,6 +27,7 @@ typedef struct ctx {
     store *s;
     const baseline *bl;
     results res;  /* the run's selected findings */
+    size_t nread; /* the run's findings read */
     op_error *err;
     int oom;
 } ctx;
@@ -79,7 +80,7 @@ static int finding_cb(void *ud, const store_finding *sf)
     finding f;
     int rc;
 
-    if (c->res.n >= EMIT_STORED_MAX_FINDINGS)
+    if (++c->nread > EMIT_STORED_MAX_FINDINGS)
         return op_error_set(c->err, OP_ELIMIT, "%s: a run with more than %d "
                             "findings", store_path(c->s),
                             EMIT_STORED_MAX_FINDINGS);
@@ -123,6 +124,7 @@ static int one_run(ctx *c, const srun *r, char names[][128], size_t *used,
     int rc;
 
     results_init(&c->res);
+    c->nread = 0;
     if ((rc = store_each_finding(c->s, r->pk, finding_cb, c, c->err)) ||
         c->res.n == 0)
         goto out;

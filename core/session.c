@@ -332,7 +332,9 @@ static int stage_record(op_session *s, op_error *err)
         return 0;
     op_error_clear(&e);
     if (store_open(s->history_path, 1, &st, &e) ||
-        store_record(st, s->an.m, &s->res, &s->bl, &s->nrecorded, &e))
+        (s->o.decisions_from_store
+             ? store_record_own(st, s->an.m, &s->res, &s->nrecorded, &e)
+             : store_record(st, s->an.m, &s->res, &s->bl, &s->nrecorded, &e)))
         diag_msg(DIAG_ERROR, "%s (nothing of this analysis was recorded)", e.msg);
     else if (!s->o.quiet)
         diag_msg(DIAG_NOTE, "%s: recorded %zu run%s", s->history_path,

@@ -709,14 +709,18 @@ static int64_t now_ms(void)
     return (int64_t)time(NULL) * 1000;
 }
 
-int store_record(store *s, const model *m, const results *res,
-                 const baseline *bl, size_t *nruns, op_error *err)
+/* own: the decisions are the store's, read inside the transaction (so
+ * none made meanwhile is lost or undone) and not written back. */
+static int record(store *s, const model *m, const results *res,
+                  const baseline *bl, int own, size_t *nruns, op_error *err)
 {
+    baseline fresh;
     rec c;
     size_t i;
     int rc;
 
     memset(&c, 0, sizeof c);
+    baseline_init(&fresh);
     c.s = s;
     c.err = err;
     c.now = now_ms();
@@ -733,10 +737,11 @@ int store_record(store *s, const model *m, const results *res,
     if ((rc = prepare_all(&c)) ||
         (rc = exec(s, "BEGIN IMMEDIATE", "cannot lock the store", err)))
         goto out;
-    for (i = 0; i < m->nruns; i++)
-        if ((rc = record_run(&c, m, res, bl, i)))
-            break;
-    if (!rc)
+    if (own && !(rc = store_load_decisions(s, &fresh, err)))
+        bl = &fresh;
+    for (i = 0; !rc && i < m->nruns; i++)
+        rc = record_run(&c, m, res, bl, i);
+    if (!rc && !own)
         rc = apply_decisions(&c, bl);
     if (!rc)
         rc = exec(s, "COMMIT", "cannot commit", err);
@@ -751,7 +756,20 @@ out:
             fclose(c.t[i].f);
         free(c.t[i].buf);
     }
+    baseline_free(&fresh);
     return rc;
+}
+
+int store_record(store *s, const model *m, const results *res,
+                 const baseline *bl, size_t *nruns, op_error *err)
+{
+    return record(s, m, res, bl, 0, nruns, err);
+}
+
+int store_record_own(store *s, const model *m, const results *res,
+                     size_t *nruns, op_error *err)
+{
+    return record(s, m, res, NULL, 1, nruns, err);
 }
 
 /* ---- reading ---------------------------------------------------------------- */

@@ -61,6 +61,14 @@ const char *store_path(const store *s);
 int store_record(store *s, const model *m, const results *res,
                  const baseline *bl, size_t *nruns, op_error *err);
 
+/* store_record for an analysis whose decisions came from this store
+ * (session decisions_from_store): the new findings get the store's
+ * decisions as they are when the transaction writes (a decision made or
+ * taken back while the analysis ran is neither lost nor undone), and
+ * nothing is written back into the decisions table. */
+int store_record_own(store *s, const model *m, const results *res,
+                     size_t *nruns, op_error *err);
+
 /* One stored run, as the readers below hand it out: strings borrowed for
  * the duration of the callback; *_json are JSON texts (objects). */
 typedef struct store_run {

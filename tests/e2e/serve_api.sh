@@ -149,6 +149,33 @@ import json, subprocess
 p = json.loads(subprocess.check_output(['curl', '-s', '$SERVE_URL/api/v1/analyses/$id/patches']))
 assert p['patches'] == [], p"
 
+# ---- a raw body; a job key with '/' (dbt: shop/build) -------------------------------------
+code=$(curl -s -o raw.json -w '%{http_code}' --data-binary "@$demo/flink-window-bottleneck.json" \
+    -H 'Content-Type: application/octet-stream' "$SERVE_URL/api/v1/analyses?name=flink.json")
+check "raw body: 202" test "$code" = 202
+check "raw body: analysis done" serve_poll 300 done_or_failed "$(json_field raw.json id)"
+check "raw body: the file as named" test "$(json_field poll.json report.inputs.0.path)" = inputs/flink.json
+dbt_args=()
+for f in "$demo"/dbt/*.json; do dbt_args+=(-F "file=@$f"); done
+curl -s -o dbt.json "${dbt_args[@]}" "$SERVE_URL/api/v1/analyses"
+check "dbt: analysis done" serve_poll 300 done_or_failed "$(json_field dbt.json id)"
+get /api/v1/jobs jobs.json >/dev/null
+check "jobs: the dbt key's link %2F-encoded" has jobs.json '"/api/v1/jobs/shop%2Fbuild/runs"'
+check "dbt job runs by %2F: 200" test "$(get /api/v1/jobs/shop%2Fbuild/runs dr.json)" = 200
+check "dbt job runs: the key decoded" test "$(json_field dr.json job)" = shop/build
+check "dbt job runs: 7 nights, newest first" python3 -c '
+import json
+r = json.load(open("dr.json"))["runs"]
+assert len(r) == 7 and r[0]["started_at"] > r[-1]["started_at"], [x["started_at"] for x in r]'
+check "dbt runs page: limit 2 then before" python3 - "$SERVE_URL" <<'EOF2'
+import json, sys, urllib.request
+base = sys.argv[1] + "/api/v1/jobs/shop%2Fbuild/runs"
+p1 = json.load(urllib.request.urlopen(base + "?limit=2"))
+p2 = json.load(urllib.request.urlopen(base + "?limit=2&before=" + p1["next"]))
+ids = [r["id"] for r in p1["runs"] + p2["runs"]]
+assert len(p1["runs"]) == 2 and len(p2["runs"]) == 2 and len(set(ids)) == 4, (p1["next"], ids)
+EOF2
+
 # ---- errors -------------------------------------------------------------------------------------
 check "unknown id: 404" test "$(get /api/v1/analyses/0123456789abcdef e.json)" = 404
 check "unknown id: JSON error" is_error e.json 404
@@ -163,6 +190,9 @@ check "decision on no finding: 404" test "$(post_json /api/v1/decisions \
     '{"fingerprint": "0123456789abcdef", "status": "approved"}' e.json)" = 404
 check "decision, bad status: 400" test "$(post_json /api/v1/decisions \
     "{\"fingerprint\": \"$fp\", \"status\": \"maybe\"}" e.json)" = 400
+check "decision as text/plain (a form of another site): 415" test "$(curl -s -o e.json \
+    -w '%{http_code}' -H 'Content-Type: text/plain' --data-binary \
+    "{\"fingerprint\": \"$fp\", \"status\": \"dismissed\"}" "$SERVE_URL/api/v1/decisions")" = 415
 check "decision, not JSON: 400" test "$(post_json /api/v1/decisions 'nope' e.json)" = 400
 check "decision, not JSON: JSON error" is_error e.json 400
 printf 'return {}\n' >r.lua
@@ -176,6 +206,10 @@ check "URL 403 names the host" has e.json "127.0.0.1"
 code=$(post_json /api/v1/analyses '{"urls": ["http://203.0.113.9/jobs"]}' e.json)
 check "JSON URLs: host not allowed: 403" test "$code" = 403
 check "JSON URLs 403 names the host" has e.json "203.0.113.9"
+many=$(python3 -c 'import json; print(json.dumps({"urls": ["http://127.0.0.1:9/%d" % i for i in range(65)]}))')
+code=$(post_json /api/v1/analyses "$many" e.json)
+check "65 URL inputs: 400" test "$code" = 400
+check "65 URL inputs: said" has e.json "more than 64 URL inputs"
 code=$(curl -s -o e.json -w '%{http_code}' -F "note=nothing" "$SERVE_URL/api/v1/analyses")
 check "upload of nothing: 400" test "$code" = 400
 check "upload of nothing: JSON error" is_error e.json 400

@@ -235,6 +235,14 @@ check "logout goes to login" test "$(header Location)" = /login
 check "session gone" test "$(code -b "$tmp/jar" "$url/metrics")" = 401
 check "a page without session goes to login" test "$(code "$url/")" = 303
 check "to /login" test "$(header Location)" = /login
+check "a deeper page comes back after" test "$(code "$url/jobs/a%2Fb")" = 303
+check "next= keeps the path as sent" test "$(header Location)" = "/login?next=/jobs/a%252Fb"
+check "the form carries next" test "$(code "$url$(header Location)")" = 200
+check "next in a hidden field" has "$tmp/out" 'name="next" value="/jobs/a%2Fb"'
+check "login goes back to next" test "$(code -b "$tmp/jar" --data-urlencode "csrf=$csrf" --data-urlencode "token=$token" --data-urlencode "next=/jobs/a%2Fb" "$url/login")" = 303
+check "Location is next" test "$(header Location)" = "/jobs/a%2Fb"
+check "no open redirect" test "$(code -b "$tmp/jar" --data-urlencode "csrf=$csrf" --data-urlencode "token=$token" --data-urlencode "next=//evil.example/x" "$url/login")" = 303
+check "Location stays here" test "$(header Location)" = /
 check "SIGTERM with tokens 0" serve_stop
 
 # ---- IPv6 loopback, when the machine has it ------------------------------------------

@@ -176,6 +176,7 @@ else:
     expect("POST", D, D, 200, json.dumps({"fingerprint": fp, "status": "open"}).encode(), "application/json")
     expect("POST", D, D, 400, json.dumps({"fingerprint": fp, "status": "maybe"}).encode(), "application/json")
     expect("POST", D, D, 404, json.dumps({"fingerprint": "0123456789abcdef", "status": "approved"}).encode(), "application/json")
+    expect("POST", D, D, 415, json.dumps({"fingerprint": fp, "status": "approved"}).encode(), "text/plain")
     expect("GET", J, "/api/v1/jobs/no-such/runs", 404)
     expect("GET", "/api/v1/runs/{run}", "/api/v1/runs/no-such", 404)
 expect("GET", A, "/api/v1/analyses/0123456789abcdef", 404)

@@ -26,33 +26,8 @@ gone() { # the process is no more (or a zombie nobody reaped yet)
 lines() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
 
 # ---- the URL server that holds its answer ---------------------------------------------
-cat >hold.py <<'EOF'
-# Answers every GET with 404 only once the file "release" exists (bounded:
-# 120 s); appends a line to "asked" for each request that came.
-import http.server, os, time
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        with open("asked", "a") as f:
-            f.write(self.path + "\n")
-        for _ in range(1200):
-            if os.path.exists("release"):
-                break
-            time.sleep(0.1)
-        self.send_response(404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-s.daemon_threads = True
-open("hold.port", "w").write(str(s.server_address[1]))
-s.serve_forever()
-EOF
-python3 hold.py &
-hold=$!
-trap 'touch "$tmp/release"; kill $hold 2>/dev/null; wait $hold 2>/dev/null; _serve_cleanup' EXIT
-check "URL server up" serve_poll 300 test -s hold.port
-hurl="http://127.0.0.1:$(cat hold.port)/jobs/overview"
+check "URL server up" hold_start "$tmp"
+hurl=$HOLD_URL/jobs/overview
 
 opts=(--fetch-allow 127.0.0.1 --workers 1 --analysis-memory 2g --analysis-timeout 300)
 check "server starts" serve_start "$tmp/data" "${opts[@]}"

@@ -38,6 +38,8 @@ static const char worker_script[] =
     "if [ -e \"$in/fail\" ]; then echo \"$dir/inputs/fail: error: boom\" >&2;"
     " echo 'optipipe: no input could be read' >&2; exit 3; fi\n"
     "if [ -e \"$in/segv\" ]; then kill -SEGV $$; fi\n"
+    "if [ -e \"$in/noisy\" ]; then head -c 5000000 /dev/zero | tr '\\0' x >&2;"
+    " echo >&2; echo 'optipipe: error: the last word' >&2; exit 3; fi\n"
     "if [ -e \"$in/oom\" ]; then echo 'optipipe: x: Cannot allocate memory' >&2; exit 3; fi\n"
     "if [ -e \"$in/hang\" ]; then sleep 1000 & echo $! > \"$dir/sleep.pid\"; wait; fi\n"
     "if [ -e \"$in/findings\" ]; then echo '{}' > \"$dir/report.json\"; exit 1; fi\n"
@@ -79,6 +81,21 @@ static char *read_text(const char *path)
 
     if (!f)
         return NULL;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The text of path from byte off on. */
+static char *read_text_at(const char *path, long off)
+{
+    static char buf[4096];
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, off, SEEK_SET), 0);
     n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
@@ -390,7 +407,8 @@ static void test_outcomes(void **state)
     srv_jobs *j;
     srv_analysis a;
     op_error err;
-    char id[SRV_ID_LEN + 1];
+    char id[SRV_ID_LEN + 1], path[4096 + 32];
+    struct stat st;
     pid_t pid;
 
     (void)state;
@@ -415,6 +433,15 @@ static void test_outcomes(void **state)
     a = wait_state(j, id, SRV_FAILED);
     assert_string_equal(a.error, "out of memory (--analysis-memory 1073741824 bytes): "
                                  "optipipe: x: Cannot allocate memory");
+
+    submit(j, stage("noisy", NULL), id); /* 5 MB of diagnostics */
+    a = wait_state(j, id, SRV_FAILED);
+    assert_string_equal(a.error, "exit 3: optipipe: error: the last word");
+    snprintf(path, sizeof path, "%s/%s", a.dir, SRV_WORKER_LOG);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_size > (4 << 20) && st.st_size < (4 << 20) + 100);
+    assert_non_null(strstr(read_text_at(path, (4 << 20) - 10),
+                           "optipipe serve: worker.log cut here at 4194304 bytes\n"));
 
     submit(j, stage("noreport", NULL), id);
     a = wait_state(j, id, SRV_FAILED);

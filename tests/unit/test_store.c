@@ -560,6 +560,53 @@ static void test_decide(void **state)
     model_free(b);
 }
 
+static void record_own(const char *path, const model *m, const results *res)
+{
+    store *s = NULL;
+    op_error err;
+
+    assert_int_equal(store_open(path, 1, &s, &err), 0);
+    assert_int_equal(store_record_own(s, m, res, NULL, &err), 0);
+    store_close(s);
+}
+
+/* A server's analysis reads the store's decisions when it starts and
+ * records when it ends: a decision taken back or changed meanwhile stays
+ * as the person left it. */
+static void test_record_own(void **state)
+{
+    char path[128];
+    model *a = night("app-1", 1000, 2, 100), *b = night("app-2", 2000, 2, 100),
+          *c = night("app-3", 3000, 2, 100);
+    results ra, rb, rc;
+    seen v;
+
+    (void)state;
+    tmp_path(path, sizeof path, "own.db");
+    one_finding(&ra, a);
+    one_finding(&rb, b);
+    one_finding(&rc, c);
+    record(path, a, &ra, NULL);
+    assert_int_equal(decide(path, ra.f[0].fingerprint, "approved", NULL, "x"), 0);
+    /* (an analysis loads the approval here) then it is taken back */
+    assert_int_equal(decide(path, ra.f[0].fingerprint, "open", NULL, "x"), 0);
+    record_own(path, b, &rb);
+    assert_string_equal(stored_decision(path, "app-2", &v), "none");
+    assert_int_equal(decisions_of(path, NULL).n, 0);
+    /* changed meanwhile: the new run gets the change */
+    assert_int_equal(decide(path, ra.f[0].fingerprint, "dismissed", "later",
+                            "y"), 0);
+    record_own(path, c, &rc);
+    assert_string_equal(stored_decision(path, "app-3", &v), "dismissed");
+    assert_string_equal(decisions_of(path, NULL).by, "y");
+    results_free(&ra);
+    results_free(&rb);
+    results_free(&rc);
+    model_free(a);
+    model_free(b);
+    model_free(c);
+}
+
 /* A schema-2 store (decisions only on the findings) migrates to 3: the
  * decisions table gets each decided fingerprint, the newest run's. */
 static void test_migrate_v2(void **state)
@@ -663,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_killed_writer),
         cmocka_unit_test(test_decide),
         cmocka_unit_test(test_migrate_v2),
+        cmocka_unit_test(test_record_own),
     };
     return cmocka_run_group_tests(tests, tm_tmpdir_setup, tm_tmpdir_teardown);
 }

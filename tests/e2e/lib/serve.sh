@@ -94,6 +94,52 @@ serve_poll() {
     return 1
 }
 
+# hold_start DIR               a URL input that blocks until the test says
+#                              so: a python3 HTTP server on 127.0.0.1 that
+#                              appends each request's path to DIR/asked and
+#                              answers it (404) only once DIR/release exists
+#                              (bounded: 120 s). Exports HOLD_URL
+#                              (http://127.0.0.1:PORT) and HOLD_PID; the EXIT
+#                              trap releases it, stops it and then the server.
+hold_start() {
+    local dir=$1 i
+    cat >"$dir/hold.py" <<'PYEOF'
+import http.server, os, sys, time
+d = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open(os.path.join(d, "asked"), "a") as f:
+            f.write(self.path + "\n")
+        for _ in range(1200):
+            if os.path.exists(os.path.join(d, "release")):
+                break
+            time.sleep(0.1)
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+s.daemon_threads = True
+with open(os.path.join(d, "hold.port.tmp"), "w") as f:
+    f.write(str(s.server_address[1]))
+os.rename(os.path.join(d, "hold.port.tmp"), os.path.join(d, "hold.port"))
+s.serve_forever()
+PYEOF
+    python3 "$dir/hold.py" "$dir" &
+    HOLD_PID=$!
+    trap "touch '$dir/release'; kill $HOLD_PID 2>/dev/null; wait $HOLD_PID 2>/dev/null; _serve_cleanup" EXIT
+    for i in $(seq 300); do
+        if [ -s "$dir/hold.port" ]; then
+            HOLD_URL=http://127.0.0.1:$(cat "$dir/hold.port")
+            export HOLD_URL HOLD_PID
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
 # json_eval FILE EXPR: prints the Python expression EXPR over the JSON
 # document of FILE (bound to d), e.g. "[f['rule'] for f in d['findings']]"
 json_eval() {
