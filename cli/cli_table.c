@@ -646,6 +646,10 @@ static const opt_spec serve_specs[] = {
     {"--fetch-allow", NULL, LIST(serve.fetch_allow, serve.nfetch_allow),
      .metavar = "HOST", .help = "a host URL inputs may name (none: URL "
                                 "inputs are refused)"},
+    {"--public-origin", NULL, STR(serve.public_origin), .metavar = "URL",
+     .help = "behind a proxy: the scheme://host[:port] browsers use "
+             "(https://optipipe.example.com); its Host and Origin count as "
+             "this server's"},
     END};
 static const opt_group g_serve = {"Options", serve_specs};
 

@@ -103,9 +103,14 @@ static int write_port(const srv *s, unsigned port, op_error *err)
 /* What no option table can say. */
 static int check_opts(const serve_opts *o, const srv_listen *l, op_error *err)
 {
+    char host[256];
+
     if (!o->data_dir || !*o->data_dir)
         return op_error_set(err, OP_EUSAGE, "serve needs --data DIR (the run "
                             "store and the uploads)");
+    if (o->public_origin &&
+        srv_parse_origin(o->public_origin, host, sizeof host, err))
+        return err->code;
     if (!l->loopback && !o->token_file)
         return op_error_set(err, OP_EUSAGE, "--listen %s is not a loopback "
                             "address: give --token-file FILE (Bearer tokens) to "

@@ -39,14 +39,16 @@
  * 431 itself); up to it, the access handler counts exactly. */
 #define SRV_CONN_MEMORY (4 * SRV_HEADER_MAX)
 
+/* frame-src 'self': the analysis page frames its report.html (the only
+ * answer with frame-ancestors 'self'). */
 static const char csp_none[] =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' "
-    "data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
-    "base-uri 'none'";
+    "data:; connect-src 'self'; frame-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'";
 static const char csp_self[] =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' "
-    "data:; connect-src 'self'; form-action 'self'; frame-ancestors 'self'; "
-    "base-uri 'none'";
+    "data:; connect-src 'self'; frame-src 'self'; form-action 'self'; "
+    "frame-ancestors 'self'; base-uri 'none'";
 
 /* ---- pure pieces ------------------------------------------------------------ */
 
@@ -309,6 +311,28 @@ int srv_parse_listen(const char *text, srv_listen *out, op_error *err)
     return 0;
 }
 
+int srv_parse_origin(const char *url, char *host, size_t cap, op_error *err)
+{
+    const char *h = !url                            ? NULL
+                  : strncasecmp(url, "https://", 8) == 0 ? url + 8
+                  : strncasecmp(url, "http://", 7) == 0  ? url + 7 : NULL;
+    size_t i;
+
+    if (!h || !*h || strlen(h) >= cap)
+        goto bad;
+    for (i = 0; h[i]; i++)
+        if (!((h[i] >= 'A' && h[i] <= 'Z') || (h[i] >= 'a' && h[i] <= 'z') ||
+              (h[i] >= '0' && h[i] <= '9') || strchr(".-:[]", h[i])))
+            goto bad;
+    memcpy(host, h, i + 1);
+    return 0;
+bad:
+    return op_error_set(err, OP_EUSAGE, "--public-origin %.200s: give the "
+                        "scheme and host browsers use, like "
+                        "https://optipipe.example.com (no path)",
+                        url ? url : "");
+}
+
 /* ---- tokens ------------------------------------------------------------------- */
 
 static int token_line(srv_tokens *t, const char *path, unsigned lineno,
@@ -423,6 +447,7 @@ struct srv_http {
     srv_tokens tokens;
     unsigned port;
     char bound_host[64];
+    char public_host[256]; /* --public-origin's HOST[:PORT]; "" none */
     pthread_mutex_t mu; /* sessions */
     session sessions[SRV_SESSIONS_MAX];
 };
@@ -813,7 +838,8 @@ static int host_ok(const rctx *x, const char *host)
     char want[96];
     size_t i;
 
-    if (!x->s->loopback || !host)
+    if (!x->s->loopback || !host ||
+        (h->public_host[0] && strcasecmp(host, h->public_host) == 0))
         return 1;
     for (i = 0; i < 4; i++) {
         const char *n = i < 3 ? names[i] : h->bound_host;
@@ -827,17 +853,24 @@ static int host_ok(const rctx *x, const char *host)
 
 /* A POST from another site (a form or script elsewhere) is refused
  * whatever it carries: Origin must be this server, Sec-Fetch-Site must not
- * say cross-site or same-site. */
+ * say cross-site or same-site. Our pages send Referrer-Policy no-referrer,
+ * under which a browser's own form post says "Origin: null": that passes
+ * only with Sec-Fetch-Site same-origin (a header no page can set). */
 static int cross_site(const rctx *x)
 {
     const char *origin = srv_header(&x->r, "Origin");
     const char *site = srv_header(&x->r, "Sec-Fetch-Site");
     const char *host = srv_header(&x->r, MHD_HTTP_HEADER_HOST);
+    const char *pub = x->s->o->public_origin;
     const char *rest;
 
     if (site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0)
         return 1;
     if (!origin)
+        return 0;
+    if (strcmp(origin, "null") == 0)
+        return !site || strcmp(site, "same-origin") != 0;
+    if (pub && strcasecmp(origin, pub) == 0)
         return 0;
     if (strncmp(origin, "http://", 7) == 0)
         rest = origin + 7;
@@ -1395,6 +1428,13 @@ int srv_http_start(srv *s, const srv_listen *l, const srv_tokens *tokens,
     if (tokens)
         h->tokens = *tokens;
     snprintf(h->bound_host, sizeof h->bound_host, "%s", l->host);
+    if (o->public_origin &&
+        srv_parse_origin(o->public_origin, h->public_host,
+                         sizeof h->public_host, err)) {
+        pthread_mutex_destroy(&h->mu);
+        free(h);
+        return err->code;
+    }
     s->http = h;
     h->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s,

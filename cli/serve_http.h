@@ -27,6 +27,10 @@ typedef struct srv_listen {
  * bound is what the loopback check saw). OP_EUSAGE with err saying why. */
 int srv_parse_listen(const char *text, srv_listen *out, op_error *err);
 
+/* --public-origin: "http(s)://HOST[:PORT]" with nothing after it; host
+ * gets "HOST[:PORT]" (what the Host header says). OP_EUSAGE otherwise. */
+int srv_parse_origin(const char *url, char *host, size_t cap, op_error *err);
+
 /* ---- request pieces ------------------------------------------------------ */
 
 /* Percent-decodes s[0..n) into out (cap bytes with the NUL); plus: '+' is

@@ -67,7 +67,7 @@ _optipipe() {
     --reason | --select | --fingerprint | --max-line | --max-bytes | \
     --job | --app | --attempt | --samples | --interval | --timeout | --header | \
     --rule-timeout-ms | --rule-memory-mb | --rule-instructions | --rule-pack-timeout-ms | \
-    --listen | --fetch-allow | --max-upload-bytes | --max-files | --threads | \
+    --listen | --fetch-allow | --public-origin | --max-upload-bytes | --max-files | --threads | \
     --max-connections | --conn-timeout | --workers | --queue | --analysis-timeout | \
     --analysis-memory | --worker)
         return 0 ;; # free text
@@ -126,7 +126,7 @@ _optipipe() {
             --plugin-path --max-line --max-bytes $common" ;;
     serve)
         opts="--listen --data --token-file --rules --config --allow-rule-upload
-            --fetch-allow --max-upload-bytes --max-files --threads --max-connections
+            --fetch-allow --public-origin --max-upload-bytes --max-files --threads --max-connections
             --conn-timeout --workers --queue --analysis-timeout --analysis-memory
             --worker --quiet --help" ;;
     fetch)

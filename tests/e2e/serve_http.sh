@@ -29,7 +29,7 @@ check "healthz status" test "$(json_field "$tmp/out" status)" = ok
 check "healthz queue" test "$(json_field "$tmp/out" queue)" = 0
 check "healthz running" test "$(json_field "$tmp/out" running)" = 0
 check "healthz version" test "$(json_field "$tmp/out" version)" != ""
-check "CSP on every answer" has "$tmp/h" "Content-Security-Policy: default-src 'none'; script-src 'self';.*frame-ancestors 'none'; base-uri 'none'"
+check "CSP on every answer" has "$tmp/h" "Content-Security-Policy: default-src 'none'; script-src 'self';.*frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 check "nosniff" has "$tmp/h" "X-Content-Type-Options: nosniff"
 check "no referrer" has "$tmp/h" "Referrer-Policy: no-referrer"
 check "no-store" has "$tmp/h" "Cache-Control: no-store"
@@ -59,6 +59,8 @@ check "form post with CSRF passes" test "$(code -b "$tmp/jar" -d "csrf=$csrf" "$
 check "CSRF by header passes" test "$(code -b "$tmp/jar" -H "X-CSRF-Token: $csrf" -X POST "$url/login")" = 303
 check "cross-site Origin 403" test "$(code -b "$tmp/jar" -H 'Origin: http://evil.example' -d "csrf=$csrf" "$url/login")" = 403
 check "Origin null 403" test "$(code -b "$tmp/jar" -H 'Origin: null' -d "csrf=$csrf" "$url/login")" = 403
+check "Origin null from our own page passes" test "$(code -b "$tmp/jar" -H 'Origin: null' -H 'Sec-Fetch-Site: same-origin' -d "csrf=$csrf" "$url/login")" = 303
+check "Origin null cross-site 403" test "$(code -b "$tmp/jar" -H 'Origin: null' -H 'Sec-Fetch-Site: cross-site' -d "csrf=$csrf" "$url/login")" = 403
 check "Sec-Fetch-Site cross-site 403" test "$(code -b "$tmp/jar" -H 'Sec-Fetch-Site: cross-site' -d "csrf=$csrf" "$url/login")" = 403
 check "same Origin passes" test "$(code -b "$tmp/jar" -H "Origin: $url" -d "csrf=$csrf" "$url/login")" = 303
 
@@ -244,6 +246,22 @@ check "Location is next" test "$(header Location)" = "/jobs/a%2Fb"
 check "no open redirect" test "$(code -b "$tmp/jar" --data-urlencode "csrf=$csrf" --data-urlencode "token=$token" --data-urlencode "next=//evil.example/x" "$url/login")" = 303
 check "Location stays here" test "$(header Location)" = /
 check "SIGTERM with tokens 0" serve_stop
+
+# ---- behind a proxy: --public-origin -----------------------------------------------
+
+"$bin" serve --data "$tmp/data" --public-origin 'https://op.example.com/x' 2>"$tmp/err"
+check "a public origin with a path is refused" test $? = 2
+check "server with --public-origin" serve_start "$tmp/data" --public-origin https://op.example.com
+url=$SERVE_URL
+check "its Host passes" test "$(code -H 'Host: op.example.com' "$url/healthz")" = 200
+check "another Host still 403" test "$(code -H 'Host: evil.example' "$url/healthz")" = 403
+check "login page for the jar" test "$(code -c "$tmp/jar" "$url/login")" = 200
+csrf=$(awk '$6 == "op_csrf" {print $7}' "$tmp/jar")
+# (curl matches cookies against a Host header given: the cookie goes by hand)
+check "its Origin passes" test "$(code -H "Cookie: op_csrf=$csrf" -H 'Host: op.example.com' -H 'Origin: https://op.example.com' -d "csrf=$csrf" "$url/login")" = 303
+check "its Origin with the proxy's Host passes" test "$(code -b "$tmp/jar" -H 'Origin: https://op.example.com' -d "csrf=$csrf" "$url/login")" = 303
+check "another Origin still 403" test "$(code -b "$tmp/jar" -H 'Origin: https://evil.example' -d "csrf=$csrf" "$url/login")" = 403
+check "SIGTERM with --public-origin 0" serve_stop
 
 # ---- IPv6 loopback, when the machine has it ------------------------------------------
 

@@ -50,6 +50,28 @@ static void test_listen(void **state)
     assert_int_equal(srv_parse_listen("", &l, &err), OP_EUSAGE);
 }
 
+static void test_origin(void **state)
+{
+    char host[64];
+    op_error err;
+
+    assert_int_equal(srv_parse_origin("https://op.example.com", host,
+                                      sizeof host, &err), 0);
+    assert_string_equal(host, "op.example.com");
+    assert_int_equal(srv_parse_origin("http://op.example.com:8443", host,
+                                      sizeof host, &err), 0);
+    assert_string_equal(host, "op.example.com:8443");
+    assert_int_equal(srv_parse_origin("https://op.example.com/", host,
+                                      sizeof host, &err), OP_EUSAGE);
+    assert_int_equal(srv_parse_origin("op.example.com", host, sizeof host,
+                                      &err), OP_EUSAGE);
+    assert_int_equal(srv_parse_origin("https://", host, sizeof host, &err),
+                     OP_EUSAGE);
+    assert_int_equal(srv_parse_origin("https://u@h", host, sizeof host, &err),
+                     OP_EUSAGE);
+    assert_int_equal(srv_parse_origin(NULL, host, sizeof host, &err), OP_EUSAGE);
+}
+
 static void test_decode(void **state)
 {
     char out[16];
@@ -230,7 +252,8 @@ static void test_tokens(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_listen),   cmocka_unit_test(test_decode),
+        cmocka_unit_test(test_listen),   cmocka_unit_test(test_origin),
+        cmocka_unit_test(test_decode),
         cmocka_unit_test(test_route_match), cmocka_unit_test(test_cookie),
         cmocka_unit_test(test_secret_eq), cmocka_unit_test(test_csrf),
         cmocka_unit_test(test_sanitize), cmocka_unit_test(test_tokens),
