@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # docs/serve.md's nginx example, as written there, in front of an
-# `optipipe serve` with tokens on 127.0.0.1:0: the block is taken from the
-# page, only its ports, certificate paths and the public name's port are
-# changed for the test (nginx on 127.0.0.1 too, TLS with a certificate made
-# here), the server with --public-origin. Through it: /healthz, 401 without a token, an API upload with a
-# token analyzed, a browser's sign-in (Secure cookie) and form upload (303),
-# a form post from another site refused. Skipped (77) with a notice when
-# nginx or openssl is not installed (they are not build dependencies).
+# `optipipe serve` with tokens and --public-origin on 127.0.0.1:0: the block
+# is taken from the page, only its ports, certificate paths and Host's port
+# are changed for the test (nginx on 127.0.0.1 too, TLS with a certificate
+# made here). Through it: /healthz, 401 without a token, an API upload with
+# a token analyzed, a browser's sign-in (Secure cookie) and form upload
+# (303), a form post from another site and another Host refused. Skipped
+# (77) with a notice when nginx or openssl is not installed (they are not
+# build dependencies).
 # Usage: serve_proxy.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
 set -u
 bin=$1
