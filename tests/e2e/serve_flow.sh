@@ -168,4 +168,19 @@ else
     echo "NOTICE: $real (Databricks folder, dbt jaffle_shop_elementary 1.7.0) absent: the real uploads were not checked"
 fi
 
+# --- the end: a clean stop, nothing a sanitizer build objected to ---------------------
+check "SIGTERM: the server exits 0" serve_stop
+no_sanitizer_report() {
+    local f bad=0
+    for f in "$SERVE_ERR" "$tmp"/data/analyses/*/worker.log; do
+        if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f"; then
+            echo "  $f:"
+            grep -E -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f" | head -30
+            bad=1
+        fi
+    done
+    return $bad
+}
+check "no sanitizer report from the server or any worker" no_sanitizer_report
+
 finish
