@@ -385,7 +385,8 @@ static int get_report_html(const srv_req *r, srv_resp *w)
     return rc;
 }
 
-/* The patches are the API's (one writer of them); here they download. */
+/* The patches are the API's (one writer of them; ?format=text as the
+ * page links them, else JSON); here they download. */
 static int get_patches(const srv_req *r, srv_resp *w)
 {
     const srv_route *rt;
@@ -399,10 +400,9 @@ static int get_patches(const srv_req *r, srv_resp *w)
             break;
     if (!rt->pattern)
         return srv_fail(r, w, 404, "patches are not available");
-    if ((rc = rt->fn(r, w)) || w->status != 200)
-        return rc;
-    snprintf(w->filename, sizeof w->filename, "optipipe-%s-patches.%s", a.id,
-             w->type && !strncmp(w->type, "application/json", 16) ? "json" : "txt");
+    if ((rc = rt->fn(r, w)) || w->status != 200 || w->filename[0])
+        return rc; /* ?format=text (the page's link): the API names it */
+    snprintf(w->filename, sizeof w->filename, "optipipe-patches-%s.json", a.id);
     return 0;
 }
 
