@@ -314,8 +314,9 @@ void jobs_close(srv_jobs *j);
  * (urls, may be 0) and queues it. Takes up in every case; up may be NULL
  * for URL inputs alone. OP_ELIMIT when the queue is full (429 with
  * Retry-After: jobs_retry_after); the upload is removed then. OP_EUSAGE
- * (400) for no file and no URL, or a URL that is not one line of at most
- * SRV_FIELD_MAX bytes without control characters or not srv_url_allowed. */
+ * (400) for no file and no URL, more than SRV_FIELDS_MAX URLs, or a URL
+ * that is not one line of at most SRV_FIELD_MAX bytes without control
+ * characters or not srv_url_allowed. */
 int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
                 size_t nurls, char id[SRV_ID_LEN + 1], op_error *err);
 unsigned jobs_retry_after(const srv_jobs *j);

@@ -1058,6 +1058,8 @@ static int write_urls(const serve_opts *o, const char *dir, const char *const *u
 {
     url_list l = {urls, nurls};
 
+    if (nurls > SRV_FIELDS_MAX)
+        return op_error_set(err, OP_EUSAGE, "more than %d URL inputs", SRV_FIELDS_MAX);
     for (size_t i = 0; i < nurls; i++) {
         size_t n = strlen(urls[i]);
         if (n == 0 || n > URL_MAX)

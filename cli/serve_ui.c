@@ -156,10 +156,19 @@ static void put_duration(FILE *f, const srv_analysis *a)
         fputs(report_fmt_duration(d, sizeof d, (double)(a->finished_ms - a->started_ms)), f);
 }
 
+typedef struct list_ctx {
+    FILE *f;
+    size_t n;
+} list_ctx;
+
 static int analysis_row(void *ud, const srv_analysis *a)
 {
-    FILE *f = ud;
+    list_ctx *c = ud;
+    FILE *f = c->f;
     char b[48];
+
+    if (++c->n > UI_ANALYSES_MAX)
+        return 1; /* the newest only; the API pages through all */
 
     fprintf(f, "<tr><td><a href=\"/analyses/%s\"><code>%s</code></a></td>"
             "<td><span class=\"state state-%s\">%s</span></td><td>", a->id, a->id,
@@ -174,13 +183,19 @@ static int analysis_row(void *ud, const srv_analysis *a)
 
 static int page_analyses(const srv_req *r, srv_resp *w)
 {
+    list_ctx c = {NULL, 0};
+
     ui_open(r, w, "Analyses", "analyses");
+    c.f = w->f;
     fputs("<h1>Analyses</h1>\n<table class=\"list\"><thead><tr><th scope=\"col\">id</th>"
           "<th scope=\"col\">state</th><th scope=\"col\">created</th>"
           "<th scope=\"col\">files</th><th scope=\"col\">bytes</th>"
           "<th scope=\"col\">duration</th></tr></thead><tbody>\n", w->f);
-    jobs_each(r->s->jobs, analysis_row, w->f);
+    jobs_each(r->s->jobs, analysis_row, &c);
     fputs("</tbody></table>\n", w->f);
+    if (c.n > UI_ANALYSES_MAX)
+        fprintf(w->f, "<p class=\"meta\">The newest %u are listed; <a href=\"/api/v1/"
+                "analyses\">the API</a> lists them all.</p>\n", UI_ANALYSES_MAX);
     ui_close(w);
     return 0;
 }
@@ -370,7 +385,8 @@ static int get_report_html(const srv_req *r, srv_resp *w)
     return rc;
 }
 
-/* The patches are the API's (one writer of them); here they download. */
+/* The patches are the API's (one writer of them; ?format=text as the
+ * page links them, else JSON); here they download. */
 static int get_patches(const srv_req *r, srv_resp *w)
 {
     const srv_route *rt;
@@ -384,10 +400,9 @@ static int get_patches(const srv_req *r, srv_resp *w)
             break;
     if (!rt->pattern)
         return srv_fail(r, w, 404, "patches are not available");
-    if ((rc = rt->fn(r, w)) || w->status != 200)
-        return rc;
-    snprintf(w->filename, sizeof w->filename, "optipipe-%s-patches.%s", a.id,
-             w->type && !strncmp(w->type, "application/json", 16) ? "json" : "txt");
+    if ((rc = rt->fn(r, w)) || w->status != 200 || w->filename[0])
+        return rc; /* ?format=text (the page's link): the API names it */
+    snprintf(w->filename, sizeof w->filename, "optipipe-patches-%s.json", a.id);
     return 0;
 }
 

@@ -21,6 +21,7 @@
 #define UI_LOG_LINES 40           /* its last lines shown */
 #define UI_COMMENT_MAX 2000       /* bytes of a decision's comment */
 #define UI_RUNS_MAX 200           /* runs listed on a job page */
+#define UI_ANALYSES_MAX 500       /* analyses listed on /analyses */
 #define UI_TREND_RUNS 30          /* runs in a trend chart */
 #define UI_TREND_METRICS 4        /* run metrics charted besides duration */
 #define UI_FP_LEN 16              /* a fingerprint: 16 hex digits */

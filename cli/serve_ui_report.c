@@ -235,7 +235,7 @@ int ui_report_body(FILE *f, const srv_req *r, const char *id,
     html_put(f, jstr(report, "optipipe_version"));
     fputs("</p>\n</header>\n", f);
     put_tiles(f, findings, d);
-    fprintf(f, "<p class=\"actions\"><a class=\"button\" href=\"/analyses/%s/patches\" "
+    fprintf(f, "<p class=\"actions\"><a class=\"button\" href=\"/analyses/%s/patches?format=text\" "
             "download>Download the config patches of the approved changes</a> "
             "<a href=\"/api/v1/analyses/%s\">JSON</a> "
             "<a href=\"/analyses/%s/report.html\">Full report</a></p>\n", id, id, id);

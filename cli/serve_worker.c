@@ -38,6 +38,8 @@
 #endif
 
 #define CPU_SLACK_S 10 /* RLIMIT_CPU: the wall-clock limit plus this */
+/* urls.txt: as many URLs as text fields, each a line of SRV_FIELD_MAX */
+#define URLS_MAX ((SRV_FIELD_MAX + 1u) * SRV_FIELDS_MAX)
 
 int srv_url_allowed(const serve_opts *o, const char *url)
 {
@@ -143,11 +145,11 @@ static int add_urls(worker *w)
     if (!(f = fopen(path, "re")))
         return errno == ENOENT ? 0 : -1;
     if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 ||
-        len > (long)SRV_FIELD_MAX * SRV_FIELDS_MAX || fseek(f, 0, SEEK_SET) != 0 ||
+        len > (long)URLS_MAX || fseek(f, 0, SEEK_SET) != 0 ||
         !(w->urls = calloc(1, (size_t)len + 1)) ||
         fread(w->urls, 1, (size_t)len, f) != (size_t)len) {
         fprintf(stderr, "optipipe serve: error: %s: cannot read (at most %u bytes)\n",
-                SRV_URLS, SRV_FIELD_MAX * SRV_FIELDS_MAX);
+                SRV_URLS, URLS_MAX);
         rc = -1;
     }
     fclose(f);

@@ -12,7 +12,8 @@
 # the load, and the RSS of the server and all its workers under load
 # against the bound workers x --analysis-memory.
 # Usage: tests/bench/serve_bench.sh build/optipipe [WORKDIR] [CLIENTS] [ROUNDS] [PAIRS]
-# Environment: WORKERS (default 2), ANALYSIS_MEMORY (default 1g).
+# Environment: WORKERS (default 2), ANALYSIS_MEMORY (default 1g), QUEUE
+# (default 2 x CLIENTS: no 429; smaller: clients wait Retry-After and retry).
 set -eu
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 work=${2:-/tmp/optipipe-serve-bench}
@@ -21,6 +22,7 @@ rounds=${4:-25}
 pairs=${5:-3}
 workers=${WORKERS:-2}
 amem=${ANALYSIS_MEMORY:-1g}
+queue=${QUEUE:-$((clients * 2))}
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 n=$((clients * rounds))
@@ -33,7 +35,7 @@ find "$src/fixtures/demo" -type f -exec cp {} in/ \;
 files=$(find in -type f | sort)
 
 "$bin" serve --listen 127.0.0.1:0 --data data --workers "$workers" \
-    --queue $((clients * 2)) --analysis-memory "$amem" 2>serve.err &
+    --queue "$queue" --analysis-memory "$amem" 2>serve.err &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 port=

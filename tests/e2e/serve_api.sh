@@ -15,10 +15,8 @@ src=$2
 demo=$src/fixtures/demo
 cd "$tmp" || exit 1
 
-# GET/POST helpers: the body into FILE, the status code printed.
-get() { curl -s -o "$2" -w '%{http_code}' "$SERVE_URL$1"; }
-post_json() { curl -s -o "$3" -w '%{http_code}' -H 'Content-Type: application/json' \
-    --data-binary "$2" "$SERVE_URL$1"; }
+get() { serve_get "$@"; }
+post_json() { serve_post_json "$@"; }
 is_error() { # is_error FILE STATUS: {"error": {"status": STATUS, "message": "..."}}
     python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -216,35 +214,14 @@ check "upload of nothing: JSON error" is_error e.json 400
 check "server stops" serve_stop
 
 # ---- 429: one worker busy on a URL whose server holds its answer, one queued ---------------
-cat >hold.py <<'EOF'
-# Answers every GET only once the file "release" exists (bounded: 60 s);
-# writes "asked" when the first request came.
-import http.server, os, sys, time
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        open("asked", "a").close()
-        for _ in range(600):
-            if os.path.exists("release"):
-                break
-            time.sleep(0.1)
-        self.send_response(404)
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-open("hold.port", "w").write(str(s.server_address[1]))
-s.serve_forever()
-EOF
-python3 hold.py &
-hold=$!
-trap 'touch "$tmp/release"; kill $hold 2>/dev/null; wait $hold 2>/dev/null; _serve_cleanup' EXIT
-check "holding server up" serve_poll 300 test -s hold.port
-hurl="http://127.0.0.1:$(cat hold.port)/jobs/overview"
+mkdir -p hold
+check "holding server up" hold_start "$tmp/hold"
+hurl="$HOLD_URL/jobs/overview"
 check "server with one worker, queue 1" serve_start "$tmp/data2" --fetch-allow 127.0.0.1 \
     --workers 1 --queue 1
 code=$(post_json /api/v1/analyses "{\"urls\": [\"$hurl\"]}" q1.json)
 check "first: 202" test "$code" = 202
-check "first: the worker is fetching" serve_poll 300 test -e asked
+check "first: the worker is fetching" serve_poll 300 test -s hold/asked
 code=$(post_json /api/v1/analyses "{\"urls\": [\"$hurl\"]}" q2.json)
 check "second: 202 (queued)" test "$code" = 202
 code=$(curl -s -D h429 -o e.json -w '%{http_code}' -H 'Content-Type: application/json' \
@@ -252,7 +229,12 @@ code=$(curl -s -D h429 -o e.json -w '%{http_code}' -H 'Content-Type: application
 check "third: 429" test "$code" = 429
 check "429: Retry-After" grep -Eqi '^retry-after: [0-9]+' h429
 check "429: JSON error" is_error e.json 429
-touch release
+check "running analysis: patches 409" test "$(get "/api/v1/analyses/$(json_field q1.json id)/patches" e.json)" = 409
+check "running analysis: JSON error" is_error e.json 409
+get "/api/v1/analyses/$(json_field q2.json id)" q2s.json >/dev/null
+check "queued analysis: status and position" test \
+    "$(json_field q2s.json status)/$(json_field q2s.json queue_position)/$(json_field q2s.json report)" = queued/0/null
+touch hold/release
 check "held analysis ends" serve_poll 300 done_or_failed "$(json_field q1.json id)"
 check "queued analysis ends" serve_poll 300 done_or_failed "$(json_field q2.json id)"
 check "server stops (2)" serve_stop

@@ -2,8 +2,8 @@
 # optipipe serve in a real browser (headless Chromium, driven over the
 # DevTools protocol by tests/e2e/lib/cdp.py, python3 standard library):
 #   - the upload page takes the demo files through its file input and the
-#     page's own script uploads them (XMLHttpRequest, with progress), waits
-#     for the analysis and goes to the analysis page;
+#     page's own script uploads them (XMLHttpRequest), shows the upload's
+#     and then the analysis' progress, and goes to the analysis page;
 #   - a click on a finding's Approve button (a plain form with the CSRF
 #     field) comes back with the finding shown approved;
 #   - the API and the run store hold the decision;
@@ -46,6 +46,12 @@ id=$(json_field "$tmp/cdp.json" analysis 2>/dev/null)
 fp=$(json_field "$tmp/cdp.json" fingerprint 2>/dev/null)
 check "the page shows the finding approved" \
     test "$(json_field "$tmp/cdp.json" state 2>/dev/null)" = approved
+check "the page showed upload, then analysis progress" python3 - "$tmp/cdp.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["progress"]
+assert "Uploading" in p and "Uploaded; analysis queued" in p, p
+assert p.index("Uploading") < p.index("Uploaded; analysis queued"), p
+PY
 check "the console logged nothing (no CSP violation, no script error)" python3 - "$tmp/cdp.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))["console"]

@@ -17,23 +17,10 @@ real=${3:-}
 . "$(dirname "$0")/lib/check.sh"
 . "$(dirname "$0")/lib/serve.sh"
 
-# jq-like reads with python3: jget FILE EXPR (d is the document)
-jget() {
-    python3 - "$1" "$2" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-print(eval(sys.argv[2]))
-PY
-}
-is() { # is FILE EXPR EXPECTED
-    local got
-    got=$(jget "$1" "$2" 2>&1)
-    [ "$got" = "$3" ] || { echo "  $2 = $got, expected $3"; return 1; }
-}
 # The findings of a JSON report as comparable lines: rule, fingerprint,
 # severity, node, message (never a path: the server's inputs are elsewhere).
 findings() { # findings FILE EXPR-OF-THE-REPORT
-    jget "$1" "'\n'.join(sorted('%s %s %s %s %s' % (f['rule'], f['fingerprint'], f['severity'], f.get('node'), f['message']) for f in ($2)['findings']))"
+    json_eval "$1" "'\n'.join(sorted('%s %s %s %s %s' % (f['rule'], f['fingerprint'], f['severity'], f.get('node'), f['message']) for f in ($2)['findings']))"
 }
 # zipdir DIR ZIP: DIR's files into ZIP (deflated), relative names
 zipdir() {
@@ -61,7 +48,7 @@ upload() {
     for f in "$@"; do args+=(-F "file=@$f"); done
     code=$(curl -sS -o "$tmp/$name.post" -w '%{http_code}' "${args[@]}" "$url/api/v1/analyses")
     [ "$code" = 202 ] || { echo "  POST: $code $(head -c 300 "$tmp/$name.post")"; return 1; }
-    jget "$tmp/$name.post" "d['id']" >"$tmp/$name.id"
+    json_eval "$tmp/$name.post" "d['id']" >"$tmp/$name.id"
 }
 # done_poll NAME: polls GET /api/v1/analyses/ID (up to 1200 x 0.1 s) until
 # its status is done or failed; the last answer in $tmp/NAME.json
@@ -70,7 +57,7 @@ done_poll() {
     id=$(cat "$tmp/$1.id")
     for _ in $(seq 1200); do
         curl -sS -o "$tmp/$1.json" "$url/api/v1/analyses/$id" || return 1
-        st=$(jget "$tmp/$1.json" "d['status']")
+        st=$(json_eval "$tmp/$1.json" "d['status']")
         case $st in done | failed) break ;; esac
         sleep 0.1
     done
@@ -90,12 +77,12 @@ cli "$tmp/demo.cli.json" "$tmp/demo"
 findings "$tmp/demo.cli.json" d >"$tmp/demo.want"
 findings "$tmp/demo.json" "d['report']" >"$tmp/demo.got"
 check "demo: the findings of optipipe analyze of the same files" diff "$tmp/demo.want" "$tmp/demo.got"
-check "demo: findings of every engine" is "$tmp/demo.json" \
+check "demo: findings of every engine" json_is "$tmp/demo.json" \
     "sorted({f['source'] for f in d['report']['findings']})" "['dbt', 'flink', 'spark']"
 
 # --- approve one finding: the first with a config change ----------------------------
-fp=$(jget "$tmp/demo.json" "[f['fingerprint'] for f in d['report']['findings'] if f['changes'] and f['source'] == 'spark'][0]")
-key=$(jget "$tmp/demo.json" "[f['changes'][0]['key'] for f in d['report']['findings'] if f['fingerprint'] == '$fp'][0]")
+fp=$(json_eval "$tmp/demo.json" "[f['fingerprint'] for f in d['report']['findings'] if f['changes'] and f['source'] == 'spark'][0]")
+key=$(json_eval "$tmp/demo.json" "[f['changes'][0]['key'] for f in d['report']['findings'] if f['fingerprint'] == '$fp'][0]")
 decide() {
     local code
     code=$(curl -sS -o "$tmp/decision.json" -w '%{http_code}' -H 'Content-Type: application/json' \
@@ -104,12 +91,12 @@ decide() {
     [ "$code" = 200 ] || { echo "  POST decisions: $code $(head -c 300 "$tmp/decision.json")"; return 1; }
 }
 check "decision: POST /api/v1/decisions answers 200" decide
-check "decision: the answer is the decision" is "$tmp/decision.json" \
+check "decision: the answer is the decision" json_is "$tmp/decision.json" \
     "(d['fingerprint'], d['status'])" "('$fp', 'approved')"
 curl -sS -o "$tmp/after.json" "$url/api/v1/analyses/$id"
-check "decision: the analysis shows the finding approved" is "$tmp/after.json" \
+check "decision: the analysis shows the finding approved" json_is "$tmp/after.json" \
     "[(f.get('decision') or {}).get('status') for f in d['report']['findings'] if f['fingerprint'] == '$fp']" "['approved']"
-check "decision: with its comment" is "$tmp/after.json" \
+check "decision: with its comment" json_is "$tmp/after.json" \
     "[(f.get('decision') or {}).get('comment') for f in d['report']['findings'] if f['fingerprint'] == '$fp']" "['flow <test> & co']"
 curl -sS -o "$tmp/page.html" "$url/analyses/$id"
 # the finding's <article data-fingerprint=FP> ... </article> on the page
@@ -162,23 +149,38 @@ if [ -d "$db" ] && [ -f "$dbt/run_results.v5.dbt-1.7.0.bigquery.build.jaffle_sho
     # The jobs the CLI's store has after the same three analyses, and their runs.
     curl -sS -o "$tmp/jobs.json" "$url/api/v1/jobs"
     "$bin" history jobs --history "$tmp/cli.db" --format json >"$tmp/cli.jobs.json"
-    check "jobs: GET /api/v1/jobs lists the jobs of optipipe history jobs" is "$tmp/jobs.json" \
+    check "jobs: GET /api/v1/jobs lists the jobs of optipipe history jobs" json_is "$tmp/jobs.json" \
         "sorted((j['job'], j['source'], j['runs']) for j in d['jobs'])" \
-        "$(jget "$tmp/cli.jobs.json" "sorted((j['job'], j['source'], j['runs']) for j in d)")"
-    check "jobs: the Databricks job and the dbt job among them" is "$tmp/jobs.json" \
+        "$(json_eval "$tmp/cli.jobs.json" "sorted((j['job'], j['source'], j['runs']) for j in d)")"
+    check "jobs: the Databricks job and the dbt job among them" json_is "$tmp/jobs.json" \
         "sorted(j['source'] for j in d['jobs'] if j['job'] == 'databricks job 313' or 'jaffle' in j['job'])" \
         "['dbt', 'spark']"
-    jget "$tmp/cli.jobs.json" "'\\n'.join(j['job'] for j in d)" >"$tmp/joblist"
+    json_eval "$tmp/cli.jobs.json" "'\\n'.join(j['job'] for j in d)" >"$tmp/joblist"
     while IFS= read -r job; do
         enc=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$job")
         curl -sS -o "$tmp/runs.json" "$url/api/v1/jobs/$enc/runs"
         "$bin" history runs "$job" --history "$tmp/cli.db" --format json >"$tmp/cli.runs.json"
-        check "jobs: /api/v1/jobs/{job}/runs of '$job' has the runs" is "$tmp/runs.json" \
+        check "jobs: /api/v1/jobs/{job}/runs of '$job' has the runs" json_is "$tmp/runs.json" \
             "[(r['id'], r['status'], r['duration_ms']) for r in d['runs']]" \
-            "$(jget "$tmp/cli.runs.json" "[(r['id'], r['status'], r['duration_ms']) for r in d['runs']]")"
+            "$(json_eval "$tmp/cli.runs.json" "[(r['id'], r['status'], r['duration_ms']) for r in d['runs']]")"
     done <"$tmp/joblist"
 else
     echo "NOTICE: $real (Databricks folder, dbt jaffle_shop_elementary 1.7.0) absent: the real uploads were not checked"
 fi
+
+# --- the end: a clean stop, nothing a sanitizer build objected to ---------------------
+check "SIGTERM: the server exits 0" serve_stop
+no_sanitizer_report() {
+    local f bad=0
+    for f in "$SERVE_ERR" "$tmp"/data/analyses/*/worker.log; do
+        if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f"; then
+            echo "  $f:"
+            grep -E -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f" | head -30
+            bad=1
+        fi
+    done
+    return $bad
+}
+check "no sanitizer report from the server or any worker" no_sanitizer_report
 
 finish

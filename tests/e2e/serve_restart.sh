@@ -16,10 +16,7 @@ src=$2
 demo=$src/fixtures/demo
 cd "$tmp" || exit 1
 
-get() { curl -s -o "$2" -w '%{http_code}' "$SERVE_URL$1"; }
-status_of() { get "/api/v1/analyses/$1" "$tmp/poll.json" >/dev/null && json_field "$tmp/poll.json" status; }
-is_state() { test "$(status_of "$1")" = "$2"; }
-ended() { case $(status_of "$1") in done | failed) return 0 ;; esac; return 1; }
+is_state() { test "$(serve_status "$1")" = "$2"; }
 gone() { # the process is no more (or a zombie nobody reaped yet)
     [ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) Z ' "/proc/$1/stat" 2>/dev/null
 }
@@ -58,7 +55,7 @@ cp "$a1/meta.json" meta1.json
 check "worker.log kept" test -e "$a1/worker.log"
 
 # ---- a decision before the kill ------------------------------------------------------------------
-get "/api/v1/analyses/$id1" a1.json >/dev/null
+serve_get "/api/v1/analyses/$id1" a1.json >/dev/null
 fp=$(python3 -c '
 import json
 r = json.load(open("a1.json"))["report"]
@@ -100,7 +97,7 @@ check "finished analysis still done" is_state "$id1" done
 check "its meta.json untouched" cmp -s meta1.json "$a1/meta.json"
 check "its report.json untouched" cmp -s report1.json "$a1/report.json"
 check "its report.html untouched" cmp -s report1.html "$a1/report.html"
-get "/api/v1/analyses/$id1" a1b.json >/dev/null
+serve_get "/api/v1/analyses/$id1" a1b.json >/dev/null
 check "the decision survived" python3 - "$fp" <<'EOF'
 import json, sys
 r = json.load(open("a1b.json"))["report"]
@@ -110,8 +107,8 @@ EOF
 check "the interrupted analysis runs again" serve_poll 600 lines asked 2
 check "... and is running" is_state "$id2" running
 touch release
-check "it finishes once the URL answers" serve_poll 600 ended "$id2"
-get "/api/v1/analyses/$id2" a2.json >/dev/null
+check "it finishes once the URL answers" serve_poll 600 serve_ended "$id2"
+serve_get "/api/v1/analyses/$id2" a2.json >/dev/null
 check "done: the uploaded file analyzed" test "$(json_field a2.json status)" = done
 check "its report has the file's findings" python3 -c '
 import json
@@ -127,8 +124,8 @@ if [ "${OP_SANITIZE:-0}" != 1 ]; then
         "$SERVE_URL/api/v1/analyses")
     check "small upload: 202" test "$code" = 202
     id3=$(json_field up3.json id)
-    check "it ends" serve_poll 600 ended "$id3"
-    get "/api/v1/analyses/$id3" a3.json >/dev/null
+    check "it ends" serve_poll 600 serve_ended "$id3"
+    serve_get "/api/v1/analyses/$id3" a3.json >/dev/null
     check "failed: out of memory, the limit named" python3 -c '
 import json
 a = json.load(open("a3.json"))

@@ -91,7 +91,7 @@ check "  the hostile run name escaped" inert "$tmp/a.html"
 check "  and shown" grep -q '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img' "$tmp/a.html"
 check "  the report framed, sandboxed" \
     grep -q "<iframe class=\"report\" sandbox src=\"/analyses/$id/report.html\"" "$tmp/a.html"
-check "  a patches link" grep -q "href=\"/analyses/$id/patches\" download" "$tmp/a.html"
+check "  a patches link" grep -q "href=\"/analyses/$id/patches?format=text\" download" "$tmp/a.html"
 fp=$(sed -n 's/.*name="fingerprint" value="\([0-9a-f]\{16\}\)".*/\1/p' "$tmp/a.html" | head -1)
 check "  a decision form per finding" test ${#fp} = 16
 
@@ -122,8 +122,23 @@ check "the page shows it dismissed" \
 check "  with the comment escaped" grep -q '&lt;img src=x onerror=alert(4)&gt;' "$tmp/a2.html"
 check "unknown analysis is 404" test "$(get /analyses/0123456789abcdef "$tmp/x")" = 404
 check "malformed analysis id is 404" test "$(get /analyses/..%2F..%2Fetc "$tmp/x")" = 404
-check "the patches download" test "$(get "/analyses/$id/patches" "$tmp/p")" = 200
-check "  is an attachment" grep -qi '^Content-Disposition: attachment' "$tmp/p.h"
+cfp=$(python3 - "$tmp/a.html" <<'PY'
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+arts = re.findall(r'(<article class="finding[^"]*" id="f-([0-9a-f]{16})".*?</article>)', page, re.S)
+print(next(fp for body, fp in arts if '<pre class="change"' in body))
+PY
+)
+check "a finding with a change is approved" \
+    test "$(decide --data-urlencode csrf="$tok" --data-urlencode fingerprint="$cfp" --data-urlencode status=approved)" = 303
+check "the patches download as text" \
+    test "$(get "/analyses/$id/patches?format=text" "$tmp/p")" = 200
+check "  an attachment" grep -qi "^Content-Disposition: attachment; filename=\"optipipe-patches-$id.txt\"" "$tmp/p.h"
+check "  of text" grep -qi '^Content-Type: text/plain' "$tmp/p.h"
+E2E_OUT=$tmp/p
+check "  with the approved change" grep -q "\[$cfp\]" "$tmp/p"
+check "the patches download as JSON" test "$(get "/analyses/$id/patches" "$tmp/pj")" = 200
+check "  an attachment" grep -qi "^Content-Disposition: attachment; filename=\"optipipe-patches-$id.json\"" "$tmp/pj.h"
 
 E2E_OUT=$tmp/jobs.html
 check "the jobs page is 200" test "$(get /jobs "$tmp/jobs.html")" = 200

@@ -14,12 +14,6 @@ src=$2
 demo=$src/fixtures/demo
 cd "$tmp" || exit 1
 
-get() { curl -s -o "$2" -w '%{http_code}' "$SERVE_URL$1"; }
-ended() {
-    get "/api/v1/analyses/$1" "$tmp/poll.json" >/dev/null
-    case $(json_field "$tmp/poll.json" status) in done | failed) return 0 ;; esac
-    return 1
-}
 
 cat >hello.lua <<'EOF'
 return {
@@ -46,8 +40,8 @@ code=$(curl -s -o up.json -w '%{http_code}' -F "file=@$demo/flink-window-bottlen
     -F "rules=@hello.lua" -F "rules=@loop.lua" "$SERVE_URL/api/v1/analyses")
 check "upload with rules: 202" test "$code" = 202
 id=$(json_field up.json id)
-check "it ends" serve_poll 600 ended "$id"
-get "/api/v1/analyses/$id" a.json >/dev/null
+check "it ends" serve_poll 600 serve_ended "$id"
+serve_get "/api/v1/analyses/$id" a.json >/dev/null
 check "done, exit 5 (a rule failed)" test "$(json_field a.json status)/$(json_field a.json exit_code)" = done/5
 check "the uploaded rule's finding, the loop a rule error, bundled findings kept" python3 -c '
 import json

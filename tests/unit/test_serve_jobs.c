@@ -6,6 +6,7 @@
  * server would run itself) that does what the names of its input files
  * say: wait at a FIFO the test opens ("gate"), fail, crash or hang.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -100,6 +101,19 @@ static char *read_text_at(const char *path, long off)
     fclose(f);
     buf[n] = '\0';
     return buf;
+}
+
+static size_t entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
 }
 
 static int exists(const char *path)
@@ -604,19 +618,54 @@ static void test_submit_checks(void **state)
         assert_string_equal(id, "");
     }
     assert_int_equal(jobs_submit(j, NULL, NULL, 0, id, &err), OP_EUSAGE);
+    {
+        const char *many[SRV_FIELDS_MAX + 1];
+        for (size_t i = 0; i <= SRV_FIELDS_MAX; i++)
+            many[i] = ok[0];
+        assert_int_equal(jobs_submit(j, NULL, many, SRV_FIELDS_MAX + 1, id, &err),
+                         OP_EUSAGE);
+        assert_non_null(strstr(err.msg, "more than 64 URL inputs"));
+    }
     up = stage("a.json", NULL);
     snprintf(outside, sizeof outside, "%s/outside", tm_tmpdir);
     assert_int_equal(rename(up->dir, outside), 0);
     pathf(up->dir, sizeof up->dir, "%s", outside);
     assert_int_equal(jobs_submit(j, up, NULL, 0, id, &err), OP_EUSAGE);
     assert_true(exists(outside));
+    snprintf(path, sizeof path, "%s/tmp", S.data);
+    assert_int_equal(entries(path), 0); /* no staging folder left behind */
     jobs_close(j);
+}
+
+/* srv_url_allowed: the host as libcurl reads it, against --fetch-allow. */
+static void test_url_allowed(void **state)
+{
+    serve_opts o;
+
+    (void)state;
+    memset(&o, 0, sizeof o);
+    assert_false(srv_url_allowed(&o, "http://127.0.0.1/")); /* none allowed */
+    o.fetch_allow[o.nfetch_allow++] = "127.0.0.1";
+    o.fetch_allow[o.nfetch_allow++] = "::1";
+    o.fetch_allow[o.nfetch_allow++] = "JobManager.example";
+    assert_true(srv_url_allowed(&o, "http://127.0.0.1:8081/jobs/overview"));
+    assert_true(srv_url_allowed(&o, "HTTPS://127.0.0.1/"));
+    assert_true(srv_url_allowed(&o, "http://[::1]:8081/"));
+    assert_true(srv_url_allowed(&o, "http://jobmanager.EXAMPLE/"));
+    assert_false(srv_url_allowed(&o, "http://127.0.0.1@10.0.0.1/"));
+    assert_false(srv_url_allowed(&o, "http://127.0.0.1.evil.example/"));
+    assert_false(srv_url_allowed(&o, "http://10.0.0.1/?127.0.0.1"));
+    assert_false(srv_url_allowed(&o, "ftp://127.0.0.1/"));
+    assert_false(srv_url_allowed(&o, "file:///etc/passwd"));
+    assert_false(srv_url_allowed(&o, "http://"));
+    assert_false(srv_url_allowed(&o, NULL));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_url_allowed),
         cmocka_unit_test(test_queue_full),
         cmocka_unit_test(test_outcomes),
         cmocka_unit_test(test_recovery),

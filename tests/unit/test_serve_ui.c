@@ -181,7 +181,7 @@ static void report_escaped(void **state)
     assert_inert(html);
     assert_non_null(strstr(html, "<iframe class=\"report\" sandbox src=\"/analyses/"
                                  "00000000000000aa/report.html\""));
-    assert_non_null(strstr(html, "href=\"/analyses/00000000000000aa/patches\""));
+    assert_non_null(strstr(html, "href=\"/analyses/00000000000000aa/patches?format=text\""));
     assert_non_null(strstr(html, "href=\"/runs/%22%3E%3Cx%3E\""));
     assert_non_null(strstr(html, "state-dismissed"));
     assert_non_null(strstr(html, "action=\"/analyses/00000000000000aa/decisions\""));

@@ -10,8 +10,9 @@ Loads BASE_URL/, puts FILE... into the page's file input, submits the form
 (the page's own script uploads with progress and waits for the analysis),
 waits for the analysis page, clicks the first finding's Approve button and
 waits for the page that comes back. Prints one JSON object on stdout:
-{"analysis": ID, "fingerprint": FP, "state": "approved", "console": [...]}
-where console lists every console message, script exception and log entry
+{"analysis": ID, "fingerprint": FP, "state": "approved", "progress": [...],
+"console": [...]} where progress lists the texts the page's progress label
+showed while uploading and waiting, and console lists every console message, script exception and log entry
 of level warning or error (CSP violations are such entries). Every wait is
 bounded; a failure prints the reason on stderr and exits 1.
 """
@@ -210,6 +211,12 @@ def main():
         b.send("DOM.setFileInputFiles", {"files": files, "nodeId": node["nodeId"]})
         b.wait_for("document.getElementById('file').files.length === %d" % len(files),
                    "the files in the input")
+        # what the page shows as progress reaches us through a binding
+        b.send("Runtime.addBinding", {"name": "opProgress"})
+        b.eval("new MutationObserver(function(){"
+               "opProgress(document.getElementById('progress-label').textContent);})"
+               ".observe(document.getElementById('progress-label'),"
+               "{childList:true,characterData:true,subtree:true}), true")
         # the page's own script: its submit handler uploads with XMLHttpRequest
         b.eval("document.getElementById('submit').click(), true")
         b.wait_for("location.pathname.indexOf('/analyses/') === 0 && "
@@ -235,8 +242,10 @@ def main():
                 b.send("Runtime.evaluate", {"expression": "1"}, sid=sid)
             except RuntimeError:
                 pass  # a frame of the page before (gone)
+        progress = [e["params"]["payload"] for e in b.events
+                    if e.get("method") == "Runtime.bindingCalled"]
         print(json.dumps({"analysis": analysis, "fingerprint": fp, "state": state,
-                          "console": console_entries(b.events)}))
+                          "progress": progress, "console": console_entries(b.events)}))
         return 0
     except (RuntimeError, TimeoutError, EOFError, KeyError) as e:
         print("cdp.py: %s" % e, file=sys.stderr)

@@ -16,6 +16,9 @@
 #                               exit 1 when absent
 #   serve_poll N CMD...         runs CMD up to N times, 0.1 s apart, until it
 #                               succeeds (a bounded wait for a state)
+#   serve_get PATH FILE         GET $SERVE_URL$PATH, the body into FILE, the
+#                               status code printed
+#   serve_post_json PATH BODY FILE  POST BODY as application/json, the same
 # Other helpers add their functions at the end of this file.
 
 SERVE_PID=
@@ -150,4 +153,38 @@ PYEOF
         sleep 0.1
     done
     return 1
+}
+
+serve_get() {
+    curl -s -o "$2" -w '%{http_code}' "$SERVE_URL$1"
+}
+
+serve_post_json() {
+    curl -s -o "$3" -w '%{http_code}' -H 'Content-Type: application/json' \
+        --data-binary "$2" "$SERVE_URL$1"
+}
+
+# serve_status ID              prints analysis ID's status (queued, running,
+#                              done, failed) from GET /api/v1/analyses/ID
+# serve_ended ID               succeeds when analysis ID is done or failed
+serve_status() {
+    serve_get "/api/v1/analyses/$1" "$tmp/serve_status.json" >/dev/null &&
+        json_field "$tmp/serve_status.json" status
+}
+serve_ended() { case $(serve_status "$1") in done | failed) return 0 ;; esac; return 1; }
+
+# json_eval FILE EXPR: prints the Python expression EXPR over the JSON
+# document of FILE (bound to d), e.g. "[f['rule'] for f in d['findings']]"
+json_eval() {
+    python3 - "$1" "$2" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))
+PYEOF
+}
+# json_is FILE EXPR EXPECTED: json_eval's output is EXPECTED (else says both)
+json_is() {
+    local got
+    got=$(json_eval "$1" "$2" 2>&1)
+    [ "$got" = "$3" ] || { echo "  $2 = $got, expected $3"; return 1; }
 }
