@@ -178,6 +178,10 @@ E2E_OUT=$tmp/out
 check "server still answers" test "$(code "$SERVE_URL/healthz")" = 200
 check "SIGTERM again 0" serve_stop
 
+# more threads than connections, stopped at once: every MHD thread wakes
+check "server with --threads 8 --max-connections 4" serve_start "$tmp/data" --threads 8 --max-connections 4
+check "it stops on SIGTERM with 0" serve_stop
+
 # ---- not loopback ------------------------------------------------------------------
 
 "$bin" serve --listen 0.0.0.0:0 --data "$tmp/d2" 2>"$tmp/err"

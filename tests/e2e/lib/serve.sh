@@ -9,7 +9,8 @@
 #                               SERVE_PORT, SERVE_PID, SERVE_ERR (its stderr)
 #                               and installs an EXIT trap that stops it.
 #                               Returns 1 when it exited or never listened.
-#   serve_stop                  SIGTERM, wait; returns the server's exit code
+#   serve_stop                  SIGTERM, wait (bounded: 30 s, then SIGKILL
+#                               and 1); returns the server's exit code
 #   json_field FILE PATH        prints a field of a JSON file: PATH is a
 #                               dotted path ("report.findings.0.rule");
 #                               exit 1 when absent
@@ -59,10 +60,21 @@ serve_start() {
     return 1
 }
 
-serve_stop() {
-    local rc=0
+serve_stop() { # bounded: a server still there after 30 s is killed, 1
+    local rc=0 i
     [ -n "$SERVE_PID" ] || return 0
     kill -TERM "$SERVE_PID" 2>/dev/null
+    for i in $(seq 300); do
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$SERVE_PID" 2>/dev/null; then
+        echo "serve_stop: the server did not stop on SIGTERM" >&2
+        kill -KILL "$SERVE_PID" 2>/dev/null
+        wait "$SERVE_PID" 2>/dev/null
+        SERVE_PID=
+        return 1
+    fi
     wait "$SERVE_PID"
     rc=$?
     SERVE_PID=
