@@ -6,8 +6,8 @@
 # made here). Through it: /healthz, 401 without a token, an API upload with
 # a token analyzed, a browser's sign-in (Secure cookie) and form upload
 # (303), a form post from another site and another Host refused. Skipped
-# (77) with a notice when nginx or openssl is not installed (they are not
-# build dependencies).
+# (77) with a notice when nginx or openssl is not installed (not build
+# dependencies: scripts/test installs nginx-light when it runs as root).
 # Usage: serve_proxy.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
 set -u
 bin=$1
