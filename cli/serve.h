@@ -251,11 +251,6 @@ void stage_abort(srv_stage *st);
 const char *srv_upload_field(const srv_upload *up, const char *name);
 /* Frees up and removes its staging folder if it is still there. */
 void srv_upload_free(srv_upload *up);
-/* Removes path and all below it (a file, or a folder at most 32 deep),
- * removing symlinks, never following them. 0 (also when path is absent),
- * or -1 with errno. serve_upload.c; for every removal of a server folder. */
-int srv_remove_tree(const char *path);
-
 /* ---- analyses (serve_jobs.c, serve_worker.c) -------------------------------- */
 
 #define SRV_ID_LEN 16 /* an analysis id: 16 lowercase hex digits */

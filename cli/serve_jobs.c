@@ -449,7 +449,7 @@ static void tmp_clean(const char *tmp)
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
-        if (srv_remove_tree(path) != 0)
+        if (util_remove_tree(path) != 0)
             fprintf(stderr, "optipipe serve: %s: cannot remove: %s\n", path,
                     strerror(errno));
     }
@@ -1193,10 +1193,10 @@ int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
     if ((rc = enqueue(j, &a, rc, err)) == 0)
         memcpy(id, a.id, SRV_ID_LEN + 1);
     else if (placed) /* in DATA/analyses, not listed: gone, like a refused upload */
-        srv_remove_tree(a.dir);
+        util_remove_tree(a.dir);
 out:
     if (!up && stage[0] && !placed)
-        srv_remove_tree(stage);
+        util_remove_tree(stage);
     srv_upload_free(up); /* its folder is gone when it was placed */
     return rc;
 }

@@ -26,7 +26,6 @@
 
 #define UP_WBUF (64u * 1024) /* bytes written at once */
 #define UP_EXT_MAX 32        /* a kept extension (".json.gz") */
-#define UP_TREE_DEPTH 32     /* folders below a removed one */
 
 enum { UP_INPUTS = 0, UP_RULES = 1 };
 
@@ -55,48 +54,6 @@ struct srv_stage {
     int failed;       /* an error was returned: nothing more is taken */
     op_error ferr;
 };
-
-/* ---- removing a tree --------------------------------------------------------- */
-
-/* Removes name inside dirfd and, for a folder, all it holds; symlinks are
- * removed, never followed. */
-static int remove_at(int at, const char *name, int depth)
-{
-    struct stat st;
-    DIR *d;
-    struct dirent *e;
-    int fd, rc = 0;
-
-    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW))
-        return errno == ENOENT ? 0 : -1;
-    if (!S_ISDIR(st.st_mode))
-        return unlinkat(at, name, 0) && errno != ENOENT ? -1 : 0;
-    if (depth > UP_TREE_DEPTH) {
-        errno = ELOOP;
-        return -1;
-    }
-    fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 || !(d = fdopendir(fd))) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (remove_at(dirfd(d), e->d_name, depth + 1))
-            rc = -1;
-    }
-    closedir(d);
-    if (unlinkat(at, name, AT_REMOVEDIR) && errno != ENOENT)
-        rc = -1;
-    return rc;
-}
-
-int srv_remove_tree(const char *path)
-{
-    return remove_at(AT_FDCWD, path, 0);
-}
 
 /* ---- names --------------------------------------------------------------------- */
 
@@ -596,7 +553,7 @@ void srv_upload_free(srv_upload *up)
     if (!up)
         return;
     if (up->dir[0])
-        (void)srv_remove_tree(up->dir);
+        (void)util_remove_tree(up->dir);
     for (i = 0; i < up->nfields; i++) {
         free(up->field_name[i]);
         free(up->field_value[i]);

@@ -2,11 +2,11 @@
  * util.c - the helpers of util.h: one clock, one write loop, one comparator,
  * one strdup, one edit distance and one tree removal for the whole of core.
  */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,20 +119,42 @@ const char *util_suggest(const char *word, const char *const *cands,
     return best;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0; /* go on: remove what can be removed */
-}
-
-int util_remove_tree(const char *dir)
+/* Removes name inside the folder at and, for a folder, all it holds;
+ * symlinks are removed, never followed. */
+static int remove_at(int at, const char *name, int depth)
 {
     struct stat st;
+    DIR *d;
+    struct dirent *e;
+    int fd, rc = 0;
 
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return lstat(dir, &st) == 0 || errno != ENOENT ? -1 : 0;
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW))
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode))
+        return unlinkat(at, name, 0) && errno != ENOENT ? -1 : 0;
+    if (depth > UTIL_TREE_DEPTH) {
+        errno = ELOOP;
+        return -1;
+    }
+    fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || !(d = fdopendir(fd))) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (remove_at(dirfd(d), e->d_name, depth + 1))
+            rc = -1;
+    }
+    closedir(d);
+    if (unlinkat(at, name, AT_REMOVEDIR) && errno != ENOENT)
+        rc = -1;
+    return rc;
+}
+
+int util_remove_tree(const char *path)
+{
+    return remove_at(AT_FDCWD, path, 0);
 }

@@ -42,9 +42,13 @@ size_t util_edit_distance(const char *a, const char *b);
 const char *util_suggest(const char *word, const char *const *cands,
                          size_t n, size_t max_d);
 
-/* Removes the folder dir and everything in it, never following a link
- * (a link is removed, not its target); best effort: what cannot be
- * removed stays. Returns 0 when dir is gone, -1 otherwise. */
-int util_remove_tree(const char *dir);
+/* Removes path and everything below it (a file, or a folder at most
+ * UTIL_TREE_DEPTH deep: deeper than any tree the zip unpacker writes, its
+ * names being at most 1024 bytes), removing symlinks, never following
+ * them. Returns 0 (also when path is absent) or -1 with errno; what could
+ * not be removed stays. For every removal of a folder core or the server
+ * made. */
+#define UTIL_TREE_DEPTH 512
+int util_remove_tree(const char *path);
 
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "serve.h"
+#include "util.h"
 #include "support.h"
 
 #define CT "multipart/form-data; boundary=BnD"
@@ -599,11 +600,11 @@ static void remove_tree_never_follows_symlinks(void **state)
     snprintf(p, sizeof p, "%s/file", tree);
     assert_non_null(f = fopen(p, "w"));
     fclose(f);
-    assert_int_equal(srv_remove_tree(tree), 0);
+    assert_int_equal(util_remove_tree(tree), 0);
     assert_int_equal(lstat(tree, &st), -1);
     snprintf(p, sizeof p, "%s/keep", out);
     assert_int_equal(stat(p, &st), 0);
-    assert_int_equal(srv_remove_tree(tree), 0); /* absent: fine */
+    assert_int_equal(util_remove_tree(tree), 0); /* absent: fine */
 }
 
 int main(void)
