@@ -672,13 +672,18 @@ int srv_fail(const srv_req *r, srv_resp *w, int status, const char *fmt, ...)
 
 /* ---- answering ---------------------------------------------------------------------- */
 
-/* Our cookies are HttpOnly, SameSite=Strict, Path=/; Secure only when a
- * proxy says the client came over https (the server itself speaks plain
- * HTTP, so it cannot know; a forged header only makes the cookie stricter). */
+/* Our cookies are HttpOnly, SameSite=Strict, Path=/; Secure when a proxy
+ * says the client came over https or --public-origin is https (the server
+ * itself speaks plain HTTP, so it cannot know; a forged header only makes
+ * the cookie stricter). */
 static void add_cookie(rctx *x, const char *name, const char *value,
                        int expire)
 {
     const char *proto = srv_header(&x->r, "X-Forwarded-Proto");
+    const char *pub = x->s->o->public_origin;
+
+    if (pub && strncasecmp(pub, "https://", 8) == 0)
+        proto = "https";
 
     if (x->ncookies < 2)
         snprintf(x->set_cookie[x->ncookies++], sizeof x->set_cookie[0],

@@ -4,6 +4,8 @@
 # regression test of a problem found in a red-team review.
 #   - a URL input on a --fetch-allow host that redirects elsewhere: the
 #     worker does not follow it (the redirect target gets no request)
+#   - behind an https --public-origin, cookies are Secure even when the
+#     proxy sends no X-Forwarded-Proto
 # Usage: serve_hostile.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -56,5 +58,15 @@ E2E_ERR=$tmp/data/analyses/$id/worker.log
 check "the redirect to localhost was not followed" test ! -e "$tmp/sink.log"
 check "worker.log says a redirect was refused" has "$E2E_ERR" "redirect"
 E2E_ERR=$tmp/err
+serve_stop
+
+# ---- Secure cookies behind an https --public-origin ---------------------------
+check "server with an https --public-origin starts" \
+    serve_start "$tmp/data2" --public-origin https://optipipe.example.com
+curl -s -D "$tmp/hdr" -o "$tmp/out" -H 'Host: optipipe.example.com' "$SERVE_URL/login"
+E2E_OUT=$tmp/hdr
+check "the CSRF cookie is set" has "$tmp/hdr" '^Set-Cookie: op_csrf='
+check "no X-Forwarded-Proto, still Secure" has "$tmp/hdr" '^Set-Cookie: op_csrf=.*; Secure'
+serve_stop
 
 finish
