@@ -1167,6 +1167,18 @@ static int parse_form(rctx *x)
     return 0;
 }
 
+/* Whether a JSON text holds the escape \u0000: cJSON would end the string
+ * there and drop the rest without a word. */
+static int json_nul_escape(const char *s)
+{
+    for (; *s; s++)
+        if (s[0] == '\\' && s[1] == '\\')
+            s++;
+        else if (s[0] == '\\' && s[1] == 'u' && strncmp(s + 2, "0000", 4) == 0)
+            return 1;
+    return 0;
+}
+
 /* Form routes, and every POST a browser session makes, carry the CSRF
  * token; a Bearer token is no browser's, so it needs none. */
 static int csrf_needed(const rctx *x)
@@ -1205,6 +1217,9 @@ static enum MHD_Result finish(rctx *x)
             set_fail(x, 500, SRV_M_ERRORS, "out of memory");
         else if (memchr(x->body, '\0', x->blen))
             set_fail(x, 400, SRV_M_REJECT_BAD, "the body holds a NUL byte");
+        else if (is_json(ct) && json_nul_escape(x->body))
+            set_fail(x, 400, SRV_M_REJECT_BAD, "the JSON body holds a NUL "
+                     "character (\\u0000)");
         else if (is_urlencoded(ct) && (st = parse_form(x)) != 0)
             set_fail(x, st, metric_of(st), st == 400 ? "the form is not valid "
                      "(bad escape or more than 64 fields)" : "out of memory");

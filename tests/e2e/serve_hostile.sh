@@ -6,6 +6,8 @@
 #     worker does not follow it (the redirect target gets no request)
 #   - behind an https --public-origin, cookies are Secure even when the
 #     proxy sends no X-Forwarded-Proto
+#   - a JSON body with a \u0000 escape is refused (400), not cut at the NUL
+#     (a decision's comment lost its tail silently)
 # Usage: serve_hostile.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -58,6 +60,14 @@ E2E_ERR=$tmp/data/analyses/$id/worker.log
 check "the redirect to localhost was not followed" test ! -e "$tmp/sink.log"
 check "worker.log says a redirect was refused" has "$E2E_ERR" "redirect"
 E2E_ERR=$tmp/err
+
+# ---- \u0000 in a JSON body ----------------------------------------------------
+E2E_OUT=$tmp/out
+check "a decision whose comment holds \\u0000: 400" test "$(serve_post_json /api/v1/decisions \
+    '{"fingerprint":"0123456789abcdef","status":"approved","comment":"ok\u0000 gone"}' "$tmp/out")" = 400
+check "the error names the NUL" has "$tmp/out" 'NUL'
+check "an escaped backslash before u0000 is no NUL: not 400" test "$(serve_post_json /api/v1/decisions \
+    '{"fingerprint":"0123456789abcdef","status":"approved","comment":"ok\\u0000"}' "$tmp/out")" != 400
 serve_stop
 
 # ---- Secure cookies behind an https --public-origin ---------------------------
