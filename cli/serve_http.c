@@ -616,6 +616,26 @@ static const char *reason_of(int status)
     return s && *s ? s : "Error";
 }
 
+/* msg with each occurrence of the server's folder written "DATA": a
+ * client learns nothing of the machine's paths from an error. */
+static void hide_data(char *msg, size_t cap, const char *data)
+{
+    char out[OP_ERROR_MAX];
+    size_t dl = strlen(data), o = 0;
+    const char *p = msg, *hit;
+
+    if (dl < 2 || !strstr(msg, data))
+        return;
+    while ((hit = strstr(p, data)) && o < sizeof out) {
+        o += (size_t)snprintf(out + o, sizeof out - o, "%.*sDATA",
+                              (int)(hit - p), p);
+        p = hit + dl;
+    }
+    if (o < sizeof out)
+        snprintf(out + o, sizeof out - o, "%s", p);
+    snprintf(msg, cap, "%s", out);
+}
+
 static int vfail(const srv_req *r, srv_resp *w, int status, srv_metric m,
                  const char *fmt, va_list ap)
 {
@@ -624,6 +644,7 @@ static int vfail(const srv_req *r, srv_resp *w, int status, srv_metric m,
     jw j;
 
     vsnprintf(msg, sizeof msg, fmt, ap);
+    hide_data(msg, sizeof msg, r->s->data);
     srv_count(r->s, m, 1);
     w->status = status;
     if (w->fd >= 0) {

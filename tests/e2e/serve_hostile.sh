@@ -8,6 +8,7 @@
 #     proxy sends no X-Forwarded-Proto
 #   - a JSON body with a \u0000 escape is refused (400), not cut at the NUL
 #     (a decision's comment lost its tail silently)
+#   - error bodies do not show the server's folder (DATA's absolute path)
 # Usage: serve_hostile.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -67,7 +68,9 @@ check "a decision whose comment holds \\u0000: 400" test "$(serve_post_json /api
     '{"fingerprint":"0123456789abcdef","status":"approved","comment":"ok\u0000 gone"}' "$tmp/out")" = 400
 check "the error names the NUL" has "$tmp/out" 'NUL'
 check "an escaped backslash before u0000 is no NUL: not 400" test "$(serve_post_json /api/v1/decisions \
-    '{"fingerprint":"0123456789abcdef","status":"approved","comment":"ok\\u0000"}' "$tmp/out")" != 400
+    '{"fingerprint":"0123456789abcdef","status":"approved","comment":"ok\\u0000"}' "$tmp/out")" = 404
+check "the 404 names no server path" sh -c "! grep -q '$tmp' '$tmp/out'"
+check "the 404 says DATA/history.db" has "$tmp/out" 'DATA/history.db'
 serve_stop
 
 # ---- Secure cookies behind an https --public-origin ---------------------------
