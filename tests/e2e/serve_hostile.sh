@@ -82,4 +82,10 @@ check "the CSRF cookie is set" has "$tmp/hdr" '^Set-Cookie: op_csrf='
 check "no X-Forwarded-Proto, still Secure" has "$tmp/hdr" '^Set-Cookie: op_csrf=.*; Secure'
 serve_stop
 
+no_sanitizer_report() {
+    ! grep -l -E 'runtime error|AddressSanitizer|LeakSanitizer' "$tmp"/serve.*.err \
+        "$tmp"/data*/analyses/*/worker.log 2>/dev/null
+}
+check "no sanitizer report from the servers or their workers" no_sanitizer_report
+
 finish
