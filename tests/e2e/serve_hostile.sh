@@ -83,7 +83,7 @@ check "no X-Forwarded-Proto, still Secure" has "$tmp/hdr" '^Set-Cookie: op_csrf=
 serve_stop
 
 no_sanitizer_report() {
-    ! grep -l -E 'runtime error|AddressSanitizer|LeakSanitizer' "$tmp"/serve.*.err \
+    ! grep -l -E 'runtime error|ERROR: (Address|Leak)Sanitizer' "$tmp"/serve.*.err \
         "$tmp"/data*/analyses/*/worker.log 2>/dev/null
 }
 check "no sanitizer report from the servers or their workers" no_sanitizer_report
