@@ -9,6 +9,8 @@
 #   - a JSON body with a \u0000 escape is refused (400), not cut at the NUL
 #     (a decision's comment lost its tail silently)
 #   - error bodies do not show the server's folder (DATA's absolute path)
+#   (and, as a guard of what held:) a dbt model name and a decision comment
+#   with markup stay inert on every page, each page has the CSP header
 # Usage: serve_hostile.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -80,6 +82,38 @@ curl -s -D "$tmp/hdr" -o "$tmp/out" -H 'Host: optipipe.example.com' "$SERVE_URL/
 E2E_OUT=$tmp/hdr
 check "the CSRF cookie is set" has "$tmp/hdr" '^Set-Cookie: op_csrf='
 check "no X-Forwarded-Proto, still Secure" has "$tmp/hdr" '^Set-Cookie: op_csrf=.*; Secure'
+serve_stop
+
+# ---- hostile dbt model names and comments on every page (held) ------------------
+check "server starts (pages)" serve_start "$tmp/data3"
+python3 - "$2/fixtures/dbt/slow-models/run_results-2024-05-20.json" "$tmp/run_results.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    r["unique_id"] += '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+curl -s -o "$tmp/out" -F file=@"$tmp/run_results.json" "$SERVE_URL/api/v1/analyses"
+id=$(json_field "$tmp/out" id)
+check "the hostile dbt analysis ends" serve_poll 300 serve_ended "$id"
+serve_get "/api/v1/analyses/$id" "$tmp/a.json" >/dev/null
+fp=$(json_field "$tmp/a.json" report.findings.0.fingerprint)
+check "a hostile comment is stored" test "$(serve_post_json /api/v1/decisions \
+    "{\"fingerprint\":\"$fp\",\"status\":\"approved\",\"comment\":\"<script>alert(4)</script>\"}" \
+    "$tmp/out")" = 200
+job=$(curl -s "$SERVE_URL/api/v1/jobs" | python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.load(sys.stdin)["jobs"][0]["job"], safe=""))')
+inert_page() { # PATH: 200, the CSP header, nothing of the markup as markup
+    curl -s -D "$tmp/ph" -o "$tmp/page" "$SERVE_URL$1" &&
+        grep -q '^HTTP/1.1 200' "$tmp/ph" && grep -qi '^Content-Security-Policy: ' "$tmp/ph" &&
+        ! grep -qE '<script>alert|<img src=x|"><img' "$tmp/page"
+}
+E2E_OUT=$tmp/page
+for p in / /analyses "/analyses/$id" "/analyses/$id/report.html" /jobs "/jobs/$job"; do
+    check "inert and under CSP: $p" inert_page "$p"
+done
+inert_page "/analyses/$id" >/dev/null
+check "the analysis page shows the comment, escaped" has "$tmp/page" '&lt;script&gt;alert(4)'
+check "and the model name, escaped" has "$tmp/page" '&lt;img src=x onerror=alert(2)&gt;'
 serve_stop
 
 no_sanitizer_report() {
