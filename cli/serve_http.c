@@ -616,6 +616,26 @@ static const char *reason_of(int status)
     return s && *s ? s : "Error";
 }
 
+/* msg with each occurrence of the server's folder written "DATA": a
+ * client learns nothing of the machine's paths from an error. */
+static void hide_data(char *msg, size_t cap, const char *data)
+{
+    char out[OP_ERROR_MAX];
+    size_t dl = strlen(data), o = 0;
+    const char *p = msg, *hit;
+
+    if (dl < 2 || !strstr(msg, data))
+        return;
+    while ((hit = strstr(p, data)) && o < sizeof out) {
+        o += (size_t)snprintf(out + o, sizeof out - o, "%.*sDATA",
+                              (int)(hit - p), p);
+        p = hit + dl;
+    }
+    if (o < sizeof out)
+        snprintf(out + o, sizeof out - o, "%s", p);
+    snprintf(msg, cap, "%s", out);
+}
+
 static int vfail(const srv_req *r, srv_resp *w, int status, srv_metric m,
                  const char *fmt, va_list ap)
 {
@@ -624,6 +644,7 @@ static int vfail(const srv_req *r, srv_resp *w, int status, srv_metric m,
     jw j;
 
     vsnprintf(msg, sizeof msg, fmt, ap);
+    hide_data(msg, sizeof msg, r->s->data);
     srv_count(r->s, m, 1);
     w->status = status;
     if (w->fd >= 0) {
@@ -672,13 +693,18 @@ int srv_fail(const srv_req *r, srv_resp *w, int status, const char *fmt, ...)
 
 /* ---- answering ---------------------------------------------------------------------- */
 
-/* Our cookies are HttpOnly, SameSite=Strict, Path=/; Secure only when a
- * proxy says the client came over https (the server itself speaks plain
- * HTTP, so it cannot know; a forged header only makes the cookie stricter). */
+/* Our cookies are HttpOnly, SameSite=Strict, Path=/; Secure when a proxy
+ * says the client came over https or --public-origin is https (the server
+ * itself speaks plain HTTP, so it cannot know; a forged header only makes
+ * the cookie stricter). */
 static void add_cookie(rctx *x, const char *name, const char *value,
                        int expire)
 {
     const char *proto = srv_header(&x->r, "X-Forwarded-Proto");
+    const char *pub = x->s->o->public_origin;
+
+    if (pub && strncasecmp(pub, "https://", 8) == 0)
+        proto = "https";
 
     if (x->ncookies < 2)
         snprintf(x->set_cookie[x->ncookies++], sizeof x->set_cookie[0],
@@ -1162,6 +1188,18 @@ static int parse_form(rctx *x)
     return 0;
 }
 
+/* Whether a JSON text holds the escape \u0000: cJSON would end the string
+ * there and drop the rest without a word. */
+static int json_nul_escape(const char *s)
+{
+    for (; *s; s++)
+        if (s[0] == '\\' && s[1] == '\\')
+            s++;
+        else if (s[0] == '\\' && s[1] == 'u' && strncmp(s + 2, "0000", 4) == 0)
+            return 1;
+    return 0;
+}
+
 /* Form routes, and every POST a browser session makes, carry the CSRF
  * token; a Bearer token is no browser's, so it needs none. */
 static int csrf_needed(const rctx *x)
@@ -1200,6 +1238,9 @@ static enum MHD_Result finish(rctx *x)
             set_fail(x, 500, SRV_M_ERRORS, "out of memory");
         else if (memchr(x->body, '\0', x->blen))
             set_fail(x, 400, SRV_M_REJECT_BAD, "the body holds a NUL byte");
+        else if (is_json(ct) && json_nul_escape(x->body))
+            set_fail(x, 400, SRV_M_REJECT_BAD, "the JSON body holds a NUL "
+                     "character (\\u0000)");
         else if (is_urlencoded(ct) && (st = parse_form(x)) != 0)
             set_fail(x, st, metric_of(st), st == 400 ? "the form is not valid "
                      "(bad escape or more than 64 fields)" : "out of memory");

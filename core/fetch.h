@@ -54,6 +54,9 @@ typedef struct fetch_opts {
     int progress;             /* progress line on diag (a TTY) */
     int quiet;                /* no notices; failures are still reported */
     FILE *diag;               /* diagnostics (stderr); NULL = silent */
+    int no_redirects;         /* a redirect is an error, not followed (serve's
+                                 workers: a --fetch-allow host must not lead
+                                 the fetch to a host that is not allowed) */
     /* flink */
     const char *job;          /* job id, or NULL to discover */
     int all_running;          /* every RUNNING job */

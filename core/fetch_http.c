@@ -282,7 +282,8 @@ int http_client_new(const fetch_opts *o, http_client **out, op_error *err)
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)FH_MAX_REDIRS);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS,
+                     o->no_redirects ? 0L : (long)FH_MAX_REDIRS);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "optipipe/" OP_VERSION);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
@@ -380,6 +381,10 @@ static int fail(http_client *c, CURLcode cc, const sink *s, const char *url,
                             "--min-rate-time %g s)%s",
                             url, why, (unsigned long long)c->o->min_rate,
                             c->o->min_rate_time_s, tries);
+    if (cc == CURLE_TOO_MANY_REDIRECTS && c->o->no_redirects)
+        return op_error_set(err, OP_EIO,
+                            "GET %s: a redirect, not followed here (give "
+                            "the final URL)", url);
     if (cc == CURLE_TOO_MANY_REDIRECTS)
         return op_error_set(err, OP_EIO,
                             "GET %s: more than %d redirects (a redirect "
