@@ -193,6 +193,7 @@ static int build(worker *w)
     }
     cli_opts_default(co);
     co->fetch.diag = stderr;
+    co->fetch.no_redirects = 1; /* a redirect could leave --fetch-allow */
     if (has_entries(w->inputs))
         co->inputs[co->ninputs++] = w->inputs;
     if (add_urls(w))

@@ -54,6 +54,8 @@ typedef struct fetch_opts {
     int progress;             /* progress line on diag (a TTY) */
     int quiet;                /* no notices; failures are still reported */
     FILE *diag;               /* diagnostics (stderr); NULL = silent */
+    int no_redirects;         /* a 3xx answer is an error (serve: the host
+                                 was checked against --fetch-allow) */
     /* flink */
     const char *job;          /* job id, or NULL to discover */
     int all_running;          /* every RUNNING job */

@@ -281,7 +281,7 @@ int http_client_new(const fetch_opts *o, http_client **out, op_error *err)
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, o->no_redirects ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)FH_MAX_REDIRS);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "optipipe/" OP_VERSION);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
@@ -393,6 +393,20 @@ static int fail(http_client *c, CURLcode cc, const sink *s, const char *url,
     return op_error_set(err, OP_EIO, "GET %s: %s%s", url, why, tries);
 }
 
+/* A redirect when o->no_redirects: its target may be a host the caller
+ * never allowed (serve's --fetch-allow checks the first URL only). */
+static int redirect_refused(http_client *c, const char *url, long status,
+                            op_error *err)
+{
+    char *to = NULL;
+
+    curl_easy_getinfo(c->h, CURLINFO_REDIRECT_URL, &to);
+    return op_error_set(err, OP_EIO,
+                        "GET %s: HTTP %ld redirect to %.200s refused "
+                        "(URL inputs follow no redirect)",
+                        url, status, to ? to : "(no Location)");
+}
+
 /* One request of the budget, with retries. timeout_ms: each attempt's
  * (0: none), cut to the deadline like the connect timeout. */
 static int perform(http_client *c, const char *url, long timeout_ms, sink *s,
@@ -432,6 +446,8 @@ static int perform(http_client *c, const char *url, long timeout_ms, sink *s,
         *attempts = k + 1;
         if (cc == CURLE_OK) {
             curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, status);
+            if (o->no_redirects && *status >= 300 && *status < 400)
+                return redirect_refused(c, url, *status, err);
             if (*status < 500 || k >= tries)
                 return 0;
         } else if (!retryable(cc) || s->over || s->io_err || k >= tries) {

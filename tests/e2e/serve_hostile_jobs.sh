@@ -55,4 +55,41 @@ check "no unpacked tree left" test -z "$(zips)"
 check "no TMPDIR left in the analysis" test ! -e "$tmp/data/analyses/$id/tmp"
 check "server stops" serve_stop
 
+# ---- a URL input on an allowed host that redirects to another host ---------------------
+# The test's own server on 127.0.0.1 answers every request with a redirect
+# to localhost (a host not in --fetch-allow) and logs each path it is asked.
+cat >redir.py <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open("hits.log", "a") as f:
+            f.write(self.path + "\n")
+        self.send_response(302)
+        self.send_header("Location", "http://localhost:%d/moved%s" % (self.server.server_port, self.path))
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open("redir.port.tmp", "w").write(str(s.server_port))
+__import__("os").rename("redir.port.tmp", "redir.port")
+s.serve_forever()
+PY
+python3 redir.py &
+redir_pid=$!
+check "redirecting server up" serve_poll 300 test -s redir.port
+rport=$(cat redir.port)
+check "server, --fetch-allow 127.0.0.1" serve_start "$tmp/data2" --fetch-allow 127.0.0.1
+code=$(curl -s -o up.json -w '%{http_code}' -F "url=http://127.0.0.1:$rport/jobs" \
+    "$SERVE_URL/api/v1/analyses")
+check "URL upload: 202" test "$code" = 202
+id=$(json_field up.json id)
+check "the analysis ends" serve_poll 600 serve_ended "$id"
+check "the allowed host was asked" test -s hits.log
+check "the redirect to another host was not followed" sh -c '! grep -q "^/moved" hits.log'
+check "the worker says why" grep -q "redirect.*refused" "$tmp/data2/analyses/$id/worker.log"
+check "server stops" serve_stop
+kill "$redir_pid" 2>/dev/null
+wait "$redir_pid" 2>/dev/null
+
 finish
