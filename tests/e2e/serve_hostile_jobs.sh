@@ -92,4 +92,30 @@ check "server stops" serve_stop
 kill "$redir_pid" 2>/dev/null
 wait "$redir_pid" 2>/dev/null
 
+# ---- a rule worker (the worker's child) busy in C dies with a server killed by kill -9 ------
+# A Lua pattern backtracks inside C, where no instruction hook runs: only
+# its parent's kill stops it, so it must die when its parent does.
+cat >stuck.lua <<'LUA'
+return {
+  id = "t.stuck", title = "Stuck in C", severity = "info", sources = { "flink" },
+  check = function(run, ctx)
+    string.find(string.rep("a", 20000), ".-.-.-.-.-.-b")
+  end,
+}
+LUA
+check "server with rule uploads" serve_start "$tmp/data3" --allow-rule-upload --analysis-timeout 120
+f=$demo/flink-window-bottleneck.json
+code=$(curl -s -o up.json -w '%{http_code}' -F "file=@$f" -F "file=@$f" -F "file=@$f" \
+    -F "file=@$f" -F "file=@$f" -F "file=@$f" -F "rules=@stuck.lua" "$SERVE_URL/api/v1/analyses")
+check "upload with the rule: 202" test "$code" = 202
+rule_worker() { local w; w=$(worker_pid) && [ -n "$w" ] && pgrep -P "$w" >/dev/null; }
+check "a rule worker runs" serve_poll 300 rule_worker
+wpid=$(worker_pid)
+kill -9 "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+SERVE_PID=
+group_gone() { ! pgrep -g "$wpid" >/dev/null; }
+check "the worker and its rule worker die with the server" serve_poll 50 group_gone
+[ -n "$wpid" ] && kill -9 -- "-$wpid" 2>/dev/null
+
 finish
