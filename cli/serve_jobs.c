@@ -471,6 +471,7 @@ static int cmp_created(const void *pa, const void *pb)
  * running), or said on stderr and left alone. Fails only on OOM. */
 static int recover_one(srv_jobs *j, const char *adir, const char *name)
 {
+    struct stat st;
     srv_analysis a;
     op_error err;
     job *jb;
@@ -484,6 +485,13 @@ static int recover_one(srv_jobs *j, const char *adir, const char *name)
     }
     if (snprintf(a.dir, sizeof a.dir, "%s/%s", adir, name) >= (int)sizeof a.dir)
         return 0; /* never: jobs_open checked the length of DATA */
+    if (lstat(a.dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        /* a symlink would make the server write and remove (worker.log,
+         * meta.json, tmp/) where it points */
+        fprintf(stderr, "optipipe serve: %s: not a folder: skipped, left in place\n",
+                a.dir);
+        return 0;
+    }
     if (meta_read(name, &a, &err)) {
         fprintf(stderr, "optipipe serve: %s/%s: %s unreadable (%s): skipped, "
                 "left in place\n", a.dir, SRV_META, SRV_META, err.msg);

@@ -118,4 +118,20 @@ group_gone() { ! pgrep -g "$wpid" >/dev/null; }
 check "the worker and its rule worker die with the server" serve_poll 50 group_gone
 [ -n "$wpid" ] && kill -9 -- "-$wpid" 2>/dev/null
 
+# ---- DATA/analyses/ID a symlink to a folder elsewhere: skipped at restart, never written ------
+mkdir -p data4/analyses outside/tmp outside/inputs
+cp "$demo/flink-window-bottleneck.json" outside/inputs/
+echo keep >outside/tmp/keep
+sid=0123456789abcdef
+printf '{"id":"%s","state":"running","created_ms":1,"started_ms":1,"finished_ms":0,"exit_code":-1,"error":"","files":1,"bytes":1}\n' \
+    "$sid" >outside/meta.json
+cp outside/meta.json meta.orig
+ln -s "$tmp/outside" "data4/analyses/$sid"
+check "server on a DATA with a symlinked analysis" serve_start "$tmp/data4"
+check "... says it skipped it" serve_poll 300 grep -q "$sid.*not a folder" "$SERVE_ERR"
+check "... does not list it" test "$(serve_get "/api/v1/analyses/$sid" s.json)" = 404
+check "the folder it points to is not touched" sh -c \
+    'test -f outside/tmp/keep && test ! -e outside/worker.log && cmp -s outside/meta.json meta.orig'
+check "server stops" serve_stop
+
 finish
