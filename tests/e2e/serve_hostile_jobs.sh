@@ -134,4 +134,30 @@ check "the folder it points to is not touched" sh -c \
     'test -f outside/tmp/keep && test ! -e outside/worker.log && cmp -s outside/meta.json meta.orig'
 check "server stops" serve_stop
 
+# ---- no page or API answer names the server's folders -----------------------------------
+# (warnings about a zip member and a repeated capture name their files)
+python3 - "$demo/flink-window-bottleneck.json" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile("warn.zip", "w") as z:
+    z.write(sys.argv[1], "a/flink.json")
+    link = zipfile.ZipInfo("a/link")
+    link.external_attr = 0o120777 << 16
+    z.writestr(link, "/etc/passwd")
+PY
+check "server" serve_start "$tmp/data5"
+code=$(curl -s -o up.json -w '%{http_code}' -F "file=@warn.zip" \
+    -F "file=@$demo/flink-window-bottleneck.json" "$SERVE_URL/api/v1/analyses")
+check "upload: 202" test "$code" = 202
+id=$(json_field up.json id)
+check "it ends" serve_poll 600 serve_ended "$id"
+check "... done" test "$(serve_status "$id")" = done
+serve_get "/api/v1/analyses/$id" leak.json >/dev/null
+serve_get "/analyses/$id" leak.html >/dev/null
+serve_get "/analyses/$id/report.html" leak2.html >/dev/null
+check "the zip's symlink member is refused" grep -q "a/link.*not read" leak.json
+check "the API names no server folder" sh -c "! grep -F '$tmp/' leak.json"
+check "the analysis page names no server folder" sh -c "! grep -F '$tmp/' leak.html"
+check "report.html names no server folder" sh -c "! grep -F '$tmp/' leak2.html"
+check "server stops" serve_stop
+
 finish
