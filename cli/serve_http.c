@@ -616,6 +616,20 @@ static const char *reason_of(int status)
     return s && *s ? s : "Error";
 }
 
+/* msg without the server's DATA folder: "DATA/history.db: ..." (a store
+ * or file error) becomes "history.db: ...", as the API names its files. */
+static void hide_data(char *msg, const char *data)
+{
+    size_t n = data ? strlen(data) : 0;
+    char *p = msg;
+
+    while (n && (p = strstr(p, data)) != NULL)
+        if (p[n] == '/')
+            memmove(p, p + n + 1, strlen(p + n + 1) + 1);
+        else
+            p += n;
+}
+
 static int vfail(const srv_req *r, srv_resp *w, int status, srv_metric m,
                  const char *fmt, va_list ap)
 {
@@ -624,6 +638,7 @@ static int vfail(const srv_req *r, srv_resp *w, int status, srv_metric m,
     jw j;
 
     vsnprintf(msg, sizeof msg, fmt, ap);
+    hide_data(msg, r && r->s ? r->s->data : NULL);
     srv_count(r->s, m, 1);
     w->status = status;
     if (w->fd >= 0) {

@@ -158,6 +158,10 @@ check "the zip's symlink member is refused" grep -q "a/link.*not read" leak.json
 check "the API names no server folder" sh -c "! grep -F '$tmp/' leak.json"
 check "the analysis page names no server folder" sh -c "! grep -F '$tmp/' leak.html"
 check "report.html names no server folder" sh -c "! grep -F '$tmp/' leak2.html"
+serve_post_json /api/v1/decisions '{"fingerprint":"0000000000000000","status":"approved"}' \
+    dec.json >dec.code
+check "a decision for no stored finding: 404" test "$(cat dec.code)" = 404
+check "... its message names no server folder" sh -c "! grep -F '$tmp/' dec.json"
 check "server stops" serve_stop
 
 finish
