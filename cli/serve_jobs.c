@@ -297,15 +297,21 @@ out:
 /* Reads a->dir/meta.json of analysis id into a. */
 static int meta_read(const char *id, srv_analysis *a, op_error *err)
 {
+    struct stat st;
     char path[4096], *buf;
     ssize_t len = 0;
     int fd, rc;
 
     if ((rc = path_of(path, sizeof path, a->dir, SRV_META, NULL, err)))
         return rc;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO put there must not stop the server's start */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return op_error_set(err, OP_EIO, "%s", strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return op_error_set(err, OP_EIO, "not a regular file");
+    }
     buf = malloc(META_MAX + 1);
     if (!buf) {
         close(fd);

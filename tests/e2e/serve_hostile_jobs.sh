@@ -164,4 +164,14 @@ check "a decision for no stored finding: 404" test "$(cat dec.code)" = 404
 check "... its message names no server folder" sh -c "! grep -F '$tmp/' dec.json"
 check "server stops" serve_stop
 
+# ---- a tampered DATA: meta.json a FIFO, or not ours; the server starts and skips them -------
+mkdir -p data6/analyses/00000000000000aa data6/analyses/00000000000000bb
+mkfifo data6/analyses/00000000000000aa/meta.json
+printf '{"id":"00000000000000bb","state":"done","created_ms":1,"started_ms":1,"finished_ms":1e300,"exit_code":0,"error":"<script>","files":1,"bytes":1}' \
+    >data6/analyses/00000000000000bb/meta.json
+check "server on a tampered DATA starts" serve_start "$tmp/data6"
+check "... skips the FIFO" grep -q "00000000000000aa/meta.json.*skipped" "$SERVE_ERR"
+check "... skips the meta.json out of range" grep -q "00000000000000bb/meta.json.*skipped" "$SERVE_ERR"
+check "server stops" serve_stop
+
 finish
