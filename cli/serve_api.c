@@ -531,10 +531,13 @@ static void relative_paths(cJSON *rep, const char *data, const char *dir)
 
     cJSON_ArrayForEach(in, cJSON_GetObjectItemCaseSensitive(rep, "inputs"))
         strip_dir(cJSON_GetObjectItemCaseSensitive(in, "path"), dir);
-    /* decisions from the store: "history.db" */
-    strip_dir(cJSON_GetObjectItemCaseSensitive(
-                  cJSON_GetObjectItemCaseSensitive(rep, "applied"), "baseline"),
-              data);
+    /* decisions from the store: "history.db" (the worker, in DATA/analyses/ID,
+     * names it "../../history.db") */
+    in = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rep, "applied"),
+                                          "baseline");
+    strip_dir(in, data);
+    strip_dir(in, "..");
+    strip_dir(in, "..");
 }
 
 /* report.json of a finished analysis, parsed; NULL after answering. */

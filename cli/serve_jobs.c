@@ -65,6 +65,7 @@ extern char **environ;
 #define WORKER_LOG_MAX (4u << 20) /* worker.log is cut beyond this */
 #define DATA_MAX 3800          /* DATA/analyses/<id>/report.html.tmp fits 4096 */
 #define WORKER_ARGS (16 + 2 * (2 * SRV_MAX_LIST))
+#define WORKER_TMP "tmp"      /* a worker's TMPDIR, inside its analysis folder */
 
 /* One analysis as the server keeps it (small: DATA may hold many). */
 typedef struct job {
@@ -296,15 +297,21 @@ out:
 /* Reads a->dir/meta.json of analysis id into a. */
 static int meta_read(const char *id, srv_analysis *a, op_error *err)
 {
+    struct stat st;
     char path[4096], *buf;
     ssize_t len = 0;
     int fd, rc;
 
     if ((rc = path_of(path, sizeof path, a->dir, SRV_META, NULL, err)))
         return rc;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO put there must not stop the server's start */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return op_error_set(err, OP_EIO, "%s", strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return op_error_set(err, OP_EIO, "not a regular file");
+    }
     buf = malloc(META_MAX + 1);
     if (!buf) {
         close(fd);
@@ -470,6 +477,7 @@ static int cmp_created(const void *pa, const void *pb)
  * running), or said on stderr and left alone. Fails only on OOM. */
 static int recover_one(srv_jobs *j, const char *adir, const char *name)
 {
+    struct stat st;
     srv_analysis a;
     op_error err;
     job *jb;
@@ -483,6 +491,13 @@ static int recover_one(srv_jobs *j, const char *adir, const char *name)
     }
     if (snprintf(a.dir, sizeof a.dir, "%s/%s", adir, name) >= (int)sizeof a.dir)
         return 0; /* never: jobs_open checked the length of DATA */
+    if (lstat(a.dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        /* a symlink would make the server write and remove (worker.log,
+         * meta.json, tmp/) where it points */
+        fprintf(stderr, "optipipe serve: %s: not a folder: skipped, left in place\n",
+                a.dir);
+        return 0;
+    }
     if (meta_read(name, &a, &err)) {
         fprintf(stderr, "optipipe serve: %s/%s: %s unreadable (%s): skipped, "
                 "left in place\n", a.dir, SRV_META, SRV_META, err.msg);
@@ -571,24 +586,45 @@ static void worker_argv(const srv *s, const char *id, char nums[2][24],
     argv[n] = NULL;
 }
 
-/* The environment of a worker: the server's, and the server's pid in
- * SRV_PARENT_ENV so that the worker can tell it was orphaned at once. */
-static char **worker_env(char parent[64])
+/* The environment of a worker: the server's, the server's pid in
+ * SRV_PARENT_ENV so that the worker can tell it was orphaned at once, and
+ * TMPDIR = tmpenv (its private folder). */
+static char **worker_env(char parent[64], char *tmpenv)
 {
     size_t n = 0, k = 0;
     char **env;
 
     while (environ[n])
         n++;
-    if (!(env = calloc(n + 2, sizeof *env)))
+    if (!(env = calloc(n + 3, sizeof *env)))
         return NULL;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], SRV_PARENT_ENV "=", sizeof SRV_PARENT_ENV) != 0)
+        if (strncmp(environ[i], SRV_PARENT_ENV "=", sizeof SRV_PARENT_ENV) != 0 &&
+            strncmp(environ[i], "TMPDIR=", 7) != 0)
             env[k++] = environ[i];
     snprintf(parent, 64, "%s=%ld", SRV_PARENT_ENV, (long)getpid());
     env[k++] = parent;
+    env[k++] = tmpenv;
     env[k] = NULL;
     return env;
+}
+
+/* The worker's TMPDIR (zip inputs are unpacked there): a->dir/WORKER_TMP,
+ * made empty anew before it starts and removed after it ended, so that a
+ * killed worker leaves no unpacked tree in the server's TMPDIR. */
+static int worker_tmp(const srv_analysis *a, char *buf, size_t cap, int make,
+                      op_error *err)
+{
+    int rc = path_of(buf, cap, a->dir, WORKER_TMP, NULL, err);
+
+    if (rc)
+        return rc;
+    if (srv_remove_tree(buf) != 0)
+        return op_error_set(err, OP_EIO, "%s: cannot remove: %s", WORKER_TMP,
+                            strerror(errno));
+    if (make && mkdir(buf, 0700) != 0)
+        return op_error_set(err, OP_EIO, "%s: %s", WORKER_TMP, strerror(errno));
+    return 0;
 }
 
 /* A worker being run: its process and what it writes to stderr, which
@@ -613,6 +649,7 @@ static int worker_spawn(const srv *s, const srv_analysis *a, worker_run *w,
                         op_error *err)
 {
     char log[4096], nums[2][24], parent[64], *argv[WORKER_ARGS], **env;
+    char tmpenv[4096 + 8];
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     sigset_t none, all;
@@ -623,12 +660,15 @@ static int worker_spawn(const srv *s, const srv_analysis *a, worker_run *w,
     w->log = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (w->log < 0)
         return op_error_set(err, OP_EIO, "%s: %s", SRV_WORKER_LOG, strerror(errno));
+    memcpy(tmpenv, "TMPDIR=", 7);
+    if ((rc = worker_tmp(a, tmpenv + 7, sizeof tmpenv - 7, 1, err)))
+        return rc;
     if (pipe2(pipefd, O_CLOEXEC) != 0)
         return op_error_set(err, OP_EIO, "pipe: %s", strerror(errno));
     w->out = pipefd[0];
     fcntl(w->out, F_SETFL, O_NONBLOCK);
     worker_argv(s, a->id, nums, argv);
-    if (!(env = worker_env(parent))) {
+    if (!(env = worker_env(parent, tmpenv))) {
         close(pipefd[1]);
         return op_error_set(err, OP_ENOMEM, "out of memory");
     }
@@ -901,6 +941,8 @@ static srv_state run_worker(srv_jobs *j, job *jb, const srv_analysis *a, int *co
     log_reason(w, a, line, sizeof line);
     end = worker_outcome(j->s, a, line, status, timed_out, code, why, cap);
 out:
+    if (worker_tmp(a, line, sizeof line, 0, &err))
+        fprintf(stderr, "optipipe serve: %s/%s\n", a->dir, err.msg);
     if (w->out >= 0)
         close(w->out);
     if (w->log >= 0 && close(w->log) != 0)

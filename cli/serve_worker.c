@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,7 @@ static int has_entries(const char *dir)
 typedef struct worker {
     const serve_opts *o;
     char dir[4096], inputs[4096], rules[4096], store[4096];
+    char packs[CLI_MAX_LIST][PATH_MAX], config[PATH_MAX]; /* made absolute */
     char *urls;      /* urls.txt, its lines cut in place */
     cli_opts co;
 } worker;
@@ -167,6 +169,45 @@ static int add_urls(worker *w)
     return rc;
 }
 
+/* The server's path p as an absolute one into out (the worker leaves the
+ * server's folder). */
+static int absolute(const char *p, char out[PATH_MAX])
+{
+    if (realpath(p, out))
+        return 0;
+    fprintf(stderr, "optipipe serve: error: %s: %s\n", p, strerror(errno));
+    return -1;
+}
+
+/* Runs the analysis from inside its folder, every path of it relative
+ * ("inputs/x.json", "tmp/optipipe-zip-...", "../../history.db"), so that
+ * no report, warning or page names the server's DATA. */
+static int in_analysis(worker *w)
+{
+    const serve_opts *o = w->o;
+    struct stat st;
+
+    for (size_t i = 0; i < o->nrules_dirs && i < CLI_MAX_LIST; i++)
+        if (absolute(o->rules_dirs[i], w->packs[i]))
+            return -1;
+    if (o->config_path && absolute(o->config_path, w->config))
+        return -1;
+    if (chdir(w->dir) != 0) {
+        fprintf(stderr, "optipipe serve: error: %s: %s\n", w->dir, strerror(errno));
+        return -1;
+    }
+    snprintf(w->dir, sizeof w->dir, ".");
+    snprintf(w->inputs, sizeof w->inputs, "%s", SRV_INPUTS);
+    snprintf(w->rules, sizeof w->rules, "%s", SRV_RULES);
+    snprintf(w->store, sizeof w->store, "../../history.db");
+    /* the server's a->dir/tmp (absent when run by hand: TMPDIR kept) */
+    if (lstat("tmp", &st) == 0 && S_ISDIR(st.st_mode) && setenv("TMPDIR", "tmp", 1) != 0) {
+        fprintf(stderr, "optipipe serve: error: TMPDIR: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* The analysis' request, as `optipipe analyze --history DATA/history.db`
  * would make it from the same files. */
 static int build(worker *w)
@@ -181,16 +222,12 @@ static int build(worker *w)
     }
     if (snprintf(w->dir, sizeof w->dir, "%s/analyses/%s", o->data_dir, o->worker) >=
             (int)sizeof w->dir ||
-        snprintf(w->inputs, sizeof w->inputs, "%s/%s", w->dir, SRV_INPUTS) >=
-            (int)sizeof w->inputs ||
-        snprintf(w->rules, sizeof w->rules, "%s/%s", w->dir, SRV_RULES) >=
-            (int)sizeof w->rules ||
-        snprintf(w->store, sizeof w->store, "%s/history.db", o->data_dir) >=
-            (int)sizeof w->store ||
         lstat(w->dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "optipipe serve: error: %s: no such analysis\n", w->dir);
         return -1;
     }
+    if (in_analysis(w))
+        return -1;
     cli_opts_default(co);
     co->fetch.diag = stderr;
     co->fetch.no_redirects = 1; /* --fetch-allow names the final hosts */
@@ -199,10 +236,10 @@ static int build(worker *w)
     if (add_urls(w))
         return -1;
     for (size_t i = 0; i < o->nrules_dirs && i < CLI_MAX_LIST; i++)
-        co->rules_dirs[co->nrules_dirs++] = o->rules_dirs[i];
+        co->rules_dirs[co->nrules_dirs++] = w->packs[i];
     if (o->allow_rule_upload && has_entries(w->rules) && co->nrules_dirs < CLI_MAX_LIST)
         co->rules_dirs[co->nrules_dirs++] = w->rules;
-    co->config_path = o->config_path;
+    co->config_path = o->config_path ? w->config : NULL;
     co->no_config = !o->config_path;
     co->no_baseline = 1;
     co->history = w->store;

@@ -281,9 +281,8 @@ int http_client_new(const fetch_opts *o, http_client **out, op_error *err)
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS,
-                     o->no_redirects ? 0L : (long)FH_MAX_REDIRS);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, o->no_redirects ? 0L : 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)FH_MAX_REDIRS);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "optipipe/" OP_VERSION);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
@@ -381,10 +380,6 @@ static int fail(http_client *c, CURLcode cc, const sink *s, const char *url,
                             "--min-rate-time %g s)%s",
                             url, why, (unsigned long long)c->o->min_rate,
                             c->o->min_rate_time_s, tries);
-    if (cc == CURLE_TOO_MANY_REDIRECTS && c->o->no_redirects)
-        return op_error_set(err, OP_EIO,
-                            "GET %s: a redirect, not followed here (give "
-                            "the final URL)", url);
     if (cc == CURLE_TOO_MANY_REDIRECTS)
         return op_error_set(err, OP_EIO,
                             "GET %s: more than %d redirects (a redirect "
@@ -396,6 +391,20 @@ static int fail(http_client *c, CURLcode cc, const sink *s, const char *url,
                             "certificate with --cacert FILE",
                             url, why);
     return op_error_set(err, OP_EIO, "GET %s: %s%s", url, why, tries);
+}
+
+/* A redirect when o->no_redirects: its target may be a host the caller
+ * never allowed (serve's --fetch-allow checks the first URL only). */
+static int redirect_refused(http_client *c, const char *url, long status,
+                            op_error *err)
+{
+    char *to = NULL;
+
+    curl_easy_getinfo(c->h, CURLINFO_REDIRECT_URL, &to);
+    return op_error_set(err, OP_EIO,
+                        "GET %s: HTTP %ld redirect to %.200s refused "
+                        "(URL inputs follow no redirect)",
+                        url, status, to ? to : "(no Location)");
 }
 
 /* One request of the budget, with retries. timeout_ms: each attempt's
@@ -437,6 +446,8 @@ static int perform(http_client *c, const char *url, long timeout_ms, sink *s,
         *attempts = k + 1;
         if (cc == CURLE_OK) {
             curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, status);
+            if (o->no_redirects && *status >= 300 && *status < 400)
+                return redirect_refused(c, url, *status, err);
             if (*status < 500 || k >= tries)
                 return 0;
         } else if (!retryable(cc) || s->over || s->io_err || k >= tries) {

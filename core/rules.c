@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -409,8 +412,22 @@ static void worker_exit(sbx *s)
 
 typedef void (*worker_fn)(void *ctx, int fd);
 
+/* A worker dies with the process that started it: rule code stuck in C
+ * (a Lua pattern backtracking) runs no hook, and only its parent's kill
+ * would stop it (serve: the analysis worker, killed with the server). */
+static void worker_die_with(pid_t parent)
+{
+#ifdef __linux__
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(1);
+#else
+    (void)parent;
+#endif
+}
+
 static int worker_start(worker *w, worker_fn fn, void *ctx)
 {
+    pid_t parent = getpid();
     int fds[2];
 
     memset(w, 0, sizeof *w);
@@ -426,6 +443,7 @@ static int worker_start(worker *w, worker_fn fn, void *ctx)
         return -1;
     }
     if (w->pid == 0) {
+        worker_die_with(parent);
         close(fds[0]);
         signal(SIGPIPE, SIG_DFL);
         fn(ctx, fds[1]);
