@@ -619,7 +619,7 @@ static int worker_tmp(const srv_analysis *a, char *buf, size_t cap, int make,
 
     if (rc)
         return rc;
-    if (srv_remove_tree(buf) != 0)
+    if (util_remove_tree(buf) != 0)
         return op_error_set(err, OP_EIO, "%s: cannot remove: %s", WORKER_TMP,
                             strerror(errno));
     if (make && mkdir(buf, 0700) != 0)
