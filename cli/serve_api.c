@@ -817,6 +817,21 @@ static int job_cb(void *ud, const store_job *sj)
     return 0;
 }
 
+/* Ends a JSON answer read from the store st (closed here): rc from its
+ * reader, API_STOP being a stop on purpose; a failure replaces what was
+ * written with a 500 naming err. */
+static int store_answer(const srv_req *r, srv_resp *w, store *st, int rc,
+                        const op_error *err)
+{
+    json_end(w);
+    store_close(st);
+    if (rc && rc != API_STOP) {
+        rewind(w->f);
+        return srv_fail(r, w, 500, "%s", err->msg);
+    }
+    return 0;
+}
+
 static int api_jobs(const srv_req *r, srv_resp *w)
 {
     jobs_ctx c;
@@ -841,13 +856,7 @@ static int api_jobs(const srv_req *r, srv_resp *w)
     jw_arr_end(&j);
     put_next(&j, c.more, c.next);
     jw_obj_end(&j);
-    json_end(w);
-    store_close(st);
-    if (rc && rc != API_STOP) {
-        rewind(w->f);
-        return srv_fail(r, w, 500, "%s", err.msg);
-    }
-    return 0;
+    return store_answer(r, w, st, rc, &err);
 }
 
 typedef struct run_ctx {
@@ -1024,13 +1033,7 @@ static int api_runs(const srv_req *r, srv_resp *w)
     jw_int_text(cursor, c.next);
     put_next(&j, c.more && c.next > 0, cursor);
     jw_obj_end(&j);
-    json_end(w);
-    store_close(st);
-    if (rc && rc != API_STOP) {
-        rewind(w->f);
-        return srv_fail(r, w, 500, "%s", err.msg);
-    }
-    return 0;
+    return store_answer(r, w, st, rc, &err);
 }
 
 static int api_run(const srv_req *r, srv_resp *w)
