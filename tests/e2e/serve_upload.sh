@@ -19,11 +19,12 @@ flink=$src/fixtures/demo/flink-window-bottleneck.json
 # working folder or to DATA/tmp/<r>/inputs, would land in $tmp/x or $tmp/w/x
 mkdir -p "$tmp/w/a/b"
 cd "$tmp/w/a/b" || exit 1
-# --conn-timeout 10: now and then (about 1 run in 6 under ASan) the server
-# sees a client that went away mid-body only when the connection times out
-# rather than at once (docs/serve.md); the staging must be gone by then.
+# --conn-timeout 60, longer than the 30 s poll for the staging of a client
+# that went away mid-body: the server must see the client go, not wait for
+# the connection to time out (it did now and then with libmicrohttpd's
+# epoll mode, see srv_http_start).
 check "server starts" serve_start "$data" --max-upload-bytes 200000 --max-files 3 \
-    --conn-timeout 10
+    --conn-timeout 60
 api=$SERVE_URL/api/v1/analyses
 
 # post OUT CURL-ARGS...: the status code, the body into OUT
