@@ -462,7 +462,7 @@ static void acc_add(sp_app *a, int64_t id, int64_t v)
  * added as 0). */
 static int acc_value(sp_app *a, const cJSON *v, int64_t *out)
 {
-    struct sp_detect *d = det(a);
+    struct sp_detect *d;
 
     if (!v || cJSON_IsNull(v))
         return -1; /* no value given: nothing to add */
@@ -481,10 +481,10 @@ static int acc_value(sp_app *a, const cJSON *v, int64_t *out)
             return 0;
         }
     }
-    if (d && !d->acc_bad++)
-        sp_warn(a, "line %lld: a SQL metric value is not a whole number "
+    if ((d = det(a)) != NULL && !d->acc_bad++)
+        sp_warn(a, "line %llu: a SQL metric value is not a whole number "
                    "(%s); such values are left out of sql_operators",
-                (long long)a->lines,
+                (unsigned long long)a->last_line_no,
                 cJSON_IsString(v) ? "text" : "not a number");
     return -1;
 }
