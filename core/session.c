@@ -315,7 +315,7 @@ static int stage_history(op_session *s, op_error *err)
         diag_msg(DIAG_ERROR, "%s (the analysis goes on without history)", e.msg);
         return 0;
     }
-    store_close(st);
+    s->st = st;
     s->history_path = path;
     s->an.m->store_path = path;
     return 0;
@@ -325,21 +325,19 @@ static int stage_history(op_session *s, op_error *err)
 static int stage_record(op_session *s, op_error *err)
 {
     op_error e;
-    store *st = NULL;
+    store *st = s->st;
 
     (void)err;
-    if (s->o.mode != OP_SESSION_ALL || !s->o.record || !s->history_path)
+    if (s->o.mode != OP_SESSION_ALL || !s->o.record || !st)
         return 0;
     op_error_clear(&e);
-    if (store_open(s->history_path, 1, &st, &e) ||
-        (s->o.decisions_from_store
-             ? store_record_own(st, s->an.m, &s->res, &s->nrecorded, &e)
-             : store_record(st, s->an.m, &s->res, &s->bl, &s->nrecorded, &e)))
+    if (s->o.decisions_from_store
+            ? store_record_own(st, s->an.m, &s->res, &s->nrecorded, &e)
+            : store_record(st, s->an.m, &s->res, &s->bl, &s->nrecorded, &e))
         diag_msg(DIAG_ERROR, "%s (nothing of this analysis was recorded)", e.msg);
     else if (!s->o.quiet)
         diag_msg(DIAG_NOTE, "%s: recorded %zu run%s", s->history_path,
                  s->nrecorded, s->nrecorded == 1 ? "" : "s");
-    store_close(st);
     return 0;
 }
 
@@ -378,15 +376,11 @@ static int stage_ignore(op_session *s, op_error *err)
  * session: its findings would show as undecided. */
 static int store_decisions(op_session *s, op_error *err)
 {
-    store *st = NULL;
     int rc;
 
-    if (!s->history_path)
+    if (!s->st)
         return 0;
-    if ((rc = store_open(s->history_path, 0, &st, err)) == 0)
-        rc = store_load_decisions(st, &s->bl, err);
-    store_close(st);
-    if (rc)
+    if ((rc = store_load_decisions(s->st, &s->bl, err)))
         return rc;
     s->baseline_path = s->history_path;
     s->baseline_read = 1;
@@ -468,6 +462,7 @@ int op_session_run(op_session *s, const op_session_opts *o, op_error *err)
 
 void op_session_free(op_session *s)
 {
+    store_close(s->st);
     if (s->rs != s->o.rules)
         ruleset_free(s->rs);
     results_free(&s->res);

@@ -26,7 +26,9 @@
  *   history   (after inputs) open the run store, creating or migrating
  *             it, and hand it to the rules (model.store_path); a store
  *             that cannot be used is said on o->diag and the analysis goes
- *             on without history
+ *             on without history. The session keeps that one connection
+ *             for its decisions and record stages (rules read the store
+ *             through their own, read-only)
  *   record    (after baseline, when o.record) record the runs, findings
  *             and decisions in the run store (one transaction)
  *
@@ -129,6 +131,8 @@ typedef struct op_session {
     op_session_stage failed; /* OP_STAGE_NONE when it ran through */
     unsigned long t_read, t_rules; /* milliseconds */
     const char *history_path; /* the run store in use; NULL: none */
+    struct store *st;    /* its connection, opened once by the history
+                          * stage for the later ones; owned */
     size_t nrecorded;    /* runs written into it */
     /* owned storage behind o's folded lists and paths */
     const char **dirs_buf;
