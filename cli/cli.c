@@ -14,6 +14,7 @@
 #include "progress.h"
 #include "session.h"
 #include "util.h"
+#include "wfile.h"
 
 /* ---- option parsing ------------------------------------------------------ */
 
@@ -22,7 +23,7 @@ int cli_open_plugins(const cli_opts *o, analysis *an)
     op_error err;
 
     op_error_clear(&err);
-    if (analysis_init(an, o->plugin_path, NULL, stderr, &err)) {
+    if (analysis_init(an, o->session.plugin_path, NULL, stderr, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         analysis_free(an);
         return EXIT_NOINPUT;
@@ -43,37 +44,70 @@ int cli_usage_error(const char *fmt, const char *arg)
 void cli_opts_default(cli_opts *o)
 {
     memset(o, 0, sizeof *o);
+    op_session_opts_default(&o->session);
     o->format = "text";
-    o->plugin_path = getenv("OPTIPIPE_PLUGIN_PATH");
-    input_limits_default(&o->limits);
-    rule_limits_default(&o->rlimits);
+    o->session.plugin_path = getenv("OPTIPIPE_PLUGIN_PATH");
     fetch_opts_init(&o->fetch);
 }
 
+void cli_opts_free(cli_opts *o, const opt_cmd *cmd)
+{
+    opts_free(cmd, o);
+}
+
+int cli_run_with_opts(const opt_cmd *cmd, int argc, char **argv,
+                      void (*preset)(cli_opts *), cli_body_fn body)
+{
+    cli_opts *o = malloc(sizeof *o); /* large (fetch's engine area) */
+    int code;
+
+    if (!o) {
+        diag_msg(DIAG_ERROR, "%s: out of memory", cmd->name);
+        return EXIT_NOINPUT;
+    }
+    cli_opts_default(o);
+    if (preset)
+        preset(o);
+    if (!(code = cli_parse_opts(o, argc, argv, cmd)))
+        code = body(o, cmd);
+    cli_opts_free(o, cmd);
+    free(o);
+    return code;
+}
+
+/* The one -o file open at a time (a command writes one report). */
+static wfile output;
+
 FILE *cli_open_output(const cli_opts *o)
 {
-    FILE *f;
+    op_error err;
 
     if (!o->output || strcmp(o->output, "-") == 0)
         return stdout;
-    f = fopen(o->output, "w");
-    if (!f)
-        diag_msg(DIAG_ERROR, "%s: cannot write: %s", o->output,
-                strerror(errno));
-    return f;
+    op_error_clear(&err);
+    if (wfile_open(&output, o->output, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        return NULL;
+    }
+    return output.f;
 }
 
 int cli_close_output(const cli_opts *o, FILE *f)
 {
-    int bad = ferror(f);
+    op_error err;
+    int bad;
 
-    if (f != stdout)
-        bad |= fclose(f) != 0;
-    else
-        bad |= fflush(f) != 0;
+    if (f != stdout) {
+        op_error_clear(&err);
+        if (f != output.f) /* never: one output at a time */
+            return fclose(f), 1;
+        if ((bad = wfile_commit(&output, &err) != 0))
+            diag_msg(DIAG_ERROR, "%s", err.msg);
+        return bad;
+    }
+    bad = ferror(f) | (fflush(f) != 0);
     if (bad)
-        diag_msg(DIAG_ERROR, "%s: write failed",
-                o->output ? o->output : "stdout");
+        diag_msg(DIAG_ERROR, "%s: write failed", o->output ? o->output : "stdout");
     return bad;
 }
 
@@ -98,54 +132,29 @@ const char *cli_history_path(const char *given, const config *c)
     return c ? c->history : NULL;
 }
 
-void cli_session_opts(cli_opts *o, op_session_opts *so)
-{
-    op_session_opts_default(so);
-    so->inputs = o->inputs;
-    so->ninputs = o->ninputs;
-    so->plugin_path = o->plugin_path;
-    so->limits = o->limits;
-    o->fetch.progress = !o->quiet && isatty(STDERR_FILENO);
-    so->fetch = &o->fetch;
-    progress_watcher_init(&session_bar, stderr, o->quiet);
-    so->watch = &session_bar.watch;
-    so->plan = progress_wanted(stderr, o->quiet);
-    so->diag = stderr;
-    so->quiet = o->quiet;
-    so->verbose = o->verbose;
-    so->rules_dirs = o->rules_dirs;
-    so->nrules_dirs = o->nrules_dirs;
-    so->packs = o->packs;
-    so->npacks = o->npacks;
-    so->no_bundled = o->no_bundled;
-    so->rlimits = o->rlimits;
-    so->pack_timeout_set = o->pack_timeout_set;
-    so->config_path = o->config_path;
-    so->no_config = o->no_config;
-    so->baseline = o->baseline;
-    so->no_baseline = o->no_baseline;
-    so->baseline_default = o->baseline_default;
-    so->fail_on = o->fail_on;
-    so->allow_rule_errors = o->allow_rule_errors;
-    so->history = cli_history_path(o->history, NULL); /* the config's: core */
-    so->record = o->record;
-}
-
 int cli_session_error(const op_session *s, int status, const op_error *err)
 {
     diag_msg(DIAG_ERROR, "%s%s", s->failed == OP_STAGE_RUN ? "rule engine: " : "",
              err->msg);
-    return status == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
+    return op_session_exit_failed(status);
 }
 
 int cli_session_run(op_session *s, cli_opts *o, op_session_mode mode)
 {
-    op_session_opts so;
+    op_session_opts *so = &o->session;
     op_error err;
     int rc;
 
-    cli_session_opts(o, &so);
-    so.mode = mode;
-    rc = op_session_run(s, &so, &err);
+    so->mode = mode;
+    o->fetch.progress = !so->quiet && isatty(STDERR_FILENO);
+    so->fetch = &o->fetch;
+    progress_watcher_init(&session_bar, stderr, so->quiet);
+    so->watch = &session_bar.watch;
+    so->plan = progress_wanted(stderr, so->quiet);
+    so->diag = stderr;
+    so->history = cli_history_path(so->history, NULL); /* the config's: core */
+    op_error_clear(&err);
+    rc = op_session_run(s, so, &err);
+    o->session_err = rc ? err : (op_error){0, ""};
     return rc ? cli_session_error(s, rc, &err) : EXIT_DONE;
 }

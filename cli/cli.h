@@ -1,10 +1,11 @@
 /*
  * cli.h - what the command-line front end shares between its files: the
-#include "cli_table.h"
-#include "session.h"
+ * options every command parses into (cli_opts, bound by cli_table.c), the
+ * exit codes, the one session request made from them, and each command's
+ * entry point. It sees core/include and serve/include alone.
  */
-#ifndef OP_CORE_CLI_H
-#define OP_CORE_CLI_H
+#ifndef OP_CLI_CLI_H
+#define OP_CLI_CLI_H
 
 #include "analyze.h"
 #include "fetch.h"
@@ -17,44 +18,31 @@
 #include "rules.h"
 #include "cli_table.h"
 #include "session.h"
-#include "serve.h"
+#include "op_serve.h"
 
-#define CLI_MAX_LIST 64
+#define CLI_MAX_LIST 64      /* words of one repeatable option */
+#define CLI_MAX_INPUTS 65536 /* words after a command (docs/cli.md) */
 
-/* 4 is fetch's FETCH_INCOMPLETE (fetch.h). EXIT_RULE_ERROR beats
- * EXIT_FINDINGS: the findings of a run where a rule failed are incomplete. */
-enum { EXIT_DONE = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2, EXIT_NOINPUT = 3,
-       EXIT_RULE_ERROR = 5 };
+/* The exit codes (session.h's op_exit, shared with the server's workers). */
+enum { EXIT_DONE = OP_EXIT_DONE, EXIT_FINDINGS = OP_EXIT_FINDINGS,
+       EXIT_USAGE = OP_EXIT_USAGE, EXIT_NOINPUT = OP_EXIT_NOINPUT,
+       EXIT_RULE_ERROR = OP_EXIT_RULE_ERROR,
+       EXIT_NOT_RECORDED = OP_EXIT_NOT_RECORDED };
 
 typedef struct cli_opts {
+    /* What the pipeline reads (core/session.h): the rows of its options
+     * bind straight to these fields (cli_table.c), so a pipeline option is
+     * one row and one op_session_opts field. session.inputs holds every
+     * command's words: a pipeline command's inputs, another's arguments.
+     * session.fetch points at fetch below when a session runs. */
+    op_session_opts session;
     const char *format;
     const char *output;
-    const char *rules_dirs[CLI_MAX_LIST];
-    size_t nrules_dirs;
-    const char *packs[CLI_MAX_LIST];
-    size_t npacks;
-    const char *plugin_path;
-    const char *fail_on;
-    int quiet;
-    int verbose; /* -v: name every skipped file; the text report shows evidence */
     int deterministic;
-    int no_bundled; /* --no-bundled: only --rules folders */
-    int allow_rule_errors; /* --allow-rule-errors or the config: no exit 5 */
-    input_limits limits;
+    int allow_missing;     /* --allow-missing: an input that does not exist is no exit 2 */
+    int no_notify;         /* --no-notify: no webhook (docs/notify.md) */
+    op_error session_err;  /* why cli_session_run failed (code 0: it did not) */
     fetch_opts fetch; /* for http(s):// inputs (fetch.h) */
-    rule_limits rlimits;
-    int pack_timeout_set; /* --rule-pack-timeout-ms given (beats the config) */
-    const char *inputs[4096];
-    size_t ninputs;
-    /* config and approvals */
-    const char *config_path; /* --config FILE */
-    int no_config;           /* --no-config */
-    const char *baseline;    /* --baseline FILE */
-    const char *history;     /* --history FILE (analyze) */
-    int record;              /* this command records into the run store */
-    int no_baseline;         /* --no-baseline */
-    const char *baseline_default; /* review, baseline: where a new decisions
-                                   * file goes when none is found */
     int show_suppressed;     /* --show-suppressed */
     const char *emit_dir;    /* --emit-changes DIR */
     int emit_all;            /* --all */
@@ -62,21 +50,23 @@ typedef struct cli_opts {
     const char *status;      /* baseline --status approved|dismissed */
     const char *reason;      /* baseline --reason TEXT */
     int prune;               /* baseline update --prune */
-    const char *select[CLI_MAX_LIST]; /* baseline --select RULE_GLOB */
+    const char **select; /* baseline --select RULE_GLOB */
     size_t nselect;
-    const char *fingerprints[CLI_MAX_LIST]; /* baseline --fingerprint FP */
+    const char **fingerprints; /* baseline --fingerprint FP */
     size_t nfingerprints;
     int force; /* rules new --force */
     const char *source; /* rules new --source */
     const char *metric;      /* history runs --metric NAME */
+    const char *node;        /* history runs --node ID: a node's metric */
     unsigned limit;          /* history runs --limit N */
     unsigned keep;           /* history prune --keep N; 0: not given */
     const char *older_than;  /* history prune --older-than AGE, as given */
     int64_t older_than_ms;   /* ... in milliseconds */
     size_t top; /* diff --top N: nodes listed (0: DIFF_TOP_DEFAULT) */
-    const char *ignore_keys[CLI_MAX_LIST]; /* diff --ignore-key GLOB */
+    const char **ignore_keys; /* diff --ignore-key GLOB */
     size_t nignore_keys;
-    serve_opts serve;        /* serve (cli/serve.h) */
+    serve_opts serve;        /* serve (serve/include/op_serve.h) */
+    const char *user_role;   /* serve user add --role ROLE */
 } cli_opts;
 
 /* Opens the plugin registry alone (built-in and o->plugin_path) into an,
@@ -95,26 +85,40 @@ void cli_opts_default(cli_opts *o);
 /* Parses argv (the words after the command) into o with the command's
  * table (cli_table.c): its options, other words into o->inputs. --help
  * prints the command's help and exits 0. Returns 0, or EXIT_USAGE after
- * saying why (and what was meant, when close). */
+ * saying why (and what was meant, when close). The lists it grew are
+ * o's, released by cli_opts_free(o, cmd) whatever the result. */
 int cli_parse_opts(cli_opts *o, int argc, char **argv, const opt_cmd *cmd);
 
-/* Opens o->output (or stdout); NULL after a message. */
+/* Frees the arrays parsing o with cmd grew (its repeatable options and
+ * its words) and empties them; o's other fields stay. */
+void cli_opts_free(cli_opts *o, const opt_cmd *cmd);
+
+/* A command's work over its parsed options; returns the exit code. */
+typedef int (*cli_body_fn)(cli_opts *o, const opt_cmd *cmd);
+
+/* The one place a command's options live: cli_opts_default, then preset
+ * (the command's own defaults; may be NULL), cli_parse_opts with cmd,
+ * body, cli_opts_free. Returns body's exit code, or the parse's. */
+int cli_run_with_opts(const opt_cmd *cmd, int argc, char **argv,
+                      void (*preset)(cli_opts *), cli_body_fn body);
+
+/* Opens o->output (or stdout) with wfile_open (core/wfile.h: a symbolic
+ * link there is refused, the file is put in place whole at close); NULL
+ * after a message. One output at a time. */
 FILE *cli_open_output(const cli_opts *o);
 /* Closes what cli_open_output returned; nonzero (after a message) when
- * writing failed. */
+ * writing failed (the file is then left as it was). */
 int cli_close_output(const cli_opts *o, FILE *f);
 
 /*
  * The analysis as every command runs it: op_session_run (core/session.h)
- * with o's options, the progress bar on stderr for the inputs and
- * o->fetch for URL inputs. s is the caller's to op_session_free()
+ * with o->session, what the parse left in it completed by what a command
+ * line adds (mode, the progress bar on stderr for the inputs, o->fetch
+ * for URL inputs, OPTIPIPE_HISTORY). s is the caller's to op_session_free()
  * whatever the result; the folded options (fail_on, allow_rule_errors)
  * are s->o's. Returns an EXIT_* code after printing what failed.
  */
 int cli_session_run(op_session *s, cli_opts *o, op_session_mode mode);
-
-/* The request of cli_session_run alone (o must outlive the session). */
-void cli_session_opts(cli_opts *o, op_session_opts *so);
 
 /* The run store: given (--history), else OPTIPIPE_HISTORY, else c's
  * `history` (c may be NULL); NULL when none. Borrowed. */
@@ -122,19 +126,12 @@ const char *cli_history_path(const char *given, const config *c);
 
 /* `optipipe diff A B` (cmd_diff.c). */
 int diff_main(int argc, char **argv);
-/* A stored run named by ref (JOB@latest, JOB@previous, JOB@best, a run
- * id) of st as the object diff_runs reads, into *out (free with
- * cJSON_Delete). Returns 0, OP_ENOTFOUND (no such run, err says so) or
- * another op_status with err. The server's /diff shares it. */
-struct store;
-int diff_stored_run(struct store *st, const char *ref, cJSON **out,
-                    op_error *err);
 
-/* `optipipe serve` (serve.c): parses the options, then serve_main. */
+/* `optipipe serve` (cmd_serve.c): parses the options, then serve_main
+ * (serve/include/op_serve.h). */
 int serve_cli_main(int argc, char **argv);
-
-/* `optipipe history ...` (cmd_history.c). */
-int history_main(int argc, char **argv);
+/* `optipipe serve user add NAME --role ROLE --users FILE` (cmd_serve.c). */
+int cli_run_serve_user(const opt_cmd *cmd, int argc, char **argv);
 
 /* Prints the error of a failed session; returns its EXIT_* code. */
 int cli_session_error(const op_session *s, int status, const op_error *err);
@@ -142,31 +139,30 @@ int cli_session_error(const op_session *s, int status, const op_error *err);
 /* Milliseconds from a monotonic clock. */
 unsigned long cli_now_ms(void);
 
-/* ---- cmd_fetch.c ---- */
+/* ---- the commands' run functions (opt_cmd.run, cli_table.c) ---- */
 
-/* Parses one connection or Flink option at argv[*i] (--job, --all-running,
- * --samples, --interval, --backpressure-wait, --max-metric-names,
- * --timeout, --connect-timeout, --retries, --max-size, --max-time,
- * --min-rate, --min-rate-time, --max-requests, --header, --token-env,
- * --cacert, --insecure). Values are borrowed from argv. Returns 1 and
- * advances *i past a consumed value, 0 when argv[*i] is not one of them,
- * -1 with err set when its value is missing or invalid. `analyze` calls
- * it to accept the same options for URL inputs. */
-int fetch_opt_parse(fetch_opts *o, int argc, char **argv, int *i,
-                    op_error *err);
+/* `optipipe analyze` (cmd_analyze.c), `normalize` (cmd_normalize.c),
+ * `plugins list` (cmd_plugins.c). */
+int cli_run_analyze(const opt_cmd *cmd, int argc, char **argv);
+int cli_run_normalize(const opt_cmd *cmd, int argc, char **argv);
+int cli_run_plugins_list(const opt_cmd *cmd, int argc, char **argv);
 
-/* The option lines of fetch_opt_parse, for --help texts. */
-extern const char fetch_opts_help[];
+/* `optipipe fetch NAME` (cmd_fetch.c): the engine whose fetch cmd names;
+ * the exit code is a fetch_result. */
+int cli_run_fetch(const opt_cmd *cmd, int argc, char **argv);
 
-/* `optipipe fetch flink|spark-history ...`; argv[0] is the subcommand.
- * Returns the process exit code (a fetch_result). */
-int fetch_main(int argc, char **argv);
+/* `optipipe rules list|show|new|lint|test` (cmd_rules.c,
+ * cmd_rules_test.c). */
+int cli_run_rules_list(const opt_cmd *cmd, int argc, char **argv);
+int cli_run_rules_show(const opt_cmd *cmd, int argc, char **argv);
+int cli_run_rules_new(const opt_cmd *cmd, int argc, char **argv);
+int cli_run_rules_lint(const opt_cmd *cmd, int argc, char **argv);
+int cli_run_rules_test(const opt_cmd *cmd, int argc, char **argv);
 
-/* `optipipe rules ...` (cmd_rules.c). Returns the process exit code. */
-int rules_main(int argc, char **argv);
-
-/* `optipipe rules test [DIR|FILE...]` (cmd_rules_test.c). */
-int rules_test_main(const cli_opts *opts, int argc, char **argv);
+/* `optipipe history jobs|runs|show|prune` (cmd_history.c). */
+int cli_run_history(const opt_cmd *cmd, int argc, char **argv);
+/* `optipipe history copy SRC DST` (cmd_history_copy.c). */
+int cli_run_history_copy(const opt_cmd *cmd, int argc, char **argv);
 
 /* `optipipe review` (cmd_review.c). */
 int review_main(int argc, char **argv);
@@ -178,9 +174,13 @@ int review_main(int argc, char **argv);
  * none or several match); writing the decisions file (-1 after a
  * message). */
 int baseline_main(int argc, char **argv);
+/* `optipipe baseline export` (cmd_baseline.c). */
+int cli_run_baseline_export(const opt_cmd *cmd, int argc, char **argv);
 int cli_chosen(const cli_opts *o, const finding *f);
 int cli_resolve_fingerprints(cli_opts *o, const op_session *s,
                              char full[][17]);
+/* baseline_save, its error said; 0 or the op_status (OP_EUSAGE: a
+ * symbolic link or no file where path is, nothing written). */
 int cli_save_baseline(baseline *b, const char *path);
 
 #endif

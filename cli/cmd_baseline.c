@@ -3,7 +3,8 @@
  * (docs/baselines.md): the decisions `review` asks for, recorded without
  * asking, for every current finding (or those --select / --fingerprint
  * choose). Also what review shares with it: choosing findings by
- * fingerprint or rule glob, and saving the decisions file.
+ * fingerprint or rule glob, and saving the decisions file; and `baseline
+ * export`, the run store's decisions into a file.
  */
 #include <fnmatch.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "store.h"
 #include "util.h"
 
 /* ---- choosing findings by fingerprint -------------------------------------------- */
@@ -68,7 +70,7 @@ int cli_save_baseline(baseline *b, const char *path)
     op_error_clear(&err);
     if (baseline_save(b, path, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
-        return -1;
+        return err.code;
     }
     return 0;
 }
@@ -119,15 +121,62 @@ static int record_all(const cli_opts *o, op_session *s, int create,
     return 0;
 }
 
-int baseline_main(int argc, char **argv)
+/* baseline create (create 1) or update */
+static int baseline_run(cli_opts *o, int create)
 {
-    cli_opts o;
     op_session s;
     size_t added = 0, pruned = 0, replaced = 0, kept;
     char full[CLI_MAX_LIST][17];
     const char *path;
-    int create, code;
+    int code;
 
+    if (!o->session.ninputs)
+        return cli_usage_error("baseline %s needs at least one INPUT",
+                               create ? "create" : "update");
+    if (o->prune && create)
+        return cli_usage_error("%s", "--prune goes with baseline update");
+    o->session.baseline = o->output;
+    o->output = NULL;
+    o->session.quiet = 1;
+    o->session.baseline_default = BASELINE_DEFAULT_FILE;
+    if ((code = cli_session_run(&s, o, OP_SESSION_ALL)) ||
+        (code = cli_resolve_fingerprints(o, &s, full)))
+        goto out;
+    path = s.baseline_path ? s.baseline_path : BASELINE_DEFAULT_FILE;
+    if (create)
+        baseline_free(&s.bl);
+    kept = s.bl.n;
+    if (o->prune)
+        pruned = baseline_prune(&s.bl, &s.res);
+    if (record_all(o, &s, create, &added, &replaced)) {
+        code = EXIT_NOINPUT;
+        goto out;
+    }
+    if ((code = cli_save_baseline(&s.bl, path))) { /* a link there: usage */
+        code = code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
+        goto out;
+    }
+    diag_msg(DIAG_NOTE, "%s: %zu decision(s) recorded, %zu kept, %zu pruned",
+            path, added, kept - pruned - replaced, pruned);
+out:
+    op_session_free(&s);
+    return code;
+}
+
+static int baseline_create(cli_opts *o, const opt_cmd *cmd)
+{
+    (void)cmd;
+    return baseline_run(o, 1);
+}
+
+static int baseline_update(cli_opts *o, const opt_cmd *cmd)
+{
+    (void)cmd;
+    return baseline_run(o, 0);
+}
+
+int baseline_main(int argc, char **argv)
+{
     if (argc < 1 || (strcmp(argv[0], "create") != 0 && strcmp(argv[0], "update") != 0)) {
         static const char *const forms[] = {"create", "update"};
         if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
@@ -139,35 +188,70 @@ int baseline_main(int argc, char **argv)
         return cli_unknown("baseline command", argv[0],
                            util_suggest(argv[0], forms, 2, 3), "baseline");
     }
-    create = strcmp(argv[0], "create") == 0;
-    cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc - 1, argv + 1, &cli_cmd_baseline)))
-        return code;
-    if (!o.ninputs)
-        return cli_usage_error("baseline %s needs at least one INPUT", argv[0]);
-    if (o.prune && create)
-        return cli_usage_error("%s", "--prune goes with baseline update");
-    o.baseline = o.output;
-    o.output = NULL;
-    o.quiet = 1;
-    o.baseline_default = BASELINE_DEFAULT_FILE;
-    if ((code = cli_session_run(&s, &o, OP_SESSION_ALL)) ||
-        (code = cli_resolve_fingerprints(&o, &s, full)))
-        goto out;
-    path = s.baseline_path ? s.baseline_path : BASELINE_DEFAULT_FILE;
-    if (create)
-        baseline_free(&s.bl);
-    kept = s.bl.n;
-    if (o.prune)
-        pruned = baseline_prune(&s.bl, &s.res);
-    if (record_all(&o, &s, create, &added, &replaced) ||
-        cli_save_baseline(&s.bl, path)) {
-        code = EXIT_NOINPUT;
+    return cli_run_with_opts(&cli_cmd_baseline, argc - 1, argv + 1, NULL,
+                             strcmp(argv[0], "create") == 0 ? baseline_create
+                                                            : baseline_update);
+}
+
+/* ---- baseline export ------------------------------------------------------------ */
+
+/* `optipipe baseline export --history FILE -o FILE`: the run store's
+ * decisions (the server's and every recorded file's, the newest of each)
+ * as a decisions file, so a repository can keep them under review. */
+static int baseline_export(cli_opts *o, const opt_cmd *cmd)
+{
+    config cfg;
+    baseline b;
+    store *st = NULL;
+    const char *path;
+    op_error err;
+    int code = 0;
+
+    (void)cmd;
+    config_init(&cfg);
+    baseline_init(&b);
+    op_error_clear(&err);
+    if (o->session.ninputs) {
+        code = cli_usage_error("baseline export takes no INPUT ('%s'): it "
+                               "reads the run store", o->session.inputs[0]);
         goto out;
     }
-    diag_msg(DIAG_NOTE, "%s: %zu decision(s) recorded, %zu kept, %zu pruned",
-            path, added, kept - pruned - replaced, pruned);
+    if (!o->output) {
+        code = cli_usage_error("%s", "baseline export needs -o FILE (the "
+                               "decisions file to write)");
+        goto out;
+    }
+    if (!o->session.no_config && !o->session.history &&
+        config_find(o->session.config_path, &cfg, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        code = EXIT_USAGE;
+        goto out;
+    }
+    if (!(path = cli_history_path(o->session.history, &cfg))) {
+        code = cli_usage_error("%s", "no run store: give --history FILE, set "
+                               "OPTIPIPE_HISTORY or `history` in optipipe.lua");
+        goto out;
+    }
+    if (store_open(path, 0, &st, &err) || store_load_decisions(st, &b, &err)) {
+        diag_msg(DIAG_ERROR, "%s", err.msg);
+        code = err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
+        goto out;
+    }
+    if ((code = cli_save_baseline(&b, o->output))) {
+        code = code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
+        goto out;
+    }
+    if (!o->session.quiet)
+        diag_msg(DIAG_NOTE, "%s: %zu decision%s of %s", o->output, b.n,
+                 b.n == 1 ? "" : "s", path);
 out:
-    op_session_free(&s);
+    store_close(st);
+    baseline_free(&b);
+    config_free(&cfg);
     return code;
+}
+
+int cli_run_baseline_export(const opt_cmd *cmd, int argc, char **argv)
+{
+    return cli_run_with_opts(cmd, argc, argv, NULL, baseline_export);
 }

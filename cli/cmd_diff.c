@@ -1,8 +1,8 @@
 /*
  * cmd_diff.c - `optipipe diff A B` (docs/cli.md#diff): resolves each side
  * to one run - an input read through the analysis session, or a run of
- * the run store (JOB@latest, JOB@previous, JOB@best, a run id) - and
- * writes what diff_runs() found in the chosen format. Its options are in
+ * the run store (JOB@latest, JOB@previous, JOB@best, a run id) - with
+ * its findings, and writes what diff_runs() found in the chosen format. Its options are in
  * cli_table.c.
  */
 #include <stdlib.h>
@@ -15,11 +15,12 @@
 
 /* ---- an input ------------------------------------------------------------------ */
 
+/* "-" is standard input, as for analyze; never a stored run's name. */
 static int is_input(const char *ref)
 {
     struct stat st;
 
-    return stat(ref, &st) == 0 || !strncmp(ref, "http://", 7) ||
+    return !strcmp(ref, "-") || stat(ref, &st) == 0 || !strncmp(ref, "http://", 7) ||
            !strncmp(ref, "https://", 8);
 }
 
@@ -46,173 +47,52 @@ static int several_runs(const char *ref, const model *m, size_t n)
     return cli_usage_error("%s", msg);
 }
 
-/* Reads ref with the analysis session (config, plugins, limits; no
- * baseline, records nothing) into *out. */
-static int load_input(const cli_opts *base, const char *ref, cJSON **out)
+/* Reads ref with the analysis session (config, plugins, limits, rules;
+ * no decisions file, records nothing) into *out, with the run's
+ * findings; a rule that failed is said on stderr, listed in *out and
+ * sets *rule_failed. */
+static int load_input(const cli_opts *base, const char *ref, cJSON **out,
+                      int *rule_failed)
 {
-    static cli_opts o; /* large (the inputs array); one side at a time */
+    static cli_opts o; /* large (fetch's engine area); one side at a time */
     op_session s;
     op_error err;
     const struct op_run *one = NULL;
-    size_t i, n = 0;
+    size_t i, n = 0, at = 0;
     int code;
 
-    o = *base;
-    o.inputs[0] = ref;
-    o.ninputs = 1;
-    o.record = 0;
-    o.no_baseline = 1;
-    code = cli_session_run(&s, &o, OP_SESSION_READ);
+    o = *base; /* its lists stay base's */
+    o.session.inputs = &ref;
+    o.session.ninputs = 1;
+    o.session.record = 0;
+    o.session.no_baseline = 1;
+    code = cli_session_run(&s, &o, OP_SESSION_ALL);
     for (i = 0; !code && i < s.an.m->nruns; i++)
-        if (!s.an.m->runs[i]->superseded && ++n == 1)
+        if (!s.an.m->runs[i]->superseded && ++n == 1) {
             one = s.an.m->runs[i];
+            at = i;
+        }
     if (!code && n != 1)
         code = n ? several_runs(ref, s.an.m, n)
                  : cli_usage_error("%s yields no run", ref);
     op_error_clear(&err);
-    if (!code && diff_run_json(one, out, &err)) {
+    if (!code && (diff_run_json(one, out, &err) ||
+                  diff_run_findings(*out, &s.res, at, &err))) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         code = EXIT_NOINPUT;
     }
+    for (i = 0; !code && i < s.res.ne; i++) /* the diff lists them too */
+        diag_msg(DIAG_ERROR, "%s: rule %s failed (%.*s): its findings are "
+                 "missing from the diff", ref, s.res.e[i].rule,
+                 (int)strcspn(s.res.e[i].error ? s.res.e[i].error : "", "\n"),
+                 s.res.e[i].error ? s.res.e[i].error : "");
+    if (!code && s.res.ne)
+        *rule_failed = 1;
     op_session_free(&s);
     return code;
 }
 
-/* ---- a stored run -------------------------------------------------------------- */
-
-typedef struct found {
-    store *s;
-    cJSON *run;
-    double best_ms; /* JOB@best: the fastest so far */
-    int best;
-    int failed;     /* out of memory or a store error (in err) */
-    op_error *err;
-} found;
-
-static int add_node(void *ud, const store_node *n)
-{
-    cJSON *arr = ud, *o = cJSON_CreateObject();
-    int bad = !o || !cJSON_AddItemToArray(arr, o);
-
-    if (bad) {
-        cJSON_Delete(o);
-        return 1;
-    }
-    if (n->id) bad |= !cJSON_AddStringToObject(o, "id", n->id);
-    if (n->kind) bad |= !cJSON_AddStringToObject(o, "kind", n->kind);
-    if (n->name) bad |= !cJSON_AddStringToObject(o, "name", n->name);
-    if (n->status) bad |= !cJSON_AddStringToObject(o, "status", n->status);
-    if (n->set & MSET_DURATION_MS)
-        bad |= !cJSON_AddNumberToObject(o, "duration_ms", (double)n->duration_ms);
-    if (n->set & MSET_PARALLELISM)
-        bad |= !cJSON_AddNumberToObject(o, "parallelism", (double)n->parallelism);
-    return bad;
-}
-
-/* A stored JSON column (written by optipipe) as an object; an unreadable
- * one is an empty object, the store already checked its size. */
-static int add_json(cJSON *o, const char *key, const char *text)
-{
-    cJSON *v = text ? cJSON_Parse(text) : NULL;
-
-    if (!cJSON_IsObject(v)) {
-        cJSON_Delete(v);
-        v = cJSON_CreateObject();
-    }
-    if (!v || !cJSON_AddItemToObject(o, key, v)) {
-        cJSON_Delete(v);
-        return 1;
-    }
-    return 0;
-}
-
-/* The stored run r in the shape diff_run_json writes. */
-static int stored_json(found *fd, const store_run *r, cJSON **out)
-{
-    cJSON *o = cJSON_CreateObject(), *nodes = cJSON_CreateArray();
-    const char *strs[][2] = {{"source", r->source}, {"id", r->run_id},
-        {"job", r->job}, {"name", r->name}, {"status", r->status},
-        {"engine_version", r->engine_version}, {"origin", r->origin}};
-    size_t i;
-    int bad = !o || !nodes;
-
-    for (i = 0; !bad && i < sizeof strs / sizeof *strs; i++)
-        if (strs[i][1])
-            bad |= !cJSON_AddStringToObject(o, strs[i][0], strs[i][1]);
-    if (!bad && (r->set & MSET_STARTED_AT))
-        bad |= !cJSON_AddNumberToObject(o, "started_at", (double)r->started_at);
-    if (!bad && (r->set & MSET_DURATION_MS))
-        bad |= !cJSON_AddNumberToObject(o, "duration_ms", (double)r->duration_ms);
-    bad = bad || add_json(o, "config", r->config_json) ||
-          add_json(o, "metrics", r->metrics_json);
-    if (!bad && !cJSON_AddItemToObject(o, "nodes", nodes))
-        bad = 1;
-    else if (!bad)
-        nodes = NULL; /* o owns it */
-    if (!bad && store_each_node(fd->s, r->pk, add_node,
-                                cJSON_GetObjectItemCaseSensitive(o, "nodes"),
-                                fd->err))
-        bad = 1;
-    cJSON_Delete(nodes);
-    if (bad) {
-        cJSON_Delete(o);
-        if (!fd->err->msg[0])
-            op_error_set(fd->err, OP_ENOMEM, "diff: out of memory");
-        return 1;
-    }
-    *out = o;
-    return 0;
-}
-
-static int take_run(void *ud, const store_run *r)
-{
-    found *fd = ud;
-    cJSON *o;
-
-    if (fd->best && (!r->status || strcmp(r->status, "succeeded") ||
-                     !(r->set & MSET_DURATION_MS) ||
-                     (fd->run && (double)r->duration_ms >= fd->best_ms)))
-        return 0;
-    if (stored_json(fd, r, &o)) {
-        fd->failed = 1;
-        return 1;
-    }
-    cJSON_Delete(fd->run);
-    fd->run = o;
-    fd->best_ms = (double)r->duration_ms;
-    return fd->best ? 0 : 1; /* one run, unless looking for the best */
-}
-
-int diff_stored_run(store *st, const char *ref, cJSON **out, op_error *err)
-{
-    size_t n = strlen(ref);
-    found fd;
-    int rc;
-
-    memset(&fd, 0, sizeof fd);
-    fd.s = st;
-    fd.err = err;
-    if (n > 5 && !strcmp(ref + n - 5, "@best")) {
-        char job[4096];
-        snprintf(job, sizeof job, "%.*s", (int)(n - 5), ref);
-        fd.best = 1;
-        rc = store_each_run(st, job, NULL, NULL, 0, STORE_HISTORY_MAX, take_run,
-                            &fd, err);
-    } else {
-        rc = store_find_run(st, ref, take_run, &fd, err);
-    }
-    if (fd.failed || (rc && rc != 1)) {
-        cJSON_Delete(fd.run);
-        return err->code ? err->code : OP_EIO;
-    }
-    if (!fd.run)
-        return op_error_set(err, OP_ENOTFOUND, "%s: no stored run '%s' (a "
-                            "stored run is JOB@latest, JOB@previous, JOB@best "
-                            "or a run id; `optipipe history jobs` lists the "
-                            "jobs)", store_path(st), ref);
-    *out = fd.run;
-    return 0;
-}
+/* ---- a stored run (diff_stored_run, core/diff.c) ---------------------------- */
 
 /* Resolves ref in st into *out, saying what failed. */
 static int load_stored(store *st, const char *ref, cJSON **out)
@@ -239,10 +119,11 @@ static int open_store(const cli_opts *o, const char *ref, store **st)
         return 0;
     config_init(&cfg);
     op_error_clear(&err);
-    if (!o->no_config && !o->history && config_find(o->config_path, &cfg, &err)) {
+    if (!o->session.no_config && !o->session.history &&
+        config_find(o->session.config_path, &cfg, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         code = EXIT_USAGE;
-    } else if (!(path = cli_history_path(o->history, &cfg))) {
+    } else if (!(path = cli_history_path(o->session.history, &cfg))) {
         diag_msg(DIAG_ERROR, "'%s' is no file or folder, and there is no run "
                  "store to look it up in: give --history FILE, set "
                  "OPTIPIPE_HISTORY or `history` in optipipe.lua", ref);
@@ -266,14 +147,16 @@ static int write_diff(const cli_opts *o, cJSON *const run[2])
     int code = EXIT_DONE;
 
     op_error_clear(&err);
-    if (diff_runs(run[0], o->inputs[0], run[1], o->inputs[1], &dopt, &d, &err)) {
+    if (diff_runs(run[0], o->session.inputs[0], run[1], o->session.inputs[1],
+                  &dopt, &d, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_NOINPUT;
     }
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "same_job")))
         diag_msg(DIAG_WARNING, "%s and %s are runs of different jobs (or "
-                 "engines): the diff compares unrelated work", o->inputs[0],
-                 o->inputs[1]);
+                 "engines): the diff compares unrelated work",
+                 o->session.inputs[0],
+                 o->session.inputs[1]);
     if (!(f = cli_open_output(o))) {
         code = EXIT_USAGE;
     } else {
@@ -286,28 +169,36 @@ static int write_diff(const cli_opts *o, cJSON *const run[2])
     return code;
 }
 
-int diff_main(int argc, char **argv)
+static int diff(cli_opts *o, const opt_cmd *cmd)
 {
-    static cli_opts o;
     cJSON *run[2] = {NULL, NULL};
     store *st = NULL;
-    int code, i;
+    int code = 0, i, rule_failed = 0;
 
-    cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_diff)))
-        return code;
-    if (o.ninputs != 2)
+    (void)cmd;
+    if (o->session.ninputs != 2)
         return cli_usage_error("%s", "diff needs two runs: optipipe diff A B");
+    if (!strcmp(o->session.inputs[0], "-") &&
+        !strcmp(o->session.inputs[1], "-"))
+        return cli_usage_error("%s", "diff - -: standard input can be one side "
+                               "only");
     for (i = 0; i < 2 && !code; i++) {
-        if (is_input(o.inputs[i]))
-            code = load_input(&o, o.inputs[i], &run[i]);
-        else if (!(code = open_store(&o, o.inputs[i], &st)))
-            code = load_stored(st, o.inputs[i], &run[i]);
+        if (is_input(o->session.inputs[i]))
+            code = load_input(o, o->session.inputs[i], &run[i], &rule_failed);
+        else if (!(code = open_store(o, o->session.inputs[i], &st)))
+            code = load_stored(st, o->session.inputs[i], &run[i]);
     }
     if (!code)
-        code = write_diff(&o, run);
+        code = write_diff(o, run);
+    if (code == EXIT_DONE && rule_failed) /* as analyze: the output lists it */
+        code = EXIT_RULE_ERROR;
     cJSON_Delete(run[0]);
     cJSON_Delete(run[1]);
     store_close(st);
     return code;
+}
+
+int diff_main(int argc, char **argv)
+{
+    return cli_run_with_opts(&cli_cmd_diff, argc, argv, NULL, diff);
 }

@@ -1,10 +1,11 @@
 /*
- * cmd_fetch.c - the `optipipe fetch` command line (its options, shared
- * with `analyze URL`, are in cli_table.c): `fetch flink` (an export written
- * atomically to -o FILE or stdout) and `fetch spark-history` (logs into
- * -o DIR); the temporary files a SIGINT / SIGTERM removes are core's
- * (core/fetch.c). Exit codes
- * are the fetch_result values (docs/fetch.md).
+ * cmd_fetch.c - `optipipe fetch NAME`, one command per engine fetch of the
+ * engine table (core/engine.h; cli_table.c builds the commands and their
+ * options: -o, -q, the engine's own, the connection options shared with
+ * `analyze URL`): a document fetch writes its export atomically to -o FILE
+ * or stdout, a folder fetch writes into -o DIR. The temporary files a
+ * SIGINT / SIGTERM removes are core's (core/fetch.c). Exit codes are the
+ * fetch_result values (docs/fetch.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include "diag.h"
 #include "engine.h"
 #include "fetch.h"
+#include "wfile.h"
 
 /* --- output ---------------------------------------------------------------- */
 
@@ -25,6 +27,7 @@
 static int write_output(const char *path, const char *buf, size_t len)
 {
     char tmp[FETCH_TEMP_PATH_MAX];
+    op_error err;
     FILE *f;
     int fd = -1, bad, slot;
 
@@ -36,6 +39,11 @@ static int write_output(const char *path, const char *buf, size_t len)
     }
     if (strlen(path) + 8 >= sizeof tmp) {
         diag_msg(DIAG_ERROR, "fetch: -o: the file name is too long");
+        return 1;
+    }
+    op_error_clear(&err);
+    if (wfile_check(path, &err)) {
+        diag_msg(DIAG_ERROR, "fetch: %s", err.msg);
         return 1;
     }
     snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
@@ -72,53 +80,50 @@ static int usage(const char *msg, const char *arg)
 }
 
 typedef struct fetch_args {
-    fetch_opts o;
+    cli_opts co; /* co.fetch holds the engine's options too */
+    const op_engine *e;
     const char *url, *output;
     int quiet;
 } fetch_args;
 
-/* Parses the arguments of a subcommand with its table (cli_table.c). */
+/* Parses the arguments of cmd (a `fetch NAME` of cli_table.c). */
 static int parse_args(fetch_args *fa, int argc, char **argv,
                       const opt_cmd *cmd)
 {
-    cli_opts co;
     op_error err;
     int rc;
 
-    cli_opts_default(&co);
+    cli_opts_default(&fa->co);
     op_error_clear(&err);
-    rc = opts_parse(cmd, &co, argc, argv, &err);
+    rc = opts_parse(cmd, &fa->co, argc, argv, &err);
     if (rc == OPTS_HELP) {
         opts_help(cmd, "optipipe", stdout);
         exit(FETCH_OK);
     }
     if (rc)
         return usage("%s", err.msg);
-    if (!co.ninputs)
+    if (!fa->co.session.ninputs)
         return usage("%s", "a URL is needed");
-    fa->o = co.fetch;
-    fa->url = co.inputs[0];
-    fa->output = co.output;
-    fa->quiet = co.quiet;
-    fa->o.progress = !fa->quiet && isatty(STDERR_FILENO);
-    fa->o.quiet = fa->quiet;
+    fa->url = fa->co.session.inputs[0];
+    fa->output = fa->co.output;
+    fa->quiet = fa->co.session.quiet;
+    fa->co.fetch.progress = !fa->quiet && isatty(STDERR_FILENO);
+    fa->co.fetch.quiet = fa->quiet;
     return 0;
 }
 
 /* A fetch that gives one document, written to -o FILE or stdout. */
-static int cmd_document(const op_engine_fetch *f, int argc, char **argv)
+static int cmd_document(fetch_args *fa)
 {
-    fetch_args fa;
+    const op_engine_fetch *f = fa->e->fetch;
     op_error err;
     char *buf = NULL;
     size_t len = 0;
     int rc;
 
-    memset(&fa, 0, sizeof fa);
-    if ((rc = parse_args(&fa, argc, argv, &cli_cmd_fetch_flink)))
-        return rc;
     op_error_clear(&err);
-    rc = f->to_memory(fa.url, &fa.o, &buf, &len, &err);
+    rc = f->to_memory(fa->url, &fa->co.fetch, engine_opts(&fa->co.fetch, fa->e),
+                      &buf, &len, &err);
     if (rc == FETCH_EUSAGE) {
         free(buf);
         return usage("%s", err.msg);
@@ -128,34 +133,30 @@ static int cmd_document(const op_engine_fetch *f, int argc, char **argv)
         free(buf);
         return FETCH_ENOTHING;
     }
-    if (write_output(fa.output, buf, len)) {
+    if (write_output(fa->output, buf, len)) {
         free(buf);
         return FETCH_ENOTHING;
     }
     free(buf);
     if (rc == FETCH_INCOMPLETE)
         diag_msg(DIAG_ERROR, "fetch: %s: %s",
-                fa.output ? fa.output : "stdout", err.msg);
-    else if (!fa.quiet && fa.output && strcmp(fa.output, "-"))
-        diag_msg(DIAG_NOTE, "fetch: wrote %s (%zu bytes)", fa.output,
-                len);
+                fa->output ? fa->output : "stdout", err.msg);
+    else if (!fa->quiet && fa->output && strcmp(fa->output, "-"))
+        diag_msg(DIAG_NOTE, "fetch: wrote %s (%zu bytes)", fa->output, len);
     return rc;
 }
 
-/* A fetch that writes files into the folder -o DIR (default ./APP_ID). */
-static int cmd_folder(const op_engine_fetch *f, int argc, char **argv)
+/* A fetch that writes files into the folder -o DIR (else the engine's
+ * default). */
+static int cmd_folder(fetch_args *fa)
 {
-    fetch_args fa;
     op_error err;
     int rc;
 
-    memset(&fa, 0, sizeof fa);
-    if ((rc = parse_args(&fa, argc, argv, &cli_cmd_fetch_spark)))
-        return rc;
-    if (!fa.o.app)
-        return usage("%s needs --app APP_ID", f->name);
     op_error_clear(&err);
-    rc = f->to_dir(fa.url, &fa.o, fa.output ? fa.output : fa.o.app, &err);
+    rc = fa->e->fetch->to_dir(fa->url, &fa->co.fetch,
+                              engine_opts(&fa->co.fetch, fa->e), fa->output,
+                              &err);
     if (rc == FETCH_EUSAGE)
         return usage("%s", err.msg);
     if (rc != FETCH_OK)
@@ -163,26 +164,22 @@ static int cmd_folder(const op_engine_fetch *f, int argc, char **argv)
     return rc;
 }
 
-int fetch_main(int argc, char **argv)
+int cli_run_fetch(const opt_cmd *cmd, int argc, char **argv)
 {
-    const op_engine *e;
-    const char *hint;
-    char names[256];
+    fetch_args *fa = calloc(1, sizeof *fa); /* cli_opts is large */
+    int rc;
 
+    if (!fa) {
+        diag_msg(DIAG_ERROR, "fetch: out of memory");
+        return FETCH_ENOTHING;
+    }
     fetch_signals_install();
-    if (argc >= 1 && (e = engine_find_fetch(argv[0])) != NULL)
-        return e->fetch->to_memory ? cmd_document(e->fetch, argc - 1, argv + 1)
-                                   : cmd_folder(e->fetch, argc - 1, argv + 1);
-    if (argc < 1 || argv[0][0] == '-' || !strcmp(argv[0], "help"))
-        return cli_subcommand_help("fetch", argc, argv);
-    /* the engines' fetches are the valid words: name them all */
-    engine_fetch_names(names, sizeof names);
-    hint = cli_suggest_sub("fetch", argv[0]);
-    if (hint)
-        diag_msg(DIAG_ERROR, "unknown fetch command '%s' (did you mean '%s'?)",
-                 argv[0], hint);
-    else
-        diag_msg(DIAG_ERROR, "unknown fetch command '%s' (%s)", argv[0], names);
-    diag_line(DIAG_ERROR, "Try 'optipipe fetch --help'.");
-    return EXIT_USAGE;
+    fa->e = engine_find_fetch(cmd->name + strlen("fetch "));
+    if (!fa->e) /* the table was built from the engines: cannot happen */
+        rc = usage("no engine fetches '%s'", cmd->name);
+    else if (!(rc = parse_args(fa, argc, argv, cmd)))
+        rc = fa->e->fetch->to_memory ? cmd_document(fa) : cmd_folder(fa);
+    opts_free(cmd, &fa->co);
+    free(fa);
+    return rc;
 }

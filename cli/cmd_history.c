@@ -1,7 +1,7 @@
 /*
  * cmd_history.c - the run store from the command line (docs/history.md):
- * `optipipe history jobs | runs JOB | show RUN | prune`, whose options are
- * in cli_table.c. Which store an analysis uses and its recording are the
+ * `optipipe history jobs | runs JOB | show RUN | prune | notifications`,
+ * whose options are in cli_table.c. Which store an analysis uses and its recording are the
  * pipeline's (core/session.c).
  */
 #include <stdlib.h>
@@ -38,6 +38,7 @@ typedef struct out {
     store *s;
     op_error *err;
     const char *metric;
+    const char *node; /* runs --node: the node whose metric is charted */
     double *vals; /* runs: the trend, newest first */
     char (*labels)[HIST_LABEL]; /* html: when each of vals started */
     size_t nvals, cap;
@@ -70,12 +71,76 @@ static int job_line(void *ud, const store_job *j)
     return 0;
 }
 
-/* The value of o->metric for a run: duration_ms or a run metric. */
+/* One row of the webhooks' delivery log (history notifications). */
+static int notification_line(void *ud, const store_notification *n)
+{
+    out *o = ud;
+
+    o->n++;
+    if (o->json) {
+        jw_obj(&o->w);
+        jw_key(&o->w, "at");
+        jw_str(&o->w, n->at);
+        jw_key(&o->w, "endpoint");
+        jw_str(&o->w, n->endpoint);
+        jw_key(&o->w, "event");
+        jw_str(&o->w, n->event);
+        jw_key(&o->w, "fingerprint");
+        jw_str(&o->w, n->fingerprint);
+        jw_key(&o->w, "status");
+        jw_str(&o->w, n->status);
+        jw_key(&o->w, "attempts");
+        jw_int(&o->w, n->attempts);
+        jw_key(&o->w, "error");
+        jw_str(&o->w, n->error);
+        jw_obj_end(&o->w);
+        return 0;
+    }
+    fprintf(o->f, "%s  %-6s %-11s %.8s  %lld attempt%s  ", n->at, n->status,
+            n->event, n->fingerprint, (long long)n->attempts,
+            n->attempts == 1 ? " " : "s");
+    report_term_put(o->f, n->endpoint);
+    if (n->error) {
+        fputs(": ", o->f);
+        report_term_put(o->f, n->error);
+    }
+    fputc('\n', o->f);
+    return 0;
+}
+
+typedef struct node_pick {
+    const char *id;
+    double v;
+    int found;
+} node_pick;
+
+static int pick_node(void *ud, const char *node_id, double v)
+{
+    node_pick *p = ud;
+
+    if (!p->found && node_id && !strcmp(node_id, p->id)) {
+        p->v = v;
+        p->found = 1;
+    }
+    return 0;
+}
+
+/* The value of o->metric for a run: duration_ms or a run metric; with
+ * --node, that node's duration_ms or metric (store_each_node_value). */
 static int run_metric(const out *o, const store_run *r, double *v)
 {
     cJSON *m, *it;
     int ok = 0;
 
+    if (o->node) {
+        const char *names[1] = {o->metric};
+        node_pick p = {o->node, 0, 0};
+        if (store_each_node_value(o->s, r->pk, names, 1, NULL, pick_node, &p,
+                                  o->err))
+            return -1; /* a bad metric name, a store error: in o->err */
+        *v = p.v;
+        return p.found;
+    }
     if (!strcmp(o->metric, "duration_ms")) {
         *v = (double)r->duration_ms;
         return (r->set & MSET_DURATION_MS) != 0;
@@ -90,8 +155,32 @@ static int run_metric(const out *o, const store_run *r, double *v)
     return ok;
 }
 
-static void run_json(jw *w, const store_run *r)
+/* The run's estimated_cost (kept with it when the analysis that recorded
+ * it had rates, docs/costs.md) and its currency; 0 when it has none. */
+static int run_cost(const store_run *r, double *cost, char *cur, size_t cap)
 {
+    cJSON *m = r->metrics_json ? cJSON_Parse(r->metrics_json) : NULL;
+    cJSON *c, *it = cJSON_GetObjectItemCaseSensitive(m, "estimated_cost");
+    int ok = cJSON_IsNumber(it);
+
+    if (ok) {
+        *cost = it->valuedouble;
+        c = r->config_json ? cJSON_Parse(r->config_json) : NULL;
+        it = cJSON_GetObjectItemCaseSensitive(c, "optipipe.currency");
+        snprintf(cur, cap, "%s", cJSON_IsString(it) ? it->valuestring : "USD");
+        cJSON_Delete(c);
+    }
+    cJSON_Delete(m);
+    return ok;
+}
+
+/* metric: the key the caller writes after (NULL: none); the run's
+ * estimated_cost is left to it when it is that key. */
+static void run_json(jw *w, const store_run *r, const char *metric)
+{
+    char cur[64];
+    double cost;
+
     jw_key(w, "id");
     jw_str(w, r->run_id);
     jw_key(w, "job");
@@ -116,6 +205,14 @@ static void run_json(jw *w, const store_run *r)
     jw_int(w, r->nnodes);
     jw_key(w, "findings");
     jw_int(w, r->nfindings);
+    if (run_cost(r, &cost, cur, sizeof cur)) {
+        if (!metric || strcmp(metric, "estimated_cost")) {
+            jw_key(w, "estimated_cost");
+            jw_num(w, cost);
+        }
+        jw_key(w, "currency");
+        jw_str(w, cur);
+    }
 }
 
 /* The start of a run for the chart's axis and table, else its id. */
@@ -125,7 +222,7 @@ static void trend_label(char *buf, const store_run *r)
 
     if (r->set & MSET_STARTED_AT) {
         fmt_time(r->started_at, when, sizeof when);
-        snprintf(buf, HIST_LABEL, "%s %.40s", when, r->run_id ? r->run_id : "");
+        snprintf(buf, HIST_LABEL, "%.20s %.40s", when, r->run_id ? r->run_id : "");
     } else {
         snprintf(buf, HIST_LABEL, "%.60s", r->run_id ? r->run_id : "?");
     }
@@ -145,7 +242,7 @@ static int trend_page(out *o, const char *job)
     const char **labels = malloc((o->nvals ? o->nvals : 1) * sizeof *labels);
     double *v = malloc((o->nvals ? o->nvals : 1) * sizeof *v);
     hout h = {o->f, NULL, 0, 0};
-    char title[256];
+    char title[STORE_JOB_KEY_MAX + STORE_METRIC_MAX + 8];
     size_t i;
     int rc = 0;
 
@@ -182,6 +279,8 @@ static int run_line(void *ud, const store_run *r)
     double v = 0;
     int has = run_metric(o, r, &v);
 
+    if (has < 0)
+        return OP_EUSAGE;
     o->n++;
     if (has && o->nvals < o->cap) {
         if (o->labels)
@@ -192,7 +291,7 @@ static int run_line(void *ud, const store_run *r)
         return 0;
     if (o->json) {
         jw_obj(&o->w);
-        run_json(&o->w, r);
+        run_json(&o->w, r, o->metric);
         jw_key(&o->w, o->metric);
         if (has) jw_num(&o->w, v); else jw_null(&o->w);
         jw_obj_end(&o->w);
@@ -201,16 +300,24 @@ static int run_line(void *ud, const store_run *r)
     fmt_time(r->started_at, when, sizeof when);
     fprintf(o->f, "%s  %-10s ", when, r->status ? r->status : "unknown");
     if (has)
-        fprintf(o->f, "%14.0f  ", v);
+        fprintf(o->f, strcmp(o->metric, "estimated_cost") ? "%14.0f  " : "%14.2f  ", v);
     else
         fprintf(o->f, "%14s  ", "-");
     report_term_put(o->f, r->run_id);
+    {
+        char cur[64], money[64];
+        double cost;
+        if (run_cost(r, &cost, cur, sizeof cur)) {
+            fputs("  cost ", o->f);
+            report_term_put(o->f, report_amount(money, sizeof money, cost, cur));
+        }
+    }
     fputc('\n', o->f);
     return 0;
 }
 
 /* ▁▂▃▄▅▆▇█ of vals (newest first), drawn oldest to newest. */
-static void sparkline(FILE *f, const double *v, size_t n)
+static void sparkline(FILE *f, const double *v, size_t n, int money)
 {
     static const char *const bars[] = {"\xe2\x96\x81", "\xe2\x96\x82",
         "\xe2\x96\x83", "\xe2\x96\x84", "\xe2\x96\x85", "\xe2\x96\x86",
@@ -226,7 +333,8 @@ static void sparkline(FILE *f, const double *v, size_t n)
         int k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7 + 0.5) : 3;
         fputs(bars[k < 0 ? 0 : k > 7 ? 7 : k], f);
     }
-    fprintf(f, "  min %.0f  max %.0f  (oldest to newest)\n", lo, hi);
+    fprintf(f, money ? "  min %.2f  max %.2f  (oldest to newest)\n"
+                     : "  min %.0f  max %.0f  (oldest to newest)\n", lo, hi);
 }
 
 static int finding_line(void *ud, const store_finding *fi)
@@ -283,7 +391,7 @@ static int show_run(void *ud, const store_run *r)
     o->n++;
     if (o->json) {
         jw_obj(&o->w);
-        run_json(&o->w, r);
+        run_json(&o->w, r, NULL);
         json_text(&o->w, "config", r->config_json);
         json_text(&o->w, "metrics", r->metrics_json);
         jw_key(&o->w, "findings");
@@ -319,11 +427,12 @@ static int open_store(const cli_opts *h, config *cfg, int writable,
     const char *path;
 
     op_error_clear(&err);
-    if (!h->no_config && !h->history && config_find(h->config_path, cfg, &err)) {
+    if (!h->session.no_config && !h->session.history &&
+        config_find(h->session.config_path, cfg, &err)) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
         return EXIT_USAGE;
     }
-    path = cli_history_path(h->history, cfg);
+    path = cli_history_path(h->session.history, cfg);
     if (!path)
         return cli_usage_error("%s", "no run store: give --history FILE, set "
                                "OPTIPIPE_HISTORY or `history` in optipipe.lua");
@@ -348,13 +457,34 @@ static int run_cmd(const char *sub, const char *arg, const cli_opts *h,
             jw_arr_end(&o->w);
         return rc;
     }
+    if (!strcmp(sub, "notifications")) {
+        if (o->json)
+            jw_arr(&o->w);
+        rc = store_each_notification(st, (int)h->limit, notification_line, o,
+                                     err);
+        if (o->json)
+            jw_arr_end(&o->w);
+        return rc;
+    }
     if (!strcmp(sub, "runs")) {
+        char key[STORE_JOB_KEY_MAX], near[STORE_JOB_KEY_MAX];
+        if ((rc = store_find_job(st, arg, key, sizeof key, near, sizeof near,
+                                 err)))
+            return rc;
+        if (strcmp(key, arg) && !h->session.quiet) /* the shown name: the key */
+            diag_msg(DIAG_NOTE, "'%s' is the job %s (its key in the run "
+                     "store)", arg, key);
+        arg = key;
         if (o->json) {
             jw_obj(&o->w);
             jw_key(&o->w, "job");
             jw_str(&o->w, arg);
             jw_key(&o->w, "metric");
             jw_str(&o->w, h->metric);
+            if (h->node) {
+                jw_key(&o->w, "node");
+                jw_str(&o->w, h->node);
+            }
             jw_key(&o->w, "runs");
             jw_arr(&o->w);
         }
@@ -366,8 +496,12 @@ static int run_cmd(const char *sub, const char *arg, const cli_opts *h,
         } else if (o->html) {
             rc = rc ? rc : trend_page(o, arg);
         } else if (!rc && o->nvals) {
+            if (h->node) {
+                report_term_put(o->f, h->node);
+                fputc(' ', o->f);
+            }
             fprintf(o->f, "%s: ", h->metric);
-            sparkline(o->f, o->vals, o->nvals);
+            sparkline(o->f, o->vals, o->nvals, !strcmp(o->metric, "estimated_cost"));
         }
         return rc;
     }
@@ -407,14 +541,14 @@ static int check_args(const opt_cmd *cmd, const char *sub, const cli_opts *h)
     int one = !strcmp(sub, "runs") || !strcmp(sub, "show");
     char msg[300];
 
-    if (one && h->ninputs != 1) {
+    if (one && h->session.ninputs != 1) {
         snprintf(msg, sizeof msg, "%s needs one %s", cmd->name,
                  cmd->operands.metavar);
         return usage(msg, cmd->name);
     }
-    if (!one && h->ninputs) {
+    if (!one && h->session.ninputs) {
         snprintf(msg, sizeof msg, "%s takes no arguments ('%.200s')",
-                 cmd->name, h->inputs[0]);
+                 cmd->name, h->session.inputs[0]);
         return usage(msg, cmd->name);
     }
     if (!strcmp(sub, "prune") && !h->keep && !h->older_than)
@@ -422,41 +556,15 @@ static int check_args(const opt_cmd *cmd, const char *sub, const cli_opts *h)
     return 0;
 }
 
-/* The form named in argv (cli_sub_index), moved to argv[0] so that the
- * options around it parse as one list; its table, or NULL after a message
- * (*code set). */
-static const opt_cmd *history_form(int argc, char **argv, int *code)
+static void history_preset(cli_opts *h)
 {
-    int at = cli_sub_index("history", argc, argv), i;
-    const opt_cmd *cmd;
-    char *sub;
-
-    for (i = 0; at == argc && i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            *code = cli_subcommand_help("history", argc - i, argv + i);
-            return NULL;
-        }
-    if (at == argc) {
-        *code = argc ? usage("history needs jobs, runs JOB, show RUN or "
-                             "prune", "history")
-                     : cli_subcommand_help("history", 0, argv);
-        return NULL;
-    }
-    if (!(cmd = cli_find_sub("history", argv[at]))) {
-        *code = cli_subcommand_help("history", 1, argv + at);
-        return NULL;
-    }
-    sub = argv[at];
-    memmove(argv + 1, argv, (size_t)at * sizeof *argv);
-    argv[0] = sub;
-    return cmd;
+    h->metric = "duration_ms";
+    h->limit = STORE_HISTORY_DEFAULT;
 }
 
-int history_main(int argc, char **argv)
+static int history(cli_opts *h, const opt_cmd *cmd)
 {
-    cli_opts h;
-    const opt_cmd *cmd;
-    const char *sub, *arg;
+    const char *sub = cmd->name + strlen("history "), *arg;
     config cfg;
     store *st = NULL;
     op_error err;
@@ -465,28 +573,24 @@ int history_main(int argc, char **argv)
     double vals[STORE_HISTORY_MAX];
 
     memset(&o, 0, sizeof o);
-    if (!(cmd = history_form(argc, argv, &code)))
+    if ((code = check_args(cmd, sub, h)))
         return code;
-    sub = argv[0];
-    cli_opts_default(&h);
-    h.metric = "duration_ms";
-    h.limit = STORE_HISTORY_DEFAULT;
-    if ((code = cli_parse_opts(&h, argc - 1, argv + 1, cmd)) ||
-        (code = check_args(cmd, sub, &h)))
-        return code;
-    arg = h.ninputs ? h.inputs[0] : NULL;
+    arg = h->session.ninputs ? h->session.inputs[0] : NULL;
     prune = !strcmp(sub, "prune");
     config_init(&cfg);
-    if ((code = open_store(&h, &cfg, prune, &st)))
+    if ((code = open_store(h, &cfg, prune, &st)))
         goto done;
     if (prune) {
-        code = prune_cmd(&h, st);
+        code = prune_cmd(h, st);
         goto done;
     }
     op_error_clear(&err);
-    o.f = stdout;
-    o.json = !strcmp(h.format, "json");
-    o.html = !strcmp(h.format, "html");
+    if (!(o.f = cli_open_output(h))) {
+        code = EXIT_USAGE;
+        goto done;
+    }
+    o.json = !strcmp(h->format, "json");
+    o.html = !strcmp(h->format, "html");
     if (o.html && !(o.labels = malloc(sizeof vals / sizeof vals[0] *
                                       sizeof *o.labels))) {
         diag_msg(DIAG_ERROR, "history: out of memory");
@@ -495,27 +599,38 @@ int history_main(int argc, char **argv)
     }
     o.s = st;
     o.err = &err;
-    o.metric = h.metric;
+    o.metric = h->metric;
+    o.node = h->node;
     o.vals = vals;
     o.cap = sizeof vals / sizeof vals[0];
-    jw_init(&o.w, stdout, 1);
-    if (run_cmd(sub, arg, &h, st, &o, &err)) {
+    jw_init(&o.w, o.f, 1);
+    if ((code = run_cmd(sub, arg, h, st, &o, &err))) {
         diag_msg(DIAG_ERROR, "%s", err.msg);
-        code = EXIT_NOINPUT;
+        code = code == OP_ENOTFOUND ? EXIT_USAGE : EXIT_NOINPUT;
         goto done;
     }
     if (o.json)
-        fputc('\n', stdout);
+        fputc('\n', o.f);
     if (!o.n && !strcmp(sub, "show")) {
         diag_msg(DIAG_ERROR, "%s: no stored run '%s'", store_path(st), arg);
         code = EXIT_NOINPUT;
-    } else if (!o.n && !h.quiet && !o.json && !o.html) {
+    } else if (!o.n && !h->session.quiet && !o.json && !o.html) {
         diag_msg(DIAG_NOTE, "%s: nothing stored%s%s", store_path(st),
                  arg ? " for " : "", arg ? arg : "");
     }
 done:
+    if (o.f && cli_close_output(h, o.f) && !code)
+        code = EXIT_NOINPUT;
     free(o.labels);
     store_close(st);
     config_free(&cfg);
     return code;
+}
+
+/* Every history command: cmd is "history jobs|runs|show|prune|
+ * notifications", argv the
+ * words around its name (cli_dispatch took it out). */
+int cli_run_history(const opt_cmd *cmd, int argc, char **argv)
+{
+    return cli_run_with_opts(cmd, argc, argv, history_preset, history);
 }

@@ -280,8 +280,8 @@ static int open_asker(asker *a, const cli_opts *o)
 
     a->key_fd = -1;
     a->lines = stdin;
-    for (i = 0; i < o->ninputs; i++)
-        dash |= strcmp(o->inputs[i], "-") == 0;
+    for (i = 0; i < o->session.ninputs; i++)
+        dash |= strcmp(o->session.inputs[i], "-") == 0;
     if (!isatty(STDIN_FILENO) && !dash)
         return 0;
     a->key_fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
@@ -341,33 +341,35 @@ static int walk(const cli_opts *o, op_session *s, asker *a, const char *path)
     return EXIT_DONE;
 }
 
-int review_main(int argc, char **argv)
+static int review(cli_opts *o, const opt_cmd *cmd)
 {
-    cli_opts o;
     op_session s;
     asker a = {-1, NULL};
     char full[CLI_MAX_LIST][17];
     const char *path;
     int code;
 
-    cli_opts_default(&o);
-    if ((code = cli_parse_opts(&o, argc, argv, &cli_cmd_review)))
-        return code;
-    if (!o.ninputs)
+    (void)cmd;
+    if (!o->session.ninputs)
         return cli_usage_error("%s", "review needs at least one INPUT");
-    o.quiet = 1; /* "no decisions yet" is expected on a first review */
-    o.baseline_default = BASELINE_DEFAULT_FILE;
-    if ((code = cli_session_run(&s, &o, OP_SESSION_ALL)) ||
-        (code = cli_resolve_fingerprints(&o, &s, full)))
+    o->session.quiet = 1; /* "no decisions yet" is expected on a first review */
+    o->session.baseline_default = BASELINE_DEFAULT_FILE;
+    if ((code = cli_session_run(&s, o, OP_SESSION_ALL)) ||
+        (code = cli_resolve_fingerprints(o, &s, full)))
         goto out;
     path = s.baseline_path ? s.baseline_path : BASELINE_DEFAULT_FILE;
-    if (open_asker(&a, &o)) {
+    if (open_asker(&a, o)) {
         code = EXIT_USAGE;
         goto out;
     }
-    code = walk(&o, &s, &a, path);
+    code = walk(o, &s, &a, path);
     close_asker(&a);
 out:
     op_session_free(&s);
     return code;
+}
+
+int review_main(int argc, char **argv)
+{
+    return cli_run_with_opts(&cli_cmd_review, argc, argv, NULL, review);
 }

@@ -8,8 +8,8 @@
  * read goes through to the real stream and then updates the bar, so no
  * plugin needs to know about it.
  */
-#ifndef OP_CORE_PROGRESS_H
-#define OP_CORE_PROGRESS_H
+#ifndef OP_CLI_PROGRESS_H
+#define OP_CLI_PROGRESS_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "engine.h"
 #include "fetch.h"
+#include "map_packs.h"
 #include "filetype.h"
 #include "report_util.h"
 #include "unzip.h"
@@ -88,6 +89,7 @@ void analysis_free(analysis *an)
         finish_plugins(an);
     model_builder_free(an->finisher);
     model_free(an->m);
+    mapping_set_free(an->maps);
     plugins_free(an->reg); /* after the model: plugins may own nothing in it */
     memset(an, 0, sizeof *an);
 }
@@ -455,7 +457,8 @@ static void add_url(analysis *an, const char *url)
         rec_warn(an, in, DIAG_ERROR, url, "no engine reads this URL");
         return;
     }
-    rc = e->fetch->to_memory(url, fo, &buf, &len, &err);
+    rc = e->fetch->to_memory(url, fo, engine_opts_const(fo, e), &buf, &len,
+                             &err);
     if (rc == FETCH_OK || rc == FETCH_INCOMPLETE) {
         if (rc == FETCH_INCOMPLETE)
             rec_warn(an, in, DIAG_WARNING, url, "%s", err.msg);
@@ -477,6 +480,8 @@ static void walk_path(analysis *an, const char *path)
     op_error_clear(&err);
     if (input_walk(path, visit, walk_error, &ws, &err)) {
         input_rec *in = rec_new(an, path);
+        if (err.code == OP_ENOTFOUND)
+            an->nmissing++; /* a typo in a path fails analyze (exit 2) */
         rec_warn(an, in, DIAG_ERROR, path, "%s", err.msg);
     } else if (an->ninputs == before_in && !ws.nrolling &&
                an->nparts == before_parts) {

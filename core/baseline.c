@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <optipipe/json.h>
 
 #include "config.h"
+#include "wfile.h"
 #include "input.h"
 #include "jsonw.h"
 #include "util.h"
@@ -130,6 +132,10 @@ int baseline_load(const char *path, baseline *b, int missing_ok,
     buf = input_read_file(path, BASELINE_FILE_MAX, &len, err);
     if (!buf)
         return err->code == OP_ENOTFOUND && missing_ok ? 0 : err->code;
+    /* the tree bound of every JSON input (optipipe/json.h): checked
+     * before cJSON allocates it, not after */
+    if ((rc = op_json_check_cost(path, len, op_json_cost(buf, len), err)))
+        goto out;
     root = cJSON_ParseWithLength(buf, len);
     if (!root) {
         rc = op_error_set(err, OP_EPARSE, "%s: not valid JSON", path);
@@ -203,21 +209,17 @@ static void write_decision(jw *w, const decision *d)
 
 int baseline_save(baseline *b, const char *path, op_error *err)
 {
-    char tmp[4096];
+    wfile out;
     FILE *f;
     jw w;
     size_t i;
-    int bad;
+    int rc;
 
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >=
-        (int)sizeof tmp)
-        return op_error_set(err, OP_EIO, "%s: path too long", path);
     if (b->n > 1)
         qsort(b->d, b->n, sizeof *b->d, fp_cmp);
-    f = fopen(tmp, "w");
-    if (!f)
-        return op_error_set(err, OP_EIO, "%s: cannot write: %s", tmp,
-                            strerror(errno));
+    if ((rc = wfile_open(&out, path, err)))
+        return rc;
+    f = out.f;
     jw_init(&w, f, 1);
     jw_obj(&w);
     jw_key(&w, "optipipe_baseline");
@@ -229,15 +231,7 @@ int baseline_save(baseline *b, const char *path, op_error *err)
     jw_arr_end(&w);
     jw_obj_end(&w);
     fputc('\n', f);
-    bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return op_error_set(err, OP_EIO, "%s: cannot write: %s", path,
-                            bad ? "write failed" : strerror(e));
-    }
-    return 0;
+    return wfile_commit(&out, err);
 }
 
 /* ---- changing ------------------------------------------------------------ */

@@ -125,6 +125,76 @@ size_t codec_emit(codec_io *io, const unsigned char *src, size_t len)
     return len;
 }
 
+/* --- codecs of units (lz4-java, snappy-java, LZF) ------------------------ */
+
+int codec_units_step(codec_units *u, const codec_unit_ops *ops, void *st,
+                     codec_io *io, op_error *err)
+{
+    const unsigned char *p;
+    int r;
+
+    for (;;) {
+        if (u->dpos < u->dlen)
+            u->dpos += codec_emit(io, u->dbuf + u->dpos, u->dlen - u->dpos);
+        if (u->dpos < u->dlen || io->out_pos == io->out_cap)
+            return CODEC_OK;
+        if (u->g.have == 0 && io->in_pos == io->in_len) {
+            if (!io->in_eof)
+                return CODEC_OK;
+            return ops->boundary(st) ? CODEC_END : CODEC_TRUNC;
+        }
+        if (ops->pass && ops->pass(st, io))
+            continue;
+        if (u->g.have == 0 && ops->boundary(st))
+            u->unit_start = io->in_base + io->in_pos;
+        r = codec_take(&u->g, io, ops->need(st), &p, err);
+        if (r < 0)
+            return CODEC_ERR;
+        if (r == 0)
+            return io->in_eof ? CODEC_TRUNC : CODEC_OK;
+        r = ops->unit(st, p, io, err);
+        codec_gather_reset(&u->g);
+        if (r != CODEC_OK)
+            return r;
+    }
+}
+
+unsigned char *codec_units_dst(codec_units *u, codec_io *io, size_t olen,
+                               int *direct, op_error *err)
+{
+    *direct = io->out_cap - io->out_pos >= olen;
+    if (*direct)
+        return io->out + io->out_pos;
+    if (u->dcap < olen) {
+        unsigned char *nb = realloc(u->dbuf, olen);
+        if (!nb) {
+            op_error_set(err, OP_ENOMEM, "%s: out of memory", io->name);
+            return NULL;
+        }
+        u->dbuf = nb;
+        u->dcap = olen;
+    }
+    return u->dbuf;
+}
+
+void codec_units_put(codec_units *u, codec_io *io, size_t olen, int direct)
+{
+    if (direct) {
+        io->out_pos += olen;
+    } else {
+        u->dlen = olen;
+        u->dpos = 0;
+    }
+}
+
+void codec_units_free(codec_units *u)
+{
+    codec_gather_free(&u->g);
+    free(u->dbuf);
+    u->dbuf = NULL;
+    u->dcap = u->dlen = u->dpos = 0;
+}
+
 /* --- XXH32 (xxHash specification, 32-bit variant) ---------------------- */
 
 #define XXH_P1 0x9E3779B1u

@@ -97,6 +97,48 @@ void codec_gather_free(codec_gather *g);
  * number copied. */
 size_t codec_emit(codec_io *io, const unsigned char *src, size_t len);
 
+/* ---- codecs of units: lz4-java blocks, snappy-java chunks, LZF chunks ---- */
+
+/* What such a codec's state starts with: the unit being gathered, where
+ * it started (for messages) and a decoded unit that did not fit io->out. */
+typedef struct codec_units {
+    codec_gather g;
+    uint64_t unit_start;   /* compressed offset of the current unit */
+    unsigned char *dbuf;   /* owned */
+    size_t dcap, dlen, dpos;
+} codec_units;
+
+/* The format's part of the one step loop (codec_units_step). */
+typedef struct codec_unit_ops {
+    /* Whether the stream is between units: it may end here cleanly, and
+     * the next byte starts a unit. */
+    int (*boundary)(const void *st);
+    /* Bytes the next unit needs (a header or a payload). */
+    size_t (*need)(const void *st);
+    /* Reads the unit p (need bytes, valid for this call): sets the next
+     * phase and writes decoded bytes (codec_units_dst/_put). Returns
+     * CODEC_OK or CODEC_ERR with err. */
+    int (*unit)(void *st, const unsigned char *p, codec_io *io, op_error *err);
+    /* NULL, or bytes passed through without gathering (LZF's stored
+     * chunks): returns 1 when it took this step's input, 0 when the
+     * current phase is not one of those. */
+    int (*pass)(void *st, codec_io *io);
+} codec_unit_ops;
+
+/* One decoding step of a codec whose state st starts with u: pending
+ * decoded bytes first, then unit after unit while io has room. */
+int codec_units_step(codec_units *u, const codec_unit_ops *ops, void *st,
+                     codec_io *io, op_error *err);
+
+/* Where a unit of olen decoded bytes goes: straight into io->out when it
+ * fits (*direct = 1), else into u->dbuf (grown; NULL with err on no
+ * memory). Then codec_units_put(u, io, olen, *direct) hands it out. */
+unsigned char *codec_units_dst(codec_units *u, codec_io *io, size_t olen,
+                               int *direct, op_error *err);
+void codec_units_put(codec_units *u, codec_io *io, size_t olen, int direct);
+
+void codec_units_free(codec_units *u);
+
 /* Big- and little-endian loads. */
 static inline uint32_t codec_le32(const unsigned char *p)
 {

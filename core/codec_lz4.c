@@ -32,13 +32,10 @@
 enum { LZ4B_HDR, LZ4B_PAYLOAD };
 
 typedef struct lz4b_state {
+    codec_units u; /* the block being read; unit_start: its header's offset */
     int phase;
-    codec_gather g;
-    uint64_t block_start; /* compressed offset of the current header */
     unsigned method;
     uint32_t clen, olen, check;
-    unsigned char *dbuf; /* decoded block when it does not fit io->out */
-    size_t dcap, dlen, dpos;
 } lz4b_state;
 
 static int lz4b_sniff(const unsigned char *h, size_t len)
@@ -62,7 +59,7 @@ static int lz4b_bad(lz4b_state *st, codec_io *io, op_error *err,
     op_error_set(err, OP_EPARSE,
                  "%s: corrupt lz4 stream (lz4-java block format): %s in the "
                  "block at compressed byte %llu",
-                 io->name, what, (unsigned long long)st->block_start);
+                 io->name, what, (unsigned long long)st->u.unit_start);
     return CODEC_ERR;
 }
 
@@ -105,22 +102,12 @@ static int lz4b_header(lz4b_state *st, const unsigned char *h, codec_io *io,
 static int lz4b_decode(lz4b_state *st, const unsigned char *p, codec_io *io,
                        op_error *err)
 {
-    int direct = io->out_cap - io->out_pos >= st->olen;
-    unsigned char *dst = io->out + io->out_pos;
+    int direct;
+    unsigned char *dst = codec_units_dst(&st->u, io, st->olen, &direct, err);
     uint32_t sum;
 
-    if (!direct) {
-        if (st->dcap < st->olen) {
-            unsigned char *nb = realloc(st->dbuf, st->olen);
-            if (!nb) {
-                op_error_set(err, OP_ENOMEM, "%s: out of memory", io->name);
-                return CODEC_ERR;
-            }
-            st->dbuf = nb;
-            st->dcap = st->olen;
-        }
-        dst = st->dbuf;
-    }
+    if (!dst)
+        return CODEC_ERR;
     if (st->method == LZ4B_METHOD_RAW) {
         memcpy(dst, p, st->olen);
     } else if (LZ4_decompress_safe((const char *)p, (char *)dst, (int)st->clen,
@@ -135,46 +122,37 @@ static int lz4b_decode(lz4b_state *st, const unsigned char *p, codec_io *io,
                  (unsigned)st->check, (unsigned)sum);
         return lz4b_bad(st, io, err, what);
     }
-    if (direct) {
-        io->out_pos += st->olen;
-    } else {
-        st->dlen = st->olen;
-        st->dpos = 0;
-    }
+    codec_units_put(&st->u, io, st->olen, direct);
     st->phase = LZ4B_HDR;
     return CODEC_OK;
 }
 
-static int lz4b_step(void *state, codec_io *io, op_error *err)
+static int lz4b_boundary(const void *state)
+{
+    return ((const lz4b_state *)state)->phase == LZ4B_HDR;
+}
+
+static size_t lz4b_need(const void *state)
+{
+    const lz4b_state *st = state;
+
+    return st->phase == LZ4B_HDR ? LZ4B_HEADER : st->clen;
+}
+
+static int lz4b_unit(void *state, const unsigned char *p, codec_io *io,
+                     op_error *err)
 {
     lz4b_state *st = state;
-    const unsigned char *p;
-    int r;
 
-    for (;;) {
-        if (st->dpos < st->dlen)
-            st->dpos += codec_emit(io, st->dbuf + st->dpos, st->dlen - st->dpos);
-        if (st->dpos < st->dlen || io->out_pos == io->out_cap)
-            return CODEC_OK;
-        if (st->phase == LZ4B_HDR && st->g.have == 0) {
-            if (io->in_pos == io->in_len)
-                return io->in_eof ? CODEC_END : CODEC_OK;
-            st->block_start = io->in_base + io->in_pos;
-        }
-        r = codec_take(&st->g, io,
-                         st->phase == LZ4B_HDR ? LZ4B_HEADER : st->clen, &p, err);
-        if (r < 0)
-            return CODEC_ERR;
-        if (r == 0)
-            return io->in_eof ? CODEC_TRUNC : CODEC_OK;
-        if (st->phase == LZ4B_HDR)
-            r = lz4b_header(st, p, io, err);
-        else
-            r = lz4b_decode(st, p, io, err);
-        codec_gather_reset(&st->g);
-        if (r != CODEC_OK)
-            return r;
-    }
+    return st->phase == LZ4B_HDR ? lz4b_header(st, p, io, err)
+                                 : lz4b_decode(st, p, io, err);
+}
+
+static const codec_unit_ops lz4b_ops = {lz4b_boundary, lz4b_need, lz4b_unit, NULL};
+
+static int lz4b_step(void *state, codec_io *io, op_error *err)
+{
+    return codec_units_step(&((lz4b_state *)state)->u, &lz4b_ops, state, io, err);
 }
 
 static void lz4b_free(void *state)
@@ -182,8 +160,7 @@ static void lz4b_free(void *state)
     lz4b_state *st = state;
 
     if (st) {
-        codec_gather_free(&st->g);
-        free(st->dbuf);
+        codec_units_free(&st->u);
         free(st);
     }
 }

@@ -12,18 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LZF_MAX_CHUNK 0xFFFF
 
 enum { LZF_HDR, LZF_ULEN, LZF_STORED, LZF_PACKED };
 
 typedef struct lzf_state {
+    codec_units u;        /* unit_start: the current chunk's offset */
     int phase;
-    codec_gather g;
-    uint64_t chunk_start; /* compressed offset of the current chunk */
     size_t len;           /* stored bytes left, or compressed length */
     size_t ulen;          /* decoded length of a compressed chunk */
-    unsigned char dbuf[LZF_MAX_CHUNK];
-    size_t dlen, dpos;
 } lzf_state;
 
 static int lzf_sniff(const unsigned char *h, size_t len)
@@ -46,7 +42,7 @@ static int lzf_bad(lzf_state *st, codec_io *io, op_error *err, const char *what)
     op_error_set(err, OP_EPARSE,
                  "%s: corrupt lzf stream: %s in the chunk at compressed byte "
                  "%llu",
-                 io->name, what, (unsigned long long)st->chunk_start);
+                 io->name, what, (unsigned long long)st->u.unit_start);
     return CODEC_ERR;
 }
 
@@ -109,26 +105,26 @@ static int lzf_header(lzf_state *st, const unsigned char *h, codec_io *io,
 static int lzf_unpack(lzf_state *st, const unsigned char *p, codec_io *io,
                       op_error *err)
 {
-    int direct = io->out_cap - io->out_pos >= st->ulen;
-    unsigned char *dst = direct ? io->out + io->out_pos : st->dbuf;
+    int direct;
+    unsigned char *dst = codec_units_dst(&st->u, io, st->ulen, &direct, err);
 
+    if (!dst)
+        return CODEC_ERR;
     if (lzf_decode(p, st->len, dst, st->ulen) != 0)
         return lzf_bad(st, io, err, "undecodable LZF data");
-    if (direct) {
-        io->out_pos += st->ulen;
-    } else {
-        st->dlen = st->ulen;
-        st->dpos = 0;
-    }
+    codec_units_put(&st->u, io, st->ulen, direct);
     st->phase = LZF_HDR;
     return CODEC_OK;
 }
 
 /* Stored bytes go straight through, without gathering the chunk. */
-static void lzf_stored(lzf_state *st, codec_io *io)
+static int lzf_stored(void *state, codec_io *io)
 {
+    lzf_state *st = state;
     size_t n = io->in_len - io->in_pos;
 
+    if (st->phase != LZF_STORED)
+        return 0;
     if (n > st->len)
         n = st->len;
     n = codec_emit(io, io->in + io->in_pos, n);
@@ -136,52 +132,40 @@ static void lzf_stored(lzf_state *st, codec_io *io)
     st->len -= n;
     if (st->len == 0)
         st->phase = LZF_HDR;
+    return 1;
 }
+
+static int lzf_boundary(const void *state)
+{
+    return ((const lzf_state *)state)->phase == LZF_HDR;
+}
+
+static size_t lzf_need(const void *state)
+{
+    const lzf_state *st = state;
+
+    return st->phase == LZF_HDR ? 5 : st->phase == LZF_ULEN ? 2 : st->len;
+}
+
+static int lzf_unit(void *state, const unsigned char *p, codec_io *io,
+                    op_error *err)
+{
+    lzf_state *st = state;
+
+    if (st->phase == LZF_HDR)
+        return lzf_header(st, p, io, err);
+    if (st->phase == LZF_PACKED)
+        return lzf_unpack(st, p, io, err);
+    st->ulen = codec_be16(p);
+    st->phase = LZF_PACKED;
+    return CODEC_OK;
+}
+
+static const codec_unit_ops lzf_ops = {lzf_boundary, lzf_need, lzf_unit, lzf_stored};
 
 static int lzf_step(void *state, codec_io *io, op_error *err)
 {
-    lzf_state *st = state;
-    const unsigned char *p;
-    int r;
-
-    for (;;) {
-        if (st->dpos < st->dlen)
-            st->dpos += codec_emit(io, st->dbuf + st->dpos, st->dlen - st->dpos);
-        if (st->dpos < st->dlen || io->out_pos == io->out_cap)
-            return CODEC_OK;
-        if (st->g.have == 0 && io->in_pos == io->in_len) {
-            if (!io->in_eof)
-                return CODEC_OK;
-            return st->phase == LZF_HDR ? CODEC_END : CODEC_TRUNC;
-        }
-        if (st->phase == LZF_STORED) {
-            lzf_stored(st, io);
-            continue;
-        }
-        if (st->phase == LZF_HDR && st->g.have == 0)
-            st->chunk_start = io->in_base + io->in_pos;
-        r = codec_take(&st->g, io,
-                         st->phase == LZF_HDR    ? 5
-                         : st->phase == LZF_ULEN ? 2
-                                                 : st->len,
-                         &p, err);
-        if (r < 0)
-            return CODEC_ERR;
-        if (r == 0)
-            return io->in_eof ? CODEC_TRUNC : CODEC_OK;
-        if (st->phase == LZF_HDR) {
-            r = lzf_header(st, p, io, err);
-        } else if (st->phase == LZF_ULEN) {
-            st->ulen = codec_be16(p);
-            st->phase = LZF_PACKED;
-            r = CODEC_OK;
-        } else {
-            r = lzf_unpack(st, p, io, err);
-        }
-        codec_gather_reset(&st->g);
-        if (r != CODEC_OK)
-            return r;
-    }
+    return codec_units_step(&((lzf_state *)state)->u, &lzf_ops, state, io, err);
 }
 
 static void lzf_free(void *state)
@@ -189,7 +173,7 @@ static void lzf_free(void *state)
     lzf_state *st = state;
 
     if (st) {
-        codec_gather_free(&st->g);
+        codec_units_free(&st->u);
         free(st);
     }
 }

@@ -27,12 +27,9 @@
 enum { SN_HEADER_FULL, SN_HEADER_REST, SN_LEN, SN_CHUNK };
 
 typedef struct sn_state {
+    codec_units u; /* unit_start: the current header's or length's offset */
     int phase;
-    codec_gather g;
-    uint64_t unit_start; /* compressed offset of the current header/chunk */
     uint32_t clen;
-    unsigned char *dbuf; /* decoded chunk when it does not fit io->out */
-    size_t dcap, dlen, dpos;
 } sn_state;
 
 static int sn_sniff(const unsigned char *h, size_t len)
@@ -56,12 +53,14 @@ static int sn_bad(sn_state *st, codec_io *io, op_error *err, const char *what)
     op_error_set(err, OP_EPARSE,
                  "%s: corrupt snappy stream (snappy-java format): %s at "
                  "compressed byte %llu",
-                 io->name, what, (unsigned long long)st->unit_start);
+                 io->name, what, (unsigned long long)st->u.unit_start);
     return CODEC_ERR;
 }
 
-static size_t sn_need(const sn_state *st)
+static size_t sn_need(const void *state)
 {
+    const sn_state *st = state;
+
     switch (st->phase) {
     case SN_HEADER_FULL:
         return SN_HEADER;
@@ -102,36 +101,21 @@ static int sn_decode(sn_state *st, const unsigned char *p, codec_io *io,
             SNAPPY_OK ||
         olen > CODEC_MAX_BLOCK || olen > (size_t)st->clen * SN_MAX_RATIO + 64)
         return sn_bad(st, io, err, "bad chunk length prefix");
-    direct = io->out_cap - io->out_pos >= olen;
-    dst = io->out + io->out_pos;
-    if (!direct) {
-        if (st->dcap < olen) {
-            unsigned char *nb = realloc(st->dbuf, olen);
-            if (!nb) {
-                op_error_set(err, OP_ENOMEM, "%s: out of memory", io->name);
-                return CODEC_ERR;
-            }
-            st->dbuf = nb;
-            st->dcap = olen;
-        }
-        dst = st->dbuf;
-    }
+    if (!(dst = codec_units_dst(&st->u, io, olen, &direct, err)))
+        return CODEC_ERR;
     if (olen && snappy_uncompress((const char *)p, st->clen, (char *)dst,
                                   &olen) != SNAPPY_OK)
         return sn_bad(st, io, err, "undecodable chunk");
-    if (direct) {
-        io->out_pos += olen;
-    } else {
-        st->dlen = olen;
-        st->dpos = 0;
-    }
+    codec_units_put(&st->u, io, olen, direct);
     st->phase = SN_LEN;
     return CODEC_OK;
 }
 
-static int sn_unit(sn_state *st, const unsigned char *p, codec_io *io,
+static int sn_unit(void *state, const unsigned char *p, codec_io *io,
                    op_error *err)
 {
+    sn_state *st = state;
+
     switch (st->phase) {
     case SN_HEADER_FULL:
         if (memcmp(p, SN_MAGIC, SN_MAGIC_LEN) != 0)
@@ -150,36 +134,18 @@ static int sn_unit(sn_state *st, const unsigned char *p, codec_io *io,
     }
 }
 
+/* Between chunks: the stream may end, and (for messages) a unit starts.
+ * The header at the start is at offset 0 (unit_start's first value). */
+static int sn_boundary(const void *state)
+{
+    return ((const sn_state *)state)->phase == SN_LEN;
+}
+
+static const codec_unit_ops sn_ops = {sn_boundary, sn_need, sn_unit, NULL};
+
 static int sn_step(void *state, codec_io *io, op_error *err)
 {
-    sn_state *st = state;
-    const unsigned char *p;
-    int r;
-
-    for (;;) {
-        if (st->dpos < st->dlen)
-            st->dpos += codec_emit(io, st->dbuf + st->dpos, st->dlen - st->dpos);
-        if (st->dpos < st->dlen || io->out_pos == io->out_cap)
-            return CODEC_OK;
-        if (st->g.have == 0) {
-            if (io->in_pos == io->in_len) {
-                if (!io->in_eof)
-                    return CODEC_OK;
-                return st->phase == SN_LEN ? CODEC_END : CODEC_TRUNC;
-            }
-            if (st->phase != SN_CHUNK && st->phase != SN_HEADER_REST)
-                st->unit_start = io->in_base + io->in_pos;
-        }
-        r = codec_take(&st->g, io, sn_need(st), &p, err);
-        if (r < 0)
-            return CODEC_ERR;
-        if (r == 0)
-            return io->in_eof ? CODEC_TRUNC : CODEC_OK;
-        r = sn_unit(st, p, io, err);
-        codec_gather_reset(&st->g);
-        if (r != CODEC_OK)
-            return r;
-    }
+    return codec_units_step(&((sn_state *)state)->u, &sn_ops, state, io, err);
 }
 
 static void sn_free(void *state)
@@ -187,8 +153,7 @@ static void sn_free(void *state)
     sn_state *st = state;
 
     if (st) {
-        codec_gather_free(&st->g);
-        free(st->dbuf);
+        codec_units_free(&st->u);
         free(st);
     }
 }

@@ -2,7 +2,8 @@
  * diff.c - what changed between two runs (diff.h, docs/history.md#diff).
  * Works on the JSON shape of a run only, so it never names an engine: the
  * resources it reports are the model's resource metrics, whatever engine
- * filled them.
+ * filled them. diff_stored_run reads a run of the run store into that
+ * shape (optipipe diff and the server's /diff).
  */
 #include <fnmatch.h>
 #include <math.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #include "diff.h"
+#include "diff_findings.h"
+#include "store.h"
 
 /* Run metrics that say what a run had to work with (docs/model-*.md):
  * shown side by side even when equal, since "the same code on half the
@@ -83,9 +86,12 @@ static int put_map(cJSON *obj, const char *key, const mmap *m)
 
     if (put(obj, key, o))
         return -1;
-    for (i = 0; i < m->n; i++)
-        if (put(o, m->items[i].key, mvalue_json(&m->items[i].v)))
+    for (i = 0; i < m->n; i++) {
+        mvalue v = mentry_value(&m->items[i]);
+
+        if (put(o, mentry_key(&m->items[i]), mvalue_json(&v)))
             return -1;
+    }
     return 0;
 }
 
@@ -540,10 +546,166 @@ int diff_runs(const cJSON *a, const char *la, const cJSON *b,
                               cJSON_GetObjectItemCaseSensitive(b, "metrics"));
     bad = bad || diff_nodes(o, a, b, opts->top ? opts->top : DIFF_TOP_DEFAULT,
                             isnan(da) || isnan(db) ? NAN : db - da);
+    bad = bad || diff_findings(o, a, b);
     if (bad) {
         cJSON_Delete(o);
         return op_error_set(err, OP_ENOMEM, "diff: out of memory");
     }
     *out = o;
+    return 0;
+}
+
+/* ---- a stored run (JOB@latest, JOB@previous, JOB@best, a run id) -------------------------------------------------------------- */
+
+typedef struct found {
+    store *s;
+    cJSON *run;
+    double best_ms; /* JOB@best: the fastest so far */
+    int best;
+    int failed;     /* out of memory or a store error (in err) */
+    op_error *err;
+} found;
+
+static int add_node(void *ud, const store_node *n)
+{
+    cJSON *arr = ud, *o = cJSON_CreateObject();
+    int bad = !o || !cJSON_AddItemToArray(arr, o);
+
+    if (bad) {
+        cJSON_Delete(o);
+        return 1;
+    }
+    if (n->id) bad |= !cJSON_AddStringToObject(o, "id", n->id);
+    if (n->kind) bad |= !cJSON_AddStringToObject(o, "kind", n->kind);
+    if (n->name) bad |= !cJSON_AddStringToObject(o, "name", n->name);
+    if (n->status) bad |= !cJSON_AddStringToObject(o, "status", n->status);
+    if (n->set & MSET_DURATION_MS)
+        bad |= !cJSON_AddNumberToObject(o, "duration_ms", (double)n->duration_ms);
+    if (n->set & MSET_PARALLELISM)
+        bad |= !cJSON_AddNumberToObject(o, "parallelism", (double)n->parallelism);
+    return bad;
+}
+
+/* A stored JSON column (written by optipipe) as an object; an unreadable
+ * one is an empty object, the store already checked its size. */
+static int add_json(cJSON *o, const char *key, const char *text)
+{
+    cJSON *v = text ? cJSON_Parse(text) : NULL;
+
+    if (!cJSON_IsObject(v)) {
+        cJSON_Delete(v);
+        v = cJSON_CreateObject();
+    }
+    if (!v || !cJSON_AddItemToObject(o, key, v)) {
+        cJSON_Delete(v);
+        return 1;
+    }
+    return 0;
+}
+
+static int add_finding(void *ud, const store_finding *f)
+{
+    diff_finding_in in;
+
+    memset(&in, 0, sizeof in);
+    in.fingerprint = f->fingerprint;
+    in.legacy_fp = f->legacy_fp;
+    in.rule = f->rule;
+    in.severity = f->severity;
+    in.node = f->node;
+    in.message = f->message;
+    in.evidence_json = f->evidence_json;
+    return diff_finding_add(ud, &in) ? 1 : 0;
+}
+
+/* The stored run r in the shape diff_run_json writes, with its findings
+ * (diff_run_findings'). */
+static int stored_json(found *fd, const store_run *r, cJSON **out)
+{
+    cJSON *o = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *fs;
+    const char *strs[][2] = {{"source", r->source}, {"id", r->run_id},
+        {"job", r->job}, {"name", r->name}, {"status", r->status},
+        {"engine_version", r->engine_version}, {"origin", r->origin}};
+    size_t i;
+    int bad = !o || !nodes;
+
+    for (i = 0; !bad && i < sizeof strs / sizeof *strs; i++)
+        if (strs[i][1])
+            bad |= !cJSON_AddStringToObject(o, strs[i][0], strs[i][1]);
+    if (!bad && (r->set & MSET_STARTED_AT))
+        bad |= !cJSON_AddNumberToObject(o, "started_at", (double)r->started_at);
+    if (!bad && (r->set & MSET_DURATION_MS))
+        bad |= !cJSON_AddNumberToObject(o, "duration_ms", (double)r->duration_ms);
+    bad = bad || add_json(o, "config", r->config_json) ||
+          add_json(o, "metrics", r->metrics_json);
+    if (!bad && !cJSON_AddItemToObject(o, "nodes", nodes))
+        bad = 1;
+    else if (!bad)
+        nodes = NULL; /* o owns it */
+    if (!bad && store_each_node(fd->s, r->pk, add_node,
+                                cJSON_GetObjectItemCaseSensitive(o, "nodes"),
+                                fd->err))
+        bad = 1;
+    if (!bad && (!(fs = cJSON_AddArrayToObject(o, "findings")) ||
+                 store_each_finding(fd->s, r->pk, add_finding, fs, fd->err)))
+        bad = 1;
+    cJSON_Delete(nodes);
+    if (bad) {
+        cJSON_Delete(o);
+        if (!fd->err->msg[0])
+            op_error_set(fd->err, OP_ENOMEM, "diff: out of memory");
+        return 1;
+    }
+    *out = o;
+    return 0;
+}
+
+static int take_run(void *ud, const store_run *r)
+{
+    found *fd = ud;
+    cJSON *o;
+
+    if (fd->best && (!r->status || strcmp(r->status, "succeeded") ||
+                     !(r->set & MSET_DURATION_MS) ||
+                     (fd->run && (double)r->duration_ms >= fd->best_ms)))
+        return 0;
+    if (stored_json(fd, r, &o)) {
+        fd->failed = 1;
+        return 1;
+    }
+    cJSON_Delete(fd->run);
+    fd->run = o;
+    fd->best_ms = (double)r->duration_ms;
+    return fd->best ? 0 : 1; /* one run, unless looking for the best */
+}
+
+int diff_stored_run(store *st, const char *ref, cJSON **out, op_error *err)
+{
+    size_t n = strlen(ref);
+    found fd;
+    int rc;
+
+    memset(&fd, 0, sizeof fd);
+    fd.s = st;
+    fd.err = err;
+    if (n > 5 && !strcmp(ref + n - 5, "@best")) {
+        char job[4096];
+        snprintf(job, sizeof job, "%.*s", (int)(n - 5), ref);
+        fd.best = 1;
+        rc = store_each_run(st, job, NULL, NULL, 0, STORE_HISTORY_MAX, take_run,
+                            &fd, err);
+    } else {
+        rc = store_find_run(st, ref, take_run, &fd, err);
+    }
+    if (fd.failed || (rc && rc != 1)) {
+        cJSON_Delete(fd.run);
+        return err->code ? err->code : OP_EIO;
+    }
+    if (!fd.run)
+        return op_error_set(err, OP_ENOTFOUND, "%s: no stored run '%s' (a "
+                            "stored run is JOB@latest, JOB@previous, JOB@best "
+                            "or a run id; `optipipe history jobs` lists the "
+                            "jobs)", store_path(st), ref);
+    *out = fd.run;
     return 0;
 }

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "engine.h"
 #include "utf8.h"
+#include "wfile.h"
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -469,15 +470,17 @@ static int write_run(const char *path, const struct op_run *r,
                      const finding *const *fs, size_t n, FILE *diag,
                      size_t *nrefused, op_error *err)
 {
-    FILE *f = fopen(path, "w");
-    int bad;
+    wfile out;
+    int rc;
 
-    if (!f)
-        return op_error_set(err, OP_EIO, "%s: cannot write: %s", path,
-                            strerror(errno));
-    bad = emit_run(f, path, r, fs, n, diag, nrefused);
-    bad |= fclose(f) != 0;
-    return bad ? op_error_set(err, OP_EIO, "%s: write failed", path) : 0;
+    /* DIR may hold links planted where a patch goes: never followed */
+    if ((rc = wfile_open(&out, path, err)))
+        return rc;
+    if (emit_run(out.f, path, r, fs, n, diag, nrefused)) {
+        wfile_abort(&out);
+        return op_error_set(err, OP_EIO, "%s: write failed", path);
+    }
+    return wfile_commit(&out, err);
 }
 
 static int make_dir(const char *dir, op_error *err)

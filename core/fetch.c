@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "fetch.h"
 
 
@@ -27,11 +28,9 @@ void fetch_opts_init(fetch_opts *o)
     o->timeout_s = 30;
     o->retries = 2;
     o->diag = stderr;
-    o->interval_s = 60;
-    o->bp_wait_s = -1;
     o->min_rate = FETCH_MIN_RATE;
     o->min_rate_time_s = FETCH_MIN_RATE_TIME_S;
-    o->max_metric_names = FETCH_METRIC_NAMES;
+    engine_opts_init(o);
 }
 
 double fetch_deadline_s(const fetch_opts *o)
@@ -40,7 +39,7 @@ double fetch_deadline_s(const fetch_opts *o)
 
     if (o->max_time_s > 0)
         return o->max_time_s;
-    s = FETCH_MAX_TIME_S + (o->samples > 0 ? o->samples : 0) * o->interval_s;
+    s = FETCH_MAX_TIME_S + (o->polls > 0 ? o->polls : 0) * o->poll_interval_s;
     return s < 86400.0 * 30 ? s : 86400.0 * 30;
 }
 
@@ -49,7 +48,7 @@ uint64_t fetch_request_budget(const fetch_opts *o)
     if (o->max_requests)
         return o->max_requests;
     return (uint64_t)FETCH_REQUESTS_PER_POLL *
-           (1 + (uint64_t)(o->samples > 0 ? o->samples : 0));
+           (1 + (uint64_t)(o->polls > 0 ? o->polls : 0));
 }
 
 int fetch_is_url(const char *s)

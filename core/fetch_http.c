@@ -1,6 +1,7 @@
 /*
- * fetch_http.c - the one libcurl wrapper of the fetch commands. Every
- * request, Flink or Spark, goes through http_get / http_get_fd so that the
+ * fetch_http.c - the one libcurl wrapper of the fetch commands and the
+ * webhook notifications (notify.c). Every request, Flink or Spark or a
+ * webhook, goes through http_get / http_get_fd / http_post so that the
  * same rules hold everywhere: connect and total timeouts, a few retries
  * with backoff for what may be transient (connection errors, timeouts,
  * 5xx), a size cap enforced while receiving (not trusting Content-Length),
@@ -34,6 +35,7 @@ struct http_client {
     CURL *h;
     struct curl_slist *hdrs;
     const fetch_opts *o;
+    const char *method;        /* of the request under way, for messages */
     int64_t deadline_ms;       /* CLOCK_MONOTONIC */
     double max_time_s;
     uint64_t budget, requests; /* requests allowed, made */
@@ -356,41 +358,42 @@ static int fail(http_client *c, CURLcode cc, const sink *s, const char *url,
         snprintf(tries, sizeof tries, " (after %d attempts)", attempts);
     if (s->over || cc == CURLE_FILESIZE_EXCEEDED)
         return op_error_set(err, OP_ELIMIT,
-                            "GET %s: the response is larger than the cap of "
+                            "%s %s: the response is larger than the cap of "
                             "%llu bytes (--max-size)",
-                            url, (unsigned long long)max);
+                            c->method, url, (unsigned long long)max);
     if (s->io_err)
         return op_error_set(err, s->io_err == ENOMEM ? OP_ENOMEM : OP_EIO,
-                            "GET %s: cannot store the response: %s", url,
-                            strerror(s->io_err));
+                            "%s %s: cannot store the response: %s",
+                            c->method, url, strerror(s->io_err));
     if (cc == CURLE_UNSUPPORTED_PROTOCOL && !strncmp(why, "Protocol", 8))
         return op_error_set(err, OP_EIO,
-                            "GET %s: redirected to another scheme (http / "
+                            "%s %s: redirected to another scheme (http / "
                             "https), which is never followed: give the URL "
                             "with the scheme the server wants",
-                            url);
+                            c->method, url);
     if (cc == CURLE_OPERATION_TIMEDOUT && left_ms(c) == 0)
         return op_error_set(err, OP_EIO,
-                            "GET %s: stopped at the deadline of %g s "
+                            "%s %s: stopped at the deadline of %g s "
                             "(--max-time)%s",
-                            url, c->max_time_s, tries);
+                            c->method, url, c->max_time_s, tries);
     if (cc == CURLE_OPERATION_TIMEDOUT && strstr(why, "too slow"))
         return op_error_set(err, OP_EIO,
-                            "GET %s: %s (--min-rate %llu over "
+                            "%s %s: %s (--min-rate %llu over "
                             "--min-rate-time %g s)%s",
-                            url, why, (unsigned long long)c->o->min_rate,
+                            c->method, url, why,
+                            (unsigned long long)c->o->min_rate,
                             c->o->min_rate_time_s, tries);
     if (cc == CURLE_TOO_MANY_REDIRECTS)
         return op_error_set(err, OP_EIO,
-                            "GET %s: more than %d redirects (a redirect "
+                            "%s %s: more than %d redirects (a redirect "
                             "loop?)",
-                            url, FH_MAX_REDIRS);
+                            c->method, url, FH_MAX_REDIRS);
     if (is_tls_error(cc))
         return op_error_set(err, OP_EIO,
-                            "GET %s: TLS: %s; give the server's CA "
+                            "%s %s: TLS: %s; give the server's CA "
                             "certificate with --cacert FILE",
-                            url, why);
-    return op_error_set(err, OP_EIO, "GET %s: %s%s", url, why, tries);
+                            c->method, url, why);
+    return op_error_set(err, OP_EIO, "%s %s: %s%s", c->method, url, why, tries);
 }
 
 /* A redirect when o->no_redirects: its target may be a host the caller
@@ -402,9 +405,9 @@ static int redirect_refused(http_client *c, const char *url, long status,
 
     curl_easy_getinfo(c->h, CURLINFO_REDIRECT_URL, &to);
     return op_error_set(err, OP_EIO,
-                        "GET %s: HTTP %ld redirect to %.200s refused "
+                        "%s %s: HTTP %ld redirect to %.200s refused "
                         "(URL inputs follow no redirect)",
-                        url, status, to ? to : "(no Location)");
+                        c->method, url, status, to ? to : "(no Location)");
 }
 
 /* One request of the budget, with retries. timeout_ms: each attempt's
@@ -435,8 +438,9 @@ static int perform(http_client *c, const char *url, long timeout_ms, sink *s,
         if (s->p)
             s->p[0] = '\0';
         if (s->fd >= 0 && (ftruncate(s->fd, 0) || lseek(s->fd, 0, SEEK_SET)))
-            return op_error_set(err, OP_EIO, "GET %s: cannot reset the "
-                                "download file: %s", url, strerror(errno));
+            return op_error_set(err, OP_EIO, "%s %s: cannot reset the "
+                                "download file: %s", c->method, url,
+                                strerror(errno));
         c->errbuf[0] = '\0';
         *status = 0;
         curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, cut_ms(c, timeout_ms));
@@ -461,8 +465,9 @@ static int perform(http_client *c, const char *url, long timeout_ms, sink *s,
     }
 }
 
-int http_get(http_client *c, const char *url, uint64_t max, http_resp *r,
-             op_error *err)
+/* One request whose answer goes into memory (http_get, http_post). */
+static int to_memory(http_client *c, const char *url, uint64_t max,
+                     http_resp *r, op_error *err)
 {
     sink s;
     int rc;
@@ -485,6 +490,24 @@ int http_get(http_client *c, const char *url, uint64_t max, http_resp *r,
     return rc;
 }
 
+int http_get(http_client *c, const char *url, uint64_t max, http_resp *r,
+             op_error *err)
+{
+    c->method = "GET";
+    curl_easy_setopt(c->h, CURLOPT_HTTPGET, 1L);
+    return to_memory(c, url, max, r, err);
+}
+
+int http_post(http_client *c, const char *url, const char *body, size_t len,
+              uint64_t max, http_resp *r, op_error *err)
+{
+    c->method = "POST";
+    curl_easy_setopt(c->h, CURLOPT_POST, 1L);
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    return to_memory(c, url, max, r, err);
+}
+
 int http_get_fd(http_client *c, const char *url, int fd, uint64_t max,
                 long *status, uint64_t *bytes, op_error *err)
 {
@@ -493,6 +516,8 @@ int http_get_fd(http_client *c, const char *url, int fd, uint64_t max,
     long window = (to_ms(c->o->min_rate_time_s) + 999) / 1000;
     uint64_t rate = c->o->min_rate;
 
+    c->method = "GET";
+    curl_easy_setopt(c->h, CURLOPT_HTTPGET, 1L);
     memset(&s, 0, sizeof s);
     s.fd = fd;
     s.max = max;

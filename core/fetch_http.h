@@ -1,5 +1,6 @@
 /*
- * fetch_http.h - the single HTTP client of the fetch commands: one libcurl
+ * fetch_http.h - the single HTTP client of the fetch commands and the
+ * webhook notifications (notify.c): one libcurl
  * handle with the caps every request gets (connect and total timeouts,
  * bounded retries with backoff, a response size cap, bounded redirects
  * that keep the scheme, TLS verification unless --insecure), the budgets
@@ -55,6 +56,12 @@ int http_get(http_client *c, const char *url, uint64_t max, http_resp *r,
  * receives the HTTP status, *bytes the body size. */
 int http_get_fd(http_client *c, const char *url, int fd, uint64_t max,
                 long *status, uint64_t *bytes, op_error *err);
+
+/* POSTs body[0..len) to url (the client's headers say its type), the
+ * answer into r as http_get does, with the same retries: a 5xx answer or
+ * a connection error sends the same body again. */
+int http_post(http_client *c, const char *url, const char *body, size_t len,
+              uint64_t max, http_resp *r, op_error *err);
 
 void http_resp_free(http_resp *r);
 

@@ -61,6 +61,7 @@ static void finding_free(finding *f)
     free(f->node_name);
     free(f->message);
     free(f->recommendation);
+    free(f->savings_basis);
     cJSON_Delete(f->evidence);
     cJSON_Delete(f->changes);
 }
@@ -126,6 +127,12 @@ static int check_changes(const cJSON *changes, op_error *err)
         if (!cJSON_GetObjectItemCaseSensitive(c, "to"))
             return op_error_set(err, OP_EPARSE,
                                 "finding: changes[%d] needs 'to'", i);
+        if (cJSON_GetObjectItemCaseSensitive(c, "group") && !str_item(c, "group"))
+            return op_error_set(err, OP_EPARSE,
+                                "finding: changes[%d]: 'group' must be a string", i);
+        if (cJSON_GetObjectItemCaseSensitive(c, "choice") && !str_item(c, "choice"))
+            return op_error_set(err, OP_EPARSE,
+                                "finding: changes[%d]: 'choice' must be a string", i);
     }
     return 0;
 }
@@ -193,6 +200,7 @@ static int fill_finding(finding *f, const model *m, const cJSON *obj)
     f->recommendation = util_strdup(str_item(obj, "recommendation"), &oom);
     f->sev = (severity)severity_parse(str_item(obj, "severity"));
     f->impact_ms = impact_of(obj);
+    f->savings = -1;
     f->run_index = run ? run->index : SIZE_MAX;
     if (run) {
         f->source = util_strdup(run->source, &oom);
@@ -213,6 +221,45 @@ static int fill_finding(finding *f, const model *m, const cJSON *obj)
     return oom ? OP_ENOMEM : 0;
 }
 
+/* A change's value as text for comparing (a number as %.17g, so "16"
+ * and 16 are one value); 0 when it is no scalar. */
+static int change_text(const cJSON *v, char *buf, size_t cap)
+{
+    if (cJSON_IsString(v))
+        return snprintf(buf, cap, "%s", v->valuestring) < (int)cap;
+    if (cJSON_IsNumber(v))
+        return snprintf(buf, cap, "%.17g", v->valuedouble) < (int)cap;
+    if (cJSON_IsBool(v))
+        return snprintf(buf, cap, "%s", cJSON_IsTrue(v) ? "true" : "false") > 0;
+    return 0;
+}
+
+/* Whether change c proposes the value already set (from = to: `30s ->
+ * 30s`, `2 -> 2`, `"16" -> 16`): a recommendation that changes nothing. */
+static int change_is_noop(const cJSON *c)
+{
+    char a[256], b[256];
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(c, "from");
+    const cJSON *to = cJSON_GetObjectItemCaseSensitive(c, "to");
+
+    if (cJSON_IsNumber(from) && cJSON_IsNumber(to))
+        return from->valuedouble == to->valuedouble;
+    return change_text(from, a, sizeof a) && change_text(to, b, sizeof b) &&
+           strcmp(a, b) == 0;
+}
+
+/* Removes f's changes that change nothing; 1 when it had changes and
+ * none is left (the finding's recommendation is already in place). */
+static int drop_noop_changes(finding *f)
+{
+    int n = cJSON_GetArraySize(f->changes), i, had = n > 0;
+
+    for (i = n - 1; i >= 0; i--)
+        if (change_is_noop(cJSON_GetArrayItem(f->changes, i)))
+            cJSON_DeleteItemFromArray(f->changes, i);
+    return had && cJSON_GetArraySize(f->changes) == 0;
+}
+
 int results_add_finding(results *r, const model *m, const cJSON *obj,
                         op_error *err)
 {
@@ -229,6 +276,11 @@ int results_add_finding(results *r, const model *m, const cJSON *obj,
     if (rc) {
         finding_free(f);
         return op_error_set(err, rc, "out of memory");
+    }
+    if (drop_noop_changes(f)) { /* never made: it would set what is set */
+        finding_free(f);
+        r->noop_dropped++;
+        return 0;
     }
     r->n++;
     return 0;
@@ -352,13 +404,15 @@ static char *value_text(const cJSON *v)
     return cJSON_IsString(v) ? strdup(v->valuestring) : cJSON_PrintUnformatted(v);
 }
 
-/* Appends to lost's message why its change c was dropped for kc of kept. */
+/* Appends to lost's message why its change c was dropped for kc of kept:
+ * the same setting, or (alt) an alternative in the same group. */
 static int note_dropped(finding *lost, const cJSON *c, const finding *kept,
-                        const cJSON *kc)
+                        const cJSON *kc, int alt)
 {
     char *to = value_text(cJSON_GetObjectItemCaseSensitive(c, "to"));
     char *kto = value_text(cJSON_GetObjectItemCaseSensitive(kc, "to"));
     const char *key = str_item(c, "key");
+    const char *on = kept->node_id ? " on " : "", *node = kept->node_id ? kept->node_id : "";
     char *msg = NULL;
     int rc = OP_ENOMEM, n;
 
@@ -366,16 +420,25 @@ static int note_dropped(finding *lost, const cJSON *c, const finding *kept,
         goto out;
 #define NOTE_FMT "%s [Not proposed: %s = %s, because %s%s%s proposes %s for " \
                  "the same setting and is kept: %s.]"
-#define NOTE_ARGS lost->message, key, to, kept->rule, \
-                  kept->node_id ? " on " : "", \
-                  kept->node_id ? kept->node_id : "", kto, win_reason(kept, lost)
-    n = snprintf(NULL, 0, NOTE_FMT, NOTE_ARGS);
+#define NOTE_ARGS lost->message, key, to, kept->rule, on, node, kto, \
+                  win_reason(kept, lost)
+#define ALT_FMT "%s [Not proposed: %s = %s, because %s%s%s proposes %s = %s " \
+                "instead (one %s, not both) and is kept: %s.]"
+#define ALT_ARGS lost->message, key, to, kept->rule, on, node, \
+                 str_item(kc, "key"), kto, str_item(c, "group"), \
+                 win_reason(kept, lost)
+    n = alt ? snprintf(NULL, 0, ALT_FMT, ALT_ARGS) : snprintf(NULL, 0, NOTE_FMT, NOTE_ARGS);
     msg = n < 0 ? NULL : malloc((size_t)n + 1);
     if (!msg)
         goto out;
-    snprintf(msg, (size_t)n + 1, NOTE_FMT, NOTE_ARGS);
+    if (alt)
+        snprintf(msg, (size_t)n + 1, ALT_FMT, ALT_ARGS);
+    else
+        snprintf(msg, (size_t)n + 1, NOTE_FMT, NOTE_ARGS);
 #undef NOTE_FMT
 #undef NOTE_ARGS
+#undef ALT_FMT
+#undef ALT_ARGS
     free(lost->message);
     lost->message = msg;
     rc = 0;
@@ -399,6 +462,7 @@ static const char *scope_of(const finding *f, const cJSON *c)
  * O(n), not O(n^2) (a pack may report 10,000 findings per rule). */
 typedef struct kept_change {
     uint64_t h;          /* 0: empty slot */
+    int group;           /* a group's slot, not a setting's */
     const finding *f;
     const cJSON *c;
 } kept_change;
@@ -408,41 +472,99 @@ typedef struct kept_set {
     size_t cap; /* a power of two, at least twice the changes */
 } kept_set;
 
-static uint64_t setting_hash(const finding *f, const cJSON *c)
+/* A slot holds either a setting (run, scope, key) or a group (run,
+ * group): the first change of the group, whose finding owns it. */
+static uint64_t setting_hash(const finding *f, const cJSON *c, int group)
 {
     char run[24];
     uint64_t h = 1469598103934665603ull;
 
     snprintf(run, sizeof run, "%zu", f->run_index);
-    h = fnv(fnv(fnv(h, run), scope_of(f, c)), str_item(c, "key"));
+    if (group)
+        h = fnv(fnv(fnv(h, run), "\001group"), str_item(c, "group"));
+    else
+        h = fnv(fnv(fnv(h, run), scope_of(f, c)), str_item(c, "key"));
     return h ? h : 1;
 }
 
 static int same_setting(const finding *a, const cJSON *ca, const finding *b,
-                        const cJSON *cb)
+                        const cJSON *cb, int group)
 {
-    return a->run_index == b->run_index &&
-           !cmp_str(scope_of(a, ca), scope_of(b, cb)) &&
+    if (a->run_index != b->run_index)
+        return 0;
+    if (group)
+        return !cmp_str(str_item(ca, "group"), str_item(cb, "group"));
+    return !cmp_str(scope_of(a, ca), scope_of(b, cb)) &&
            !cmp_str(str_item(ca, "key"), str_item(cb, "key"));
 }
 
-/* The slot of f's change c: the kept change of that setting, or the empty
- * slot where it goes. */
+/* The slot of f's change c (its setting, or its group): the kept change,
+ * or the empty slot (all zero) where it goes. */
 static kept_change *kept_slot(kept_set *ks, const finding *f, const cJSON *c,
-                              uint64_t h)
+                              int group)
 {
+    uint64_t h = setting_hash(f, c, group);
     size_t i = (size_t)h & (ks->cap - 1);
 
     while (ks->slot[i].h &&
-           !(ks->slot[i].h == h && same_setting(ks->slot[i].f, ks->slot[i].c, f, c)))
+           !(ks->slot[i].h == h &&
+             ks->slot[i].group == group &&
+             same_setting(ks->slot[i].f, ks->slot[i].c, f, c, group)))
         i = (i + 1) & (ks->cap - 1);
     return &ks->slot[i];
 }
 
+/* Keeps f's change c for its setting (or its group) when nothing is kept
+ * there yet. */
+static void keep(kept_set *ks, const finding *f, const cJSON *c, int group)
+{
+    kept_change *k = kept_slot(ks, f, c, group);
+
+    if (k->h)
+        return;
+    k->h = setting_hash(f, c, group);
+    k->group = group;
+    k->f = f;
+    k->c = c;
+}
+
+/* Whether f's change c may stay: its setting has no other value kept, and
+ * its group (a choice among alternatives: a fixed cluster size or
+ * autoscaling) is f's own, or the owner made the same `choice`, or the
+ * owner proposes exactly c too. On a loss
+ * *kept and *kc say what won and *alt whether it was the group. */
+static int change_stays(kept_set *ks, const finding *f, const cJSON *c,
+                        const finding **kept, const cJSON **kc, int *alt)
+{
+    kept_change *s = kept_slot(ks, f, c, 0), *g = NULL;
+    const cJSON *to = cJSON_GetObjectItemCaseSensitive(c, "to");
+
+    if (str_item(c, "group"))
+        g = kept_slot(ks, f, c, 1);
+    if (s->f && !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(s->c, "to"), to, 1)) {
+        *kept = s->f, *kc = s->c, *alt = 0;
+        return 0;
+    }
+    if (g && g->f && g->f != f && s->f != g->f &&
+        !(str_item(c, "choice") && !cmp_str(str_item(c, "choice"), str_item(g->c, "choice")))) {
+        /* another finding owns the group with another choice (or none)
+         * and proposes no such change */
+        *kept = g->f, *kc = g->c, *alt = 1;
+        return 0;
+    }
+    /* s and g may be one empty slot: each is looked up again to keep it */
+    keep(ks, f, c, 0);
+    if (g)
+        keep(ks, f, c, 1);
+    return 1;
+}
+
 /* Within one run, no two findings may set one (scope, key) to different
- * values: the first in rank order (severity, then impact, then rule id)
- * keeps its change; each later one loses the conflicting change and its
- * message names the kept finding. Runs after fingerprinting, so a
+ * values, nor propose different changes of one group (alternatives: the
+ * first finding with a change of the group owns it): the first in rank
+ * order (severity, then impact, then rule id) keeps its change; each
+ * later one loses the conflicting change and its message names the kept
+ * finding. Runs after fingerprinting, so a
  * finding's fingerprint does not depend on whether another rule fired. */
 static int reconcile(results *r)
 {
@@ -454,7 +576,7 @@ static int reconcile(results *r)
         n += (size_t)cJSON_GetArraySize(r->f[i].changes);
     if (n < 2)
         return 0;
-    while (ks.cap < 2 * n)
+    while (ks.cap < 4 * n) /* a setting and a group slot per change */
         ks.cap *= 2;
     ks.slot = calloc(ks.cap, sizeof *ks.slot);
     if (!ks.slot)
@@ -463,16 +585,12 @@ static int reconcile(results *r)
         cJSON *c = r->f[i].changes ? r->f[i].changes->child : NULL;
         while (c && !rc) {
             cJSON *next = c->next;
-            uint64_t h = setting_hash(&r->f[i], c);
-            kept_change *k = kept_slot(&ks, &r->f[i], c, h);
-            if (!k->h) {
-                k->h = h;
-                k->f = &r->f[i];
-                k->c = c;
-            } else if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(k->c, "to"),
-                                      cJSON_GetObjectItemCaseSensitive(c, "to"), 1)) {
+            const finding *kept;
+            const cJSON *kc;
+            int alt;
+            if (!change_stays(&ks, &r->f[i], c, &kept, &kc, &alt)) {
                 /* the note first: on failure the change stays, visibly */
-                rc = note_dropped(&r->f[i], c, k->f, k->c);
+                rc = note_dropped(&r->f[i], c, kept, kc, alt);
                 if (!rc)
                     cJSON_Delete(cJSON_DetachItemViaPointer(r->f[i].changes, c));
             }

@@ -1,13 +1,18 @@
 /*
  * input_parts.c - logs split over several files that say so in their
- * first line, found by content, never by name. Which first lines open a
- * part, and of which log (key) at which place (order), each engine says
- * in the engine table (op_engine_parts, engine.h); here the parts of one
- * key are put in order and read as one stream (input_open_list), wherever
- * they lie: in one folder, given as separate files, in any name order.
+ * first line, found by content. Which first lines open a part, and of
+ * which log (key) at which place (order), each engine says in the engine
+ * table (op_engine_parts, engine.h); here the parts of one key are put in
+ * order and read as one stream (input_open_list), wherever they lie: in
+ * one folder, given as separate files, in any name order. A file whose
+ * first line says nothing may still be a part by its name (an engine's
+ * part_name: parts written without that line); those join only the parts
+ * named so in the same folder, in the order their names give.
  * Gaps in the order are the reader's to report (it sees every part's
  * first line).
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +20,26 @@
 #include "input.h"
 
 #define PART_HEAD 4096 /* the first line that says so is short */
+
+/* A part by its name (engine_part_named), its key scoped to its folder:
+ * "<key>@<hash of the folder>". */
+static int part_by_name(const char *path, const char *line, size_t len,
+                        input_part *p)
+{
+    const char *base = strrchr(path, '/');
+    uint64_t h = 1469598103934665603ull;
+    size_t d = base ? (size_t)(base - path) : 0, i, n;
+    char key[sizeof p->key];
+
+    if (!engine_part_named(base ? base + 1 : path, line, len, key, sizeof key,
+                           &p->order))
+        return 0;
+    for (i = 0; i < d; i++)
+        h = (h ^ (unsigned char)path[i]) * 1099511628211ull;
+    n = (size_t)snprintf(p->key, sizeof p->key, "%s@%016llx", key,
+                         (unsigned long long)h);
+    return n < sizeof p->key;
+}
 
 int input_part_of(const char *path, const input_limits *limits,
                   input_part *p)
@@ -32,7 +57,8 @@ int input_part_of(const char *path, const input_limits *limits,
         while (i < len && i < PART_HEAD && head[i] != '\n')
             i++;
         is = engine_part_of((const char *)head, i, p->key, sizeof p->key,
-                            &p->order);
+                            &p->order) ||
+             part_by_name(path, (const char *)head, i, p);
     }
     input_close(s);
     if (!is)

@@ -8,6 +8,7 @@
  * <zip>/<member> so that messages name the archive and the member.
  */
 #include "input_zip.h"
+#include "testhook.h"
 #include "util.h"
 
 #include <errno.h>
@@ -72,7 +73,9 @@ int input_zips_add(input_zips *z, const char *path, unzip_opts *o,
     }
     z->v[z->n++] = zp; /* from here on removed by input_zips_free */
     *tmp = zp.tmp;
-    return unzip_to_dir(path, zp.tmp, o, res, err);
+    if ((rc = unzip_to_dir(path, zp.tmp, o, res, err)) == 0)
+        op_testhook("zip.unpacked");
+    return rc;
 }
 
 /* The folder of z that path lies in (its length in *n), or NULL. */

@@ -81,8 +81,10 @@ static void push_map(lua_State *L, const mmap *m)
 
     lua_createtable(L, 0, (int)m->n);
     for (i = 0; i < m->n; i++) {
-        push_mvalue(L, &m->items[i].v);
-        lua_setfield(L, -2, m->items[i].key);
+        mvalue v = mentry_value(&m->items[i]);
+
+        push_mvalue(L, &v);
+        lua_setfield(L, -2, mentry_key(&m->items[i]));
     }
     sbx_readonly_fixed(L, 0);
 }

@@ -53,7 +53,7 @@ void rule_meta_clear(rule_meta *m)
 /* ---- loading ------------------------------------------------------------- */
 
 typedef struct load_state {
-    char *buf;
+    char *buf; /* the process' text of the file (rule_text_of) */
     size_t n;
     const char *chunkname;
 } load_state;
@@ -319,6 +319,59 @@ fail:
     return -1;
 }
 
+/* The rule files read so far, by path: each is read from disk once per
+ * process, so that a worker forked later (rules.c: an isolated pack's
+ * load and run workers) runs the very text the parent read, and a file
+ * changed or swapped after it was read changes nothing until the next
+ * process. Grows with the files loaded (at most MAX_RULE_FILES per pack,
+ * LRULE_FILE_MAX each); never freed (reachable until exit). */
+typedef struct rule_text {
+    char *path, *buf;
+    size_t n;
+} rule_text;
+static rule_text *texts;
+static size_t ntexts, texts_cap;
+
+/* *buf: the text, owned by the table (sbx_load_text may turn a "#!"
+ * line into a comment in place: the same text each time). */
+static int rule_text_of(const sbx *s, const char *path, char **buf,
+                        size_t *n, char **reason)
+{
+    char *b = NULL, *p = NULL;
+    size_t i, len = 0;
+
+    for (i = 0; i < ntexts; i++)
+        if (strcmp(texts[i].path, path) == 0) {
+            *buf = texts[i].buf;
+            *n = texts[i].n;
+            return 0;
+        }
+    if (read_rule_file(s, path, &b, &len, reason))
+        return -1;
+    if (!(p = strdup(path)) || OP_GROW(texts, texts_cap, ntexts + 1, 16)) {
+        free(p);
+        free(b);
+        *reason = strdup("out of memory");
+        return -1;
+    }
+    texts[ntexts].path = p;
+    texts[ntexts].buf = b;
+    texts[ntexts].n = len;
+    ntexts++;
+    *buf = b;
+    *n = len;
+    return 0;
+}
+
+int lrule_read(const sbx *s, const char *path, char **reason)
+{
+    char *buf;
+    size_t n;
+
+    *reason = NULL;
+    return rule_text_of(s, path, &buf, &n, reason);
+}
+
 int lrule_load(sbx *s, const char *path, const char *pack, int trusted,
                const rule_limits *lim, rule_meta *meta, int *fn_ref,
                char **reason)
@@ -332,7 +385,7 @@ int lrule_load(sbx *s, const char *path, const char *pack, int trusted,
     memset(&ls, 0, sizeof ls);
     *fn_ref = LUA_NOREF;
     *reason = NULL;
-    if (read_rule_file(s, path, &ls.buf, &ls.n, reason))
+    if (rule_text_of(s, path, &ls.buf, &ls.n, reason))
         return -1;
     chunkname = malloc(strlen(path) + 2);
     if (!chunkname)
@@ -373,7 +426,6 @@ int lrule_load(sbx *s, const char *path, const char *pack, int trusted,
     *fn_ref = vs.fn_ref;
     rc = 0;
 out:
-    free(ls.buf);
     free(chunkname);
     return rc;
 }

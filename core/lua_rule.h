@@ -24,7 +24,7 @@ void rule_meta_clear(rule_meta *m);
 
 /*
  * Loads the rule file path into s: reads it (at most LRULE_FILE_MAX
- * bytes), compiles it text-only as "@path" with its own _ENV, runs the
+ * bytes; once per process, lrule_read), compiles it text-only as "@path" with its own _ENV, runs the
  * chunk under lim's instruction and time budget and validates the table it
  * returns into *meta (fields malloc'd: id, title, description, file, pack,
  * sev/default_sev, sources, tags, options (an object, {} when absent);
@@ -37,6 +37,12 @@ int lrule_load(sbx *s, const char *path, const char *pack, int trusted,
                const rule_limits *lim, rule_meta *meta, int *fn_ref,
                char **reason);
 
+/* Reads the rule file path (inside s's pack or SDK folder) into the
+ * process' rule texts, as lrule_load does first: lrule_load of path
+ * later, also in a forked child, runs that text and reads no file. 0, or
+ * -1 with *reason (caller frees). */
+int lrule_read(const sbx *s, const char *path, char **reason);
+
 /* Releases what lrule_load gave a rule. */
 void lrule_unref(sbx *s, int fn_ref);
 
@@ -45,9 +51,6 @@ void lrule_unref(sbx *s, int fn_ref);
 cJSON *rule_meta_to_json(const rule_meta *m);
 int rule_meta_from_json(const cJSON *j, rule_meta *m);
 
-/* Returns the options a call gets: m->options merged (recursively for
- * objects) with m->overrides. New object owned by the caller; NULL on OOM. */
-cJSON *rule_meta_merged_options(const rule_meta *m);
 
 /* One call of a rule's check function. */
 typedef struct lrule_call {

@@ -1,9 +1,12 @@
 /*
  * model.c - the metrics model and the builder plugins fill it through.
  *
- * Everything lives in the model's arena. Arrays grow by doubling inside the
- * arena (the old copy is simply abandoned: models are built once and then
- * freed whole). Out of memory sets a sticky flag that the builder reports
+ * Everything lives in the model's arena. Arrays grow inside the arena,
+ * by half again from 16 elements on (doubling while small), and hand their
+ * old copy back to the arena for the next array to reuse (arena_grow), so
+ * a node's maps cost about their final size, not three times it. Map keys
+ * are interned: the hundred-odd metric names of a Spark log are stored
+ * once, not once per stage. Out of memory sets a sticky flag that the builder reports
  * once; later calls become no-ops, so plugins need no check per call.
  */
 #include "model.h"
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "utf8.h"
+#include "map_packs.h"
 
 /* Refusals beyond this many per input are counted, not described. */
 #define REFUSAL_NOTES_MAX 16
@@ -30,6 +34,18 @@ typedef struct mbuilder {
 
 /* ---- growth helpers ---------------------------------------------------- */
 
+/* The capacity after cap: 1 first (many a node's map holds one or two
+ * entries), doubling to 16, then half again (what an array costs over
+ * its final size stays under a half). */
+static size_t next_cap(size_t cap)
+{
+    if (cap < 1)
+        return 1;
+    if (cap < 16)
+        return cap * 2;
+    return cap > SIZE_MAX / 3 ? SIZE_MAX : cap + cap / 2;
+}
+
 /* Makes room for one more element in *items (elem bytes each). */
 static int grow(model *m, void **items, size_t n, size_t *cap, size_t elem)
 {
@@ -38,14 +54,19 @@ static int grow(model *m, void **items, size_t n, size_t *cap, size_t elem)
 
     if (n < *cap)
         return 0;
-    ncap = *cap ? *cap * 2 : 8;
+    /* In place, one element at a time: the array then ends at its final
+     * size (a stage's metrics are set one after another). */
+    if (*cap && *cap <= SIZE_MAX / elem - 1 &&
+        arena_extend(m->a, *items, *cap * elem, (*cap + 1) * elem) == 0) {
+        *cap += 1;
+        return 0;
+    }
+    ncap = next_cap(*cap);
     if (ncap > SIZE_MAX / elem)
         goto oom;
-    p = arena_alloc(m->a, ncap * elem);
+    p = arena_grow(m->a, *cap ? *items : NULL, *cap * elem, ncap * elem);
     if (!p)
         goto oom;
-    if (n)
-        memcpy(p, *items, n * elem);
     *items = p;
     *cap = ncap;
     return 0;
@@ -76,7 +97,7 @@ static int writable(const model *m)
 /* Small maps are searched linearly; from this size on a hash of indexes
  * keeps inserting k keys linear in k (Spark runs carry hundreds of
  * properties, Flink exports thousands of config keys). */
-#define HIDX_FROM 16
+#define HIDX_FROM 48 /* interned keys: a scan compares pointers */
 
 static uint64_t hash_bytes(uint64_t h, const char *s)
 {
@@ -112,6 +133,7 @@ static int hidx_rebuild(model *m, uint32_t **idx, size_t *cap, size_t n,
             h = (h + 1) & (ncap - 1);
         t[h] = (uint32_t)i + 1;
     }
+    arena_release(m->a, *idx, *cap * sizeof **idx);
     *idx = t;
     *cap = ncap;
     return 0;
@@ -121,38 +143,84 @@ static int hidx_rebuild(model *m, uint32_t **idx, size_t *cap, size_t n,
 
 static uint64_t mentry_hash(const void *items, size_t i)
 {
-    return hash_bytes(HASH_SEED, ((const mentry *)items)[i].key);
+    return hash_bytes(HASH_SEED, mentry_key(&((const mentry *)items)[i]));
 }
 
+/* The model's one copy of the string s (keys of maps and names of
+ * distributions), or NULL on out of memory. */
+static const char *intern(model *m, const char *s)
+{
+    uint64_t hv = hash_bytes(HASH_SEED, s);
+    size_t h, i;
+
+    if (m->nkeys * 2 + 2 > m->keys_cap) {
+        size_t ncap = m->keys_cap ? m->keys_cap * 2 : 256;
+        const char **t;
+
+        if (ncap > SIZE_MAX / sizeof *t)
+            goto oom;
+        t = arena_alloc(m->a, ncap * sizeof *t);
+        if (!t)
+            goto oom;
+        for (i = 0; i < m->keys_cap; i++)
+            if (m->keys[i]) {
+                h = hash_bytes(HASH_SEED, m->keys[i]) & (ncap - 1);
+                while (t[h])
+                    h = (h + 1) & (ncap - 1);
+                t[h] = m->keys[i];
+            }
+        arena_release(m->a, (void *)m->keys, m->keys_cap * sizeof *t);
+        m->keys = t;
+        m->keys_cap = ncap;
+    }
+    for (h = hv & (m->keys_cap - 1); m->keys[h]; h = (h + 1) & (m->keys_cap - 1))
+        if (strcmp(m->keys[h], s) == 0)
+            return m->keys[h];
+    m->keys[h] = arena_keydup(m->a, s); /* 4-aligned: see mentry */
+    if (!m->keys[h])
+        m->failed = 1;
+    if (!m->keys[h])
+        return NULL;
+    m->nkeys++;
+    return m->keys[h];
+oom:
+    m->failed = 1;
+    return NULL;
+}
+
+/* The entry of key in map, where key is interned (intern()): while a map
+ * is built its keys are the interned copies, so a pointer compares them. */
 static mentry *mmap_lookup(const mmap *map, const char *key)
 {
     size_t i, h;
 
     if (!map->hidx) {
         for (i = 0; i < map->n; i++)
-            if (strcmp(map->items[i].key, key) == 0)
+            if (mentry_key(&map->items[i]) == key)
                 return &map->items[i];
         return NULL;
     }
     h = hash_bytes(HASH_SEED, key) & (map->hcap - 1);
     for (; map->hidx[h]; h = (h + 1) & (map->hcap - 1))
-        if (strcmp(map->items[map->hidx[h] - 1].key, key) == 0)
+        if (mentry_key(&map->items[map->hidx[h] - 1]) == key)
             return &map->items[map->hidx[h] - 1];
     return NULL;
 }
 
-static mentry *mmap_slot(model *m, mmap *map, const char *key)
+static mentry *mmap_slot(model *m, mmap *map, const char *name)
 {
-    mentry *e = mmap_lookup(map, key);
+    const char *key = intern(m, name);
+    mentry *e;
 
+    if (!key)
+        return NULL;
+    e = mmap_lookup(map, key);
     if (e)
         return e;
     if (grow(m, (void **)&map->items, map->n, &map->cap, sizeof(mentry)))
         return NULL;
     e = &map->items[map->n];
-    e->key = dup(m, key);
-    if (!e->key)
-        return NULL;
+    e->tkey = (uintptr_t)key;
     map->n++;
     if (map->n >= HIDX_FROM && map->n * 2 + 2 > map->hcap &&
         hidx_rebuild(m, &map->hidx, &map->hcap, map->n, mentry_hash,
@@ -180,8 +248,10 @@ static void mmap_set(model *m, mmap *map, const char *key, mvalue v)
             return;
     }
     e = mmap_slot(m, map, key);
-    if (e)
-        e->v = v;
+    if (e) {
+        e->tkey = (uintptr_t)mentry_key(e) | (uintptr_t)v.t;
+        e->u = v.u;
+    }
 }
 
 static mvalue mv_num(double n)
@@ -214,7 +284,7 @@ static mvalue mv_bool(int b)
 
 static int mentry_cmp(const void *a, const void *b)
 {
-    return strcmp(((const mentry *)a)->key, ((const mentry *)b)->key);
+    return strcmp(mentry_key(a), mentry_key(b));
 }
 
 static void mmap_sort(mmap *map)
@@ -231,7 +301,7 @@ const mentry *mmap_get(const mmap *map, const char *key)
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(map->items[mid].key, key);
+        int c = strcmp(mentry_key(&map->items[mid]), key);
         if (c == 0)
             return &map->items[mid];
         if (c < 0)
@@ -516,9 +586,9 @@ static uint64_t hash_str(const char *s)
 static int node_tab_grow(model *m, struct op_run *r)
 {
     size_t cap = r->node_tab_cap ? r->node_tab_cap * 2 : 64, i;
-    struct op_node **tab;
+    uint32_t *tab;
 
-    if (cap > SIZE_MAX / sizeof *tab)
+    if (cap > SIZE_MAX / sizeof *tab || r->nnodes >= UINT32_MAX)
         goto oom;
     tab = arena_alloc(m->a, cap * sizeof *tab);
     if (!tab)
@@ -527,8 +597,9 @@ static int node_tab_grow(model *m, struct op_run *r)
         size_t h = hash_str(r->nodes[i]->id) & (cap - 1);
         while (tab[h])
             h = (h + 1) & (cap - 1);
-        tab[h] = r->nodes[i];
+        tab[h] = (uint32_t)i + 1;
     }
+    arena_release(m->a, r->node_tab, r->node_tab_cap * sizeof *tab);
     r->node_tab = tab;
     r->node_tab_cap = cap;
     return 0;
@@ -537,40 +608,47 @@ oom:
     return -1;
 }
 
-static struct op_node **node_slot(const struct op_run *r, const char *id)
+/* The slot of id in r's index: holding its node's index + 1, or 0 where
+ * it would go. NULL when r has no index yet. */
+static uint32_t *node_slot(const struct op_run *r, const char *id)
 {
     size_t h;
 
     if (!r->node_tab_cap)
         return NULL;
     h = hash_str(id) & (r->node_tab_cap - 1);
-    while (r->node_tab[h] && strcmp(r->node_tab[h]->id, id) != 0)
+    while (r->node_tab[h] && strcmp(r->nodes[r->node_tab[h] - 1]->id, id) != 0)
         h = (h + 1) & (r->node_tab_cap - 1);
     return &r->node_tab[h];
 }
 
 const struct op_node *model_find_node(const struct op_run *r, const char *id)
 {
-    struct op_node **slot;
+    uint32_t *slot;
 
     if (!r || !id)
         return NULL;
     slot = node_slot(r, id);
-    return slot ? *slot : NULL;
+    return slot && *slot ? r->nodes[*slot - 1] : NULL;
 }
 
 static op_node *b_node(op_builder *ob, op_run *r, const char *id)
 {
     model *m = ((mbuilder *)ob)->m;
-    struct op_node **slot, *n;
+    uint32_t *slot;
+    struct op_node *n;
 
     if (!r || !id || !writable(m))
         return NULL;
     slot = node_slot(r, id);
     if (slot && *slot)
-        return *slot;
+        return r->nodes[*slot - 1];
     if (id_refused((mbuilder *)ob, r, "node", id))
         return NULL;
+    if (r->nnodes >= UINT32_MAX - 1) { /* the index holds index + 1 */
+        m->failed = 1;
+        return NULL;
+    }
     /* keep the load factor under one half */
     if ((r->nnodes + 1) * 2 > r->node_tab_cap && node_tab_grow(m, r))
         return NULL;
@@ -585,10 +663,10 @@ static op_node *b_node(op_builder *ob, op_run *r, const char *id)
     n->id = dup(m, id);
     if (!n->id)
         return NULL;
-    n->index = r->nnodes;
+    n->index = (uint32_t)r->nnodes;
     n->run = r;
     r->nodes[r->nnodes++] = n;
-    *node_slot(r, id) = n;
+    *node_slot(r, id) = (uint32_t)r->nnodes;
     return n;
 }
 
@@ -601,8 +679,8 @@ static void b_node_str(op_builder *ob, op_node *n, enum op_field f,
     if (!n || !writable(m))
         return;
     slot = str_field(NULL, n, f);
-    if (slot)
-        *slot = dup(m, v);
+    if (slot) /* kinds, statuses and most names repeat from node to node */
+        *slot = v ? intern(m, v) : NULL;
 }
 
 static void b_node_int(op_builder *ob, op_node *n, enum op_ifield f,
@@ -667,15 +745,18 @@ static void b_node_dist(op_builder *ob, op_node *n, const char *metric,
 
     if (!n || !metric || !d || !writable(m))
         return;
+    metric = intern(m, metric);
+    if (!metric)
+        return;
     for (i = 0; i < n->ndists; i++)
-        if (strcmp(n->dists[i].metric, metric) == 0)
+        if (n->dists[i].metric == metric)
             slot = &n->dists[i];
     if (!slot) {
         if (grow(m, (void **)&n->dists, n->ndists, &n->dists_cap,
                  sizeof(mdist)))
             return;
         slot = &n->dists[n->ndists];
-        slot->metric = dup(m, metric);
+        slot->metric = metric;
         if (!slot->metric)
             return;
         n->ndists++;
@@ -874,6 +955,12 @@ static op_run *b_run_find(op_builder *ob, const char *source, const char *id)
     return run_find(((mbuilder *)ob)->m, source, id);
 }
 
+static int b_map_series(op_builder *ob, const struct op_series_ref *s,
+                        struct op_map *out, op_error *err)
+{
+    return mapping_resolve(((mbuilder *)ob)->m->mappings, s, out, err);
+}
+
 static const struct op_builder_api builder_api = {
     .size = sizeof(struct op_builder_api),
     .run = b_run,
@@ -903,6 +990,7 @@ static const struct op_builder_api builder_api = {
     .run_find = b_run_find,
     .run_attr = b_run_attr,
     .run_job = b_run_job,
+    .map_series = b_map_series,
 };
 
 /* ---- model lifecycle ------------------------------------------------------ */
@@ -1109,6 +1197,47 @@ void model_freeze(model *m)
                 mmap_sort(&r->series[j].recs[k]->fields);
     }
     m->frozen = 1;
+}
+
+static int derive(model *m, mmap *map, const char *key, mvalue v)
+{
+    size_t lo = 0, hi = map->n;
+    const char *k;
+
+    if (!m->frozen || m->failed || !(k = intern(m, key)))
+        return OP_ENOMEM;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(mentry_key(&map->items[mid]), k);
+        if (c == 0) {
+            map->items[mid].tkey = (uintptr_t)k | (uintptr_t)v.t;
+            map->items[mid].u = v.u;
+            return 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (grow(m, (void **)&map->items, map->n, &map->cap, sizeof(mentry)))
+        return OP_ENOMEM;
+    memmove(&map->items[lo + 1], &map->items[lo], (map->n - lo) * sizeof(mentry));
+    map->items[lo].tkey = (uintptr_t)k | (uintptr_t)v.t;
+    map->items[lo].u = v.u;
+    map->n++;
+    return 0;
+}
+
+int model_derive_num(model *m, mmap *map, const char *key, double v)
+{
+    return derive(m, map, key, mv_num(v));
+}
+
+int model_derive_str(model *m, mmap *map, const char *key, const char *s)
+{
+    const char *d = dup(m, s ? s : "");
+
+    return d ? derive(m, map, key, mv_str(d)) : OP_ENOMEM;
 }
 
 const mseries *model_find_series(const struct op_run *r, const char *name)

@@ -24,8 +24,10 @@ static void map(jw *w, const char *key, const mmap *m)
     jw_key(w, key);
     jw_obj(w);
     for (i = 0; i < m->n; i++) {
-        jw_key(w, m->items[i].key);
-        model_json_value(w, &m->items[i].v);
+        mvalue v = mentry_value(&m->items[i]);
+
+        jw_key(w, mentry_key(&m->items[i]));
+        model_json_value(w, &v);
     }
     jw_obj_end(w);
 }
@@ -124,8 +126,10 @@ static void series(jw *w, const struct op_run *r)
             const mmap *f = &s->recs[j]->fields;
             jw_obj(w);
             for (k = 0; k < f->n; k++) {
-                jw_key(w, f->items[k].key);
-                model_json_value(w, &f->items[k].v);
+                mvalue v = mentry_value(&f->items[k]);
+
+                jw_key(w, mentry_key(&f->items[k]));
+                model_json_value(w, &v);
             }
             jw_obj_end(w);
         }

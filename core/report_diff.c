@@ -201,6 +201,124 @@ static void nodes_heading(char *buf, size_t n, const cJSON *d)
              v[2], v[3], v[4]);
 }
 
+
+/* ---- findings (diff_findings.c) ------------------------------------------------ */
+
+/* "2 new, 1 resolved, 3 changed, 4 unchanged (A has 6, B 9)" and the
+ * rules that failed on a side ("; incomplete, rules failed: B x.y
+ * (timeout)"), or why there is nothing to say. */
+static void findings_heading(char *buf, size_t n, const cJSON *fs)
+{
+    double v[2];
+    const char *k[] = {"a", "b"};
+    size_t i, len;
+    int first = 1;
+
+    if (!cJSON_IsObject(fs)) {
+        snprintf(buf, n, "not compared (a side carries no findings)");
+        return;
+    }
+    for (i = 0; i < 2; i++)
+        v[i] = cJSON_IsNumber(get(fs, k[i])) ? get(fs, k[i])->valuedouble : 0;
+    len = (size_t)snprintf(buf, n, "%d new, %d resolved, %d changed, %.0f unchanged "
+             "(A has %.0f, B %.0f)", cJSON_GetArraySize(get(fs, "new")),
+             cJSON_GetArraySize(get(fs, "resolved")),
+             cJSON_GetArraySize(get(fs, "changed")),
+             cJSON_IsNumber(get(fs, "unchanged")) ? get(fs, "unchanged")->valuedouble
+                                                   : 0, v[0], v[1]);
+    for (i = 0; i < 2; i++) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, get(get(fs, "rule_errors"), k[i])) {
+            if (len >= n)
+                return;
+            const char *why = gets(e, "error") ? gets(e, "error") : "?";
+            len += (size_t)snprintf(buf + len, n - len, "%s%s %s (%.*s)",
+                                    first ? "; incomplete, rules failed: " : ", ",
+                                    i ? "B" : "A", gets(e, "rule") ? gets(e, "rule") : "?",
+                                    (int)report_first_line(why), why); /* not the traceback */
+            first = 0;
+        }
+    }
+}
+
+/* Evidence changes listed per changed finding, at most. */
+#define DIFF_EVIDENCE_SHOWN 4
+
+/* What changed in a changed finding: "severity info -> warning; evidence
+ * bytes_per_task 4146 -> 4119, tasks 600 -> 610; message". */
+static void changed_text(char *buf, size_t n, const cJSON *e)
+{
+    const cJSON *sev = get(e, "severity"), *ev;
+    char a[64], b[64];
+    size_t len = 0, k = 0;
+
+    buf[0] = 0;
+    if (gets(sev, "a") && gets(sev, "b") && strcmp(gets(sev, "a"), gets(sev, "b")))
+        len += (size_t)snprintf(buf, n, "severity %s -> %s", gets(sev, "a"),
+                                gets(sev, "b"));
+    cJSON_ArrayForEach(ev, get(e, "evidence_changes")) {
+        if (len >= n)
+            break;
+        if (k++ == DIFF_EVIDENCE_SHOWN) {
+            len += (size_t)snprintf(buf + len, n - len, ", ...");
+            break;
+        }
+        report_fmt_value(a, sizeof a, get(ev, "a"));
+        report_fmt_value(b, sizeof b, get(ev, "b"));
+        len += (size_t)snprintf(buf + len, n - len, "%s%s %s -> %s",
+                                k > 1 ? ", " : len ? "; evidence " : "evidence ",
+                                gets(ev, "key") ? gets(ev, "key") : "", a, b);
+    }
+    if (len < n) {
+        const cJSON *m = get(e, "message");
+        if (gets(m, "a") && gets(m, "b") && strcmp(gets(m, "a"), gets(m, "b")))
+            snprintf(buf + len, n - len, "%smessage", len ? "; " : "");
+    }
+}
+
+/* The cells of a listed finding: mark, severity, rule, node, what (the
+ * message; for a changed one what changed), message. */
+static void finding_row(row *r, const cJSON *e, char mark)
+{
+    const cJSON *sev = get(e, "severity");
+    const char *sv = cJSON_IsObject(sev) ? gets(sev, "b") : gets(e, "severity");
+    const char *msg = cJSON_IsObject(get(e, "message")) ? gets(get(e, "message"), "b")
+                                                        : gets(e, "message");
+
+    snprintf(r->c[0], sizeof r->c[0], "%c", mark);
+    /* a store optipipe did not write may hold anything there */
+    snprintf(r->c[1], sizeof r->c[1], "%s", sv && severity_parse(sv) >= 0 ? sv : "?");
+    snprintf(r->c[2], sizeof r->c[2], "%s", gets(e, "rule") ? gets(e, "rule") : "");
+    snprintf(r->c[3], sizeof r->c[3], "%s", gets(e, "node") ? gets(e, "node") : "");
+    if (mark == '~')
+        changed_text(r->c[4], sizeof r->c[4], e);
+    else
+        r->c[4][0] = 0;
+    snprintf(r->c[5], sizeof r->c[5], "%.*s", (int)report_first_line(msg ? msg : ""),
+             msg ? msg : "");
+}
+
+static const char *change_word(char mark)
+{
+    return mark == '+' ? "new" : mark == '-' ? "resolved" : "changed";
+}
+
+/* Calls fn for each listed finding: new (+), resolved (-), changed (~). */
+static void each_listed(const cJSON *fs, void (*fn)(void *, const row *), void *ud)
+{
+    static const char *const keys[] = {"new", "resolved", "changed"};
+    static const char marks[] = "+-~";
+    const cJSON *e;
+    size_t i;
+    row r;
+
+    for (i = 0; i < 3; i++)
+        cJSON_ArrayForEach(e, get(fs, keys[i])) {
+            finding_row(&r, e, marks[i]);
+            fn(ud, &r);
+        }
+}
+
 /* ---- text --------------------------------------------------------------------- */
 
 static void tput(FILE *f, const char *s, int width)
@@ -254,6 +372,25 @@ static void text_pairs(FILE *f, const cJSON *arr, const char *name_key, int shar
     }
 }
 
+static void text_finding(void *ud, const row *r)
+{
+    FILE *f = ud;
+
+    fprintf(f, "  %s %-8s ", r->c[0], r->c[1]);
+    tput(f, r->c[2], 0);
+    if (r->c[3][0]) {
+        fputs("  ", f);
+        tput(f, r->c[3], 0);
+    }
+    if (r->c[4][0]) {
+        fputs(": ", f);
+        tput(f, r->c[4], 0);
+    }
+    fputs("\n      ", f);
+    tput(f, r->c[5], 0);
+    fputc('\n', f);
+}
+
 static void text_report(FILE *f, const cJSON *d)
 {
     const cJSON *cfg = get(d, "config"), *e;
@@ -295,6 +432,11 @@ static void text_report(FILE *f, const cJSON *d)
     nodes_heading(buf, sizeof buf, d);
     fprintf(f, "\nnodes by |duration change| (%s)\n", buf);
     text_pairs(f, get(d, "nodes"), "key", 1);
+    findings_heading(buf, sizeof buf, get(d, "findings"));
+    fputs("\nfindings: ", f);
+    tput(f, buf, 0);
+    fputc('\n', f);
+    each_listed(get(d, "findings"), text_finding, f);
 }
 
 /* ---- markdown ----------------------------------------------------------------- */
@@ -358,6 +500,23 @@ static void md_pairs(FILE *f, const cJSON *arr, const char *name_key, int share)
     }
 }
 
+/* "| + | warning | `rule` | `node` | `what` |": input text only in code
+ * spans; what: for a changed finding what changed, then its message. */
+static void md_finding(void *ud, const row *r)
+{
+    FILE *f = ud;
+    char what[520];
+
+    snprintf(what, sizeof what, "%s%s%s", r->c[4], r->c[4][0] ? " - " : "", r->c[5]);
+    fprintf(f, "| %s | %s | ", change_word(r->c[0][0]), r->c[1]);
+    md_cell(f, r->c[2]);
+    fputs(" | ", f);
+    md_cell(f, r->c[3]);
+    fputs(" | ", f);
+    md_cell(f, what);
+    fputs(" |\n", f);
+}
+
 static void markdown_report(FILE *f, const cJSON *d)
 {
     const cJSON *cfg = get(d, "config"), *e;
@@ -394,11 +553,22 @@ static void markdown_report(FILE *f, const cJSON *d)
     nodes_heading(buf, sizeof buf, d);
     fprintf(f, "\n#### Nodes by duration change\n\n%s\n\n", buf);
     md_pairs(f, get(d, "nodes"), "key", 1);
+    findings_heading(buf, sizeof buf, get(d, "findings"));
+    fputs("\n#### Findings\n\n", f);
+    md_cell(f, buf);
+    fputs("\n\n", f);
+    if (cJSON_GetArraySize(get(get(d, "findings"), "new")) +
+        cJSON_GetArraySize(get(get(d, "findings"), "resolved")) +
+        cJSON_GetArraySize(get(get(d, "findings"), "changed"))) {
+        fputs("| change | severity | rule | node | what |\n|---|---|---|---|---|\n", f);
+        each_listed(get(d, "findings"), md_finding, f);
+    }
 }
 
 /* ---- html --------------------------------------------------------------------- */
 
-static void h_row(FILE *f, const row *r, size_t ncols)
+/* "<tr>" and the first ncols cells of r (the first a row header). */
+static void h_row_open(FILE *f, const row *r, size_t ncols)
 {
     size_t i;
 
@@ -408,6 +578,11 @@ static void h_row(FILE *f, const row *r, size_t ncols)
         html_put(f, r->c[i]);
         fputs(i ? "</td>" : "</th>", f);
     }
+}
+
+static void h_row(FILE *f, const row *r, size_t ncols)
+{
+    h_row_open(f, r, ncols);
     fputs("</tr>\n", f);
 }
 
@@ -468,6 +643,24 @@ static void node_bars(FILE *f, const cJSON *nodes, int strict)
     fig_end(&h);
 }
 
+/* A row of the findings table: what changed (for a changed finding),
+ * then the message. */
+static void h_finding(void *ud, const row *r)
+{
+    FILE *f = ud;
+    row c = *r;
+
+    snprintf(c.c[0], sizeof c.c[0], "%s", change_word(r->c[0][0]));
+    h_row_open(f, &c, 4);
+    fputs("<td>", f);
+    if (r->c[4][0]) {
+        html_put(f, r->c[4]);
+        fputs("<br>", f);
+    }
+    html_put(f, r->c[5]);
+    fputs("</td></tr>\n", f);
+}
+
 static void html_body(FILE *f, const cJSON *d, int strict)
 {
     const cJSON *cfg = get(d, "config"), *e;
@@ -513,6 +706,14 @@ static void html_body(FILE *f, const cJSON *d, int strict)
     fputs("</p>\n", f);
     node_bars(f, get(d, "nodes"), strict);
     h_pairs(f, "Nodes", get(d, "nodes"), "key", 1);
+    findings_heading(buf, sizeof buf, get(d, "findings"));
+    fputs("<h2>Findings</h2>\n<p>", f);
+    html_put(f, buf);
+    fputs("</p>\n<table><thead><tr><th scope=\"col\">change</th><th scope=\"col\">"
+          "severity</th><th scope=\"col\">rule</th><th scope=\"col\">node</th>"
+          "<th scope=\"col\">what</th></tr></thead><tbody>\n", f);
+    each_listed(get(d, "findings"), h_finding, f);
+    fputs("</tbody></table>\n", f);
 }
 
 int report_diff_html_body(FILE *f, const cJSON *d, int strict)

@@ -11,6 +11,8 @@
  * it measures the charts and writes a verdict for the browser test
  * (tests/e2e/report_browser.sh). Its hash is checked by that test too.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +31,9 @@ static const char selftest_js[] =
     "document.getElementById(\"selftest\").textContent=JSON.stringify(out);})();";
 #define CSP_SCRIPT_HASH "sha256-oGABYHz6ZXIifcVM6x4KDghADiCKo4pPn2HWKibgszU="
 
-static const char css[] =
+/* The report's own rules; each engine's (op_engine.html_css) follow them
+ * in stylesheet(). */
+static const char core_css[] =
     ":root{color-scheme:light;--fg:#1b1b1b;--muted:#555;--line:#d0d0d0;--card:#fafafa;"
     "--err:#b3261e;--warn:#8a4b00;--info:#0b5cad}\n"
     "*{box-sizing:border-box}\n"
@@ -70,31 +74,56 @@ static const char css[] =
     "text-align:right;overflow-wrap:anywhere;font-variant-numeric:tabular-nums}\n"
     "svg text{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,sans-serif;"
     "font-size:12px;fill:#1b1b1b}"
-    "svg .small{font-size:11px}svg .tiny{font-size:9.5px}svg .strong{font-weight:700}"
-    "svg .on-dark{fill:#fff}\n"
+    "svg .small{font-size:11px}svg .tiny{font-size:9.5px}svg .strong{font-weight:700}\n"
     ".axis line{stroke:#444}.axis .grid{stroke:#e4e4e4}\n"
-    ".edge{fill:none;stroke:#555;stroke-width:1.5}.arrow{fill:#555}"
-    ".vertex rect{stroke:#777}.vertex.bottleneck>rect:first-of-type{stroke:#000;stroke-width:3}"
-    ".badge{fill:#000}svg .badge-text{fill:#fff;font-size:10px;font-weight:700}"
-    ".v-none,.v-idle{fill:#f2f2f2}"
-    ".v-busy0{fill:#fbe3d6}.v-busy1{fill:#f6c3a5}.v-busy2{fill:#f0a074}.v-busy3{fill:#e87d45}"
-    ".v-busy4{fill:#d55e00}.v-bp0{fill:#dceaf5}.v-bp1{fill:#b3d3ea}.v-bp2{fill:#85b8dc}"
-    ".v-bp3{fill:#569ccc}.v-bp4{fill:#2b7fbd}"
-    ".vertex .track{fill:#fff;stroke:#999;stroke-width:.5}.vertex .bar-busy{fill:#a33a00;stroke:none}"
-    ".vertex .bar-bp{fill:#003f73;stroke:none}\n"
     ".pt{fill:#0072b2}.pt-fail{stroke:#c04a00;stroke-width:2;fill:none}"
     ".trend{stroke:#c04a00;stroke-width:2}.proj{stroke-dasharray:6 4}"
     ".limit{stroke:#000;stroke-width:1.2;stroke-dasharray:4 3}\n"
     ".bar-ok,.bar-node{fill:#56b4e9}.bar-failed,.bar-cp{fill:#c04a00}.bar-running{fill:#e69f00}"
-    ".bar-test{fill:#c8c8c8}.flagged{stroke:#000;stroke-width:2}\n"
-    ".whisker{stroke:#555;stroke-width:1.5}.box{fill:#56b4e9;stroke:#0072b2}"
-    ".median{stroke:#000;stroke-width:2.5}.p99{fill:#0072b2}.max{fill:#555}.max.skew{fill:#c04a00}\n"
+    ".bar-test{fill:#c8c8c8}\n"
     ".start ol{margin:4px 0 16px;padding-left:24px}.start li{margin:4px 0}"
     ".start .rec{color:var(--muted);font-size:.92em}\n"
     "footer{margin-top:40px;color:var(--muted);font-size:.85em}\n"
     "@media print{body{font-size:11pt}main{max-width:none;padding:0}details.data{display:none}"
     "h2{break-after:avoid}.finding,figure{break-inside:avoid}"
     ".finding{background:none}}\n";
+
+#define CSS_MAX 32768 /* the whole stylesheet, engines' rules included */
+
+static char css_buf[CSS_MAX];
+static pthread_once_t css_once = PTHREAD_ONCE_INIT;
+
+/* The core rules, then each engine's in table order; an engine's rules
+ * that do not fit are left out with a note on stderr (a build mistake:
+ * the report test sees it). */
+static void css_build(void)
+{
+    const op_engine *e;
+    size_t i, used = strlen(core_css);
+
+    memcpy(css_buf, core_css, used + 1);
+    for (i = 0; (e = op_builtin_engines[i]) != NULL; i++) {
+        const char *add = ENGINE_HAS(e, html_css) ? e->html_css : NULL;
+        size_t n = add ? strlen(add) : 0;
+        if (!n)
+            continue;
+        if (used + n + 1 > sizeof css_buf) {
+            fprintf(stderr, "optipipe: report stylesheet: no room for "
+                    "engine '%s' (CSS_MAX %d)\n", e->source, CSS_MAX);
+            continue;
+        }
+        memcpy(css_buf + used, add, n + 1);
+        used += n;
+    }
+}
+
+/* The report's stylesheet (built once; then read-only, so threads may
+ * share it). */
+static const char *stylesheet(void)
+{
+    pthread_once(&css_once, css_build);
+    return css_buf;
+}
 
 static const char *sev_class(severity s)
 {
@@ -115,7 +144,7 @@ static void put_head(hout *h)
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           HEAD_CSP "<title>opti-pipe report</title>\n" HEAD_STYLE_OPEN, h->f);
-    fputs(css, h->f);
+    fputs(stylesheet(), h->f);
     fputs(HEAD_STYLE_CLOSE "</head>\n<body>\n<main>\n", h->f);
 }
 
@@ -158,6 +187,7 @@ int html_report_strict(FILE *f, const char *in, size_t n, const char *css_href)
     const char *style = csp ? find(csp, end, HEAD_STYLE_OPEN) : NULL;
     const char *body = style ? style + strlen(HEAD_STYLE_OPEN) : NULL;
     const char *script, *after;
+    const char *css = stylesheet();
     size_t ncss = strlen(css);
 
     if (!body || (size_t)(end - body) < ncss + strlen(HEAD_STYLE_CLOSE) ||
@@ -189,13 +219,13 @@ void html_page_open(FILE *f, const char *title)
           "style-src 'unsafe-inline'; img-src data:\">\n<title>", f);
     html_put(f, title);
     fputs("</title>\n<style>\n", f);
-    fputs(css, f);
+    fputs(stylesheet(), f);
     fputs("</style>\n</head>\n<body>\n<main>\n", f);
 }
 
 const char *html_report_css(void)
 {
-    return css;
+    return stylesheet();
 }
 
 void html_page_close(FILE *f)
@@ -333,7 +363,11 @@ void html_put_evidence(FILE *out, const cJSON *evidence)
         fputs("<div><dt>", out);
         html_put(out, e->string);
         fputs("</dt><dd>", out);
-        html_put(out, report_fmt_value(buf, sizeof buf, e));
+        /* an epoch-ms time reads as one; other numbers stay as the rule
+         * gave them (the evidence is what it measured) */
+        html_put(out, report_is_epoch_ms(e->string, e)
+                 ? report_fmt_time(buf, sizeof buf, (int64_t)e->valuedouble)
+                 : report_fmt_value(buf, sizeof buf, e));
         fputs("</dd></div>\n", out);
     }
     fputs("</dl>\n", out);
@@ -393,6 +427,14 @@ static void put_finding(hout *h, const finding *f)
         fputs("<p class=\"rec\"><strong>Recommendation:</strong> ", h->f);
         html_put(h->f, f->recommendation);
         fputs("</p>\n", h->f);
+    }
+    if (f->savings_basis) { /* the config's costs (docs/costs.md) */
+        char money[64];
+        fputs("<p class=\"rec\"><strong>Saves:</strong> about ", h->f);
+        html_put(h->f, report_money(money, sizeof money, h->ctx, f->savings));
+        fputs(" a run (", h->f);
+        html_put(h->f, f->savings_basis);
+        fputs(")</p>\n", h->f);
     }
     html_put_changes(h->f, f->changes);
     html_put_evidence(h->f, f->evidence);

@@ -137,14 +137,27 @@ void svg_text(hout *h, double x, double y, const char *anchor,
     fputs("</text>\n", h->f);
 }
 
+/* A tick's label; a number of a million or more with an SI suffix
+ * ("500G", "1.5M"): the axes leave about 60 px for a label, and twelve
+ * digits (a dbt job's bytes_billed) were cut at the chart's edge. */
 static void tick_label(char *buf, size_t n, double v, int time)
 {
-    if (v == 0)
+    static const struct { double f; const char *s; } si[] = {
+        {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}};
+    size_t i;
+
+    if (v == 0) {
         snprintf(buf, n, "0");
-    else if (time)
+    } else if (time) {
         report_fmt_duration(buf, n, v);
-    else
+    } else {
+        for (i = 0; i < sizeof si / sizeof *si; i++)
+            if (fabs(v) >= si[i].f && fabs(v) < 1e18) {
+                snprintf(buf, n, "%.3g%s", v / si[i].f, si[i].s);
+                return;
+            }
         fmt_number(buf, n, v);
+    }
 }
 
 void svg_x_axis(hout *h, const hscale *x, double y, double top, int time)
@@ -271,12 +284,12 @@ double html_metric(const mmap *m, const char *key)
 
     if (!e)
         return NAN;
-    if (e->v.t == MV_INT)
-        return (double)e->v.u.i;
-    if (e->v.t == MV_NUM)
-        return e->v.u.n;
-    if (e->v.t == MV_BOOL)
-        return e->v.u.b;
+    if (mentry_type(e) == MV_INT)
+        return (double)e->u.i;
+    if (mentry_type(e) == MV_NUM)
+        return e->u.n;
+    if (mentry_type(e) == MV_BOOL)
+        return e->u.b;
     return NAN;
 }
 
@@ -284,5 +297,5 @@ const char *html_attr(const mmap *m, const char *key)
 {
     const mentry *e = mmap_get(m, key);
 
-    return e && e->v.t == MV_STR ? e->v.u.s : NULL;
+    return e && mentry_type(e) == MV_STR ? e->u.s : NULL;
 }

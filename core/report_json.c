@@ -2,9 +2,11 @@
  * report_json.c - the JSON report (schema 1; documented in
  * docs/json-output.md). Machine-facing: stable key order, exact integers.
  */
+#include "decision_merge.h"
 #include "jsonw.h"
 #include "model_json.h"
 #include "report.h"
+#include "report_util.h"
 
 static void inputs(jw *w, const analysis *an)
 {
@@ -77,7 +79,7 @@ static void runs(jw *w, const model *m)
     jw_arr_end(w);
 }
 
-static void finding_obj(jw *w, const finding *f)
+static void finding_obj(jw *w, const finding *f, const char *currency)
 {
     jw_obj(w);
     jw_key(w, "rule");
@@ -107,6 +109,14 @@ static void finding_obj(jw *w, const finding *f)
         jw_obj(w);
         jw_key(w, "time_saved_ms");
         jw_num(w, f->impact_ms);
+        if (f->savings_basis) { /* only with the config's costs */
+            jw_key(w, "estimated_savings");
+            jw_num(w, f->savings);
+            jw_key(w, "currency");
+            jw_str(w, currency ? currency : "USD");
+            jw_key(w, "cost_basis");
+            jw_str(w, f->savings_basis);
+        }
         jw_obj_end(w);
     }
     jw_key(w, "fingerprint");
@@ -116,6 +126,51 @@ static void finding_obj(jw *w, const finding *f)
         jw_bool(w, 1);
     }
     jw_obj_end(w);
+}
+
+/* The decisions file against the run store, when they differ (added
+ * within schema 1; absent when there is no conflict). */
+static void conflicts(jw *w, const decision_conflicts *dc)
+{
+    size_t i;
+
+    if (!dc || !dc->n)
+        return;
+    jw_key(w, "decision_conflicts");
+    jw_arr(w);
+    for (i = 0; i < dc->n; i++) {
+        const decision_conflict *c = &dc->c[i];
+        jw_obj(w);
+        jw_key(w, "fingerprint");
+        jw_str(w, c->file.fingerprint);
+        jw_key(w, "rule");
+        jw_str(w, c->rule);
+        jw_key(w, "winner");
+        jw_str(w, c->store_won ? "store" : "file");
+        jw_key(w, "file");
+        jw_obj(w);
+        jw_key(w, "status");
+        jw_str(w, decision_status_name(c->file.status));
+        jw_key(w, "comment");
+        jw_str(w, c->file.reason);
+        jw_key(w, "decided_at");
+        jw_str(w, c->file.decided_at && *c->file.decided_at
+                      ? c->file.decided_at : NULL);
+        jw_obj_end(w);
+        jw_key(w, "store");
+        jw_obj(w);
+        jw_key(w, "status");
+        jw_str(w, c->store_status);
+        jw_key(w, "comment");
+        jw_str(w, c->store_comment);
+        jw_key(w, "decided_at");
+        jw_str(w, c->store_at);
+        jw_key(w, "decided_by");
+        jw_str(w, c->store_by);
+        jw_obj_end(w);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
 }
 
 /* Which config and decisions file applied (null: none), how many findings
@@ -132,6 +187,61 @@ static void applied(jw *w, const report_applied *a)
     jw_int(w, (int64_t)a->ignored);
     jw_key(w, "suppressed_by_baseline");
     jw_int(w, (int64_t)a->suppressed);
+    conflicts(w, a->conflicts);
+    jw_obj_end(w);
+}
+
+/* With the config's costs and a priced finding (docs/costs.md): the
+ * estimated savings in total, per run and per job. Absent otherwise. */
+static void savings(jw *w, const report_ctx *ctx)
+{
+    const char *jobs[REPORT_MAX_JOBS];
+    const model *m = ctx->an->m;
+    double sum;
+    size_t i, k, n = report_savings(ctx, SIZE_MAX, &sum);
+
+    if (!n)
+        return;
+    jw_key(w, "savings");
+    jw_obj(w);
+    jw_key(w, "currency");
+    jw_str(w, ctx->applied.currency ? ctx->applied.currency : "USD");
+    jw_key(w, "total");
+    jw_num(w, sum);
+    jw_key(w, "findings");
+    jw_int(w, (int64_t)n);
+    jw_key(w, "by_run");
+    jw_arr(w);
+    for (i = 0; i < m->nruns; i++) {
+        if (!(k = report_savings(ctx, i, &sum)))
+            continue;
+        jw_obj(w);
+        jw_key(w, "run");
+        jw_str(w, m->runs[i]->id);
+        jw_key(w, "job");
+        jw_str(w, model_run_job(m->runs[i]));
+        jw_key(w, "estimated_savings");
+        jw_num(w, sum);
+        jw_key(w, "findings");
+        jw_int(w, (int64_t)k);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+    jw_key(w, "by_job");
+    jw_arr(w);
+    n = report_jobs_priced(ctx, jobs, REPORT_MAX_JOBS);
+    for (i = 0; i < n; i++) {
+        k = report_job_savings(ctx, jobs[i], &sum);
+        jw_obj(w);
+        jw_key(w, "job");
+        jw_str(w, jobs[i]);
+        jw_key(w, "estimated_savings");
+        jw_num(w, sum);
+        jw_key(w, "findings");
+        jw_int(w, (int64_t)k);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
     jw_obj_end(w);
 }
 
@@ -153,7 +263,7 @@ int report_json(const report_ctx *ctx)
     jw_arr(&w);
     for (i = 0; i < res->n; i++)
         if (!res->f[i].suppressed || ctx->show_suppressed)
-            finding_obj(&w, &res->f[i]);
+            finding_obj(&w, &res->f[i], ctx->applied.currency);
     jw_arr_end(&w);
     jw_key(&w, "rule_errors");
     jw_arr(&w);
@@ -178,6 +288,7 @@ int report_json(const report_ctx *ctx)
     jw_int(&w, ctx->deterministic ? 0 : (int64_t)ctx->rules_ms);
     jw_obj_end(&w);
     applied(&w, &ctx->applied);
+    savings(&w, ctx);
     jw_obj_end(&w);
     fputc('\n', ctx->out);
     return ferror(ctx->out) ? OP_EIO : 0;

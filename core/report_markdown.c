@@ -336,6 +336,13 @@ static void put_finding(const mctx *m, const finding *f)
         md_text(m, f->recommendation, 0);
         fputs("\n\n", m->f);
     }
+    if (f->savings_basis) {
+        char money[64];
+        fprintf(m->f, "**Saves:** about %s a run (",
+                report_money(money, sizeof money, m->ctx, f->savings));
+        md_text(m, f->savings_basis, 0);
+        fputs(")\n\n", m->f);
+    }
     put_changes(m, f);
     put_evidence(m, f);
 }
@@ -393,6 +400,14 @@ static void put_group(mctx *m, size_t run)
         }
     fputs("</details>\n\n", m->f);
     m->open = 0;
+    if (run != SIZE_MAX) {
+        char money[64];
+        double sum;
+        size_t k = report_savings(m->ctx, run, &sum);
+        if (k)
+            fprintf(m->f, "Estimated savings: %s a run across %zu finding%s.\n\n",
+                    report_money(money, sizeof money, m->ctx, sum), k, k == 1 ? "" : "s");
+    }
     md_mark(m);
 }
 
@@ -422,6 +437,11 @@ static void put_start_here(mctx *m)
         if (f->node_name) {
             fputs(", on ", m->f);
             md_text(m, f->node_name, 0);
+        }
+        if (f->savings_basis) {
+            char money[64];
+            fprintf(m->f, " (saves about %s)",
+                    report_money(money, sizeof money, ctx, f->savings));
         }
         if (f->recommendation) {
             fputs(" \xe2\x80\x94 ", m->f);

@@ -220,8 +220,8 @@ static const char *physical_path(const finding *f, const struct op_run *r)
     const struct op_node *n = r && f->node_id ? model_find_node(r, f->node_id) : NULL;
     const mentry *file = n ? mmap_get(&n->attrs, "file") : NULL;
 
-    if (file && file->v.t == MV_STR && *file->v.u.s)
-        return file->v.u.s;
+    if (file && mentry_type(file) == MV_STR && *file->u.s)
+        return file->u.s;
     if (r && r->norigins && strcmp(r->origins[0], "-") != 0)
         return r->origins[0];
     return NULL;

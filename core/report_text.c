@@ -305,9 +305,61 @@ static void put_finding(const report_ctx *ctx, tctx *t, const finding *f)
         term_put_line(t, f->recommendation);
     }
     put_changes(t, f);
+    if (f->savings_basis) {
+        char money[64];
+        pen_para(t, 4, 4);
+        lit(t, "saves: about ");
+        lit(t, report_money(money, sizeof money, ctx, f->savings));
+        lit(t, " a run");
+        if (ctx->verbose) {
+            lit(t, " (");
+            term_put(t, f->savings_basis);
+            t->space = 0;
+            lit(t, ")");
+        }
+    }
     if (ctx->verbose)
         put_evidence(t, f);
     pen_newline(t);
+}
+
+/* What the priced findings save, per run and per job (docs/costs.md). */
+static void put_savings(const report_ctx *ctx, tctx *t, size_t run)
+{
+    char money[64], line[160];
+    double sum;
+    size_t n = report_savings(ctx, run, &sum);
+
+    if (!n)
+        return;
+    snprintf(line, sizeof line, "  estimated savings: %s a run across %zu finding%s\n",
+             report_money(money, sizeof money, ctx, sum), n, n == 1 ? "" : "s");
+    fputs(line, t->f);
+}
+
+static void put_job_savings(const report_ctx *ctx, tctx *t)
+{
+    const char *jobs[REPORT_MAX_JOBS];
+    size_t i, n = report_jobs_priced(ctx, jobs, REPORT_MAX_JOBS);
+    char money[64];
+    double sum;
+
+    if (!n)
+        return;
+    fputs("\nEstimated savings by job (the config's costs, docs/costs.md):\n", t->f);
+    for (i = 0; i < n; i++) {
+        size_t k = report_job_savings(ctx, jobs[i], &sum);
+        pen_para(t, 2, 4);
+        lit(t, report_money(money, sizeof money, ctx, sum));
+        lit(t, k == 1 ? " (1 finding)" : "");
+        if (k != 1) {
+            snprintf(money, sizeof money, " (%zu findings)", k);
+            lit(t, money);
+        }
+        lit(t, " ");
+        term_put(t, jobs[i]);
+        pen_newline(t);
+    }
 }
 
 static void put_run_header(tctx *t, const struct op_run *r)
@@ -398,6 +450,14 @@ static void put_start_here(const report_ctx *ctx, tctx *t)
             lit(t, " on ");
             term_put(t, f->node_name);
         }
+        if (f->savings_basis) {
+            char money[64];
+            lit(t, " (saves about");
+            t->space = 1;
+            lit(t, report_money(money, sizeof money, ctx, f->savings));
+            t->space = 0;
+            lit(t, ")");
+        }
         if (f->recommendation) {
             pen_para(t, 5, 8);
             lit(t, "-> ");
@@ -451,6 +511,7 @@ int report_text(const report_ctx *ctx)
             continue;
         put_run_header(&t, m->runs[i]);
         put_group(ctx, &t, i);
+        put_savings(ctx, &t, i);
     }
     free(order);
     for (i = 0; i < res->n; i++)
@@ -459,6 +520,7 @@ int report_text(const report_ctx *ctx)
             put_group(ctx, &t, SIZE_MAX);
             break;
         }
+    put_job_savings(ctx, &t);
     if (res->ne) {
         fputc('\n', t.f);
         style(&t, C_RED);

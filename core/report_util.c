@@ -8,7 +8,10 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "costs.h"
+#include "decision_merge.h"
 #include "home.h"
 #include "fmt.h"
 #include "input.h"
@@ -111,22 +114,155 @@ size_t report_run_at(const size_t *order, size_t k)
     return order ? order[k] : k;
 }
 
+/* Start-here order (docs/output-formats.md): errors first (a job that
+ * failed comes before what a change would save), then what a finding
+ * saves, largest first: money when the config gave rates (docs/costs.md),
+ * else time; findings without an estimate after those with one. Stable:
+ * ties keep the findings' own order (severity, then time saved). */
+typedef struct sh_key {
+    const finding *f;
+    int error;
+    double saves; /* < 0: no estimate */
+    size_t at;    /* the findings' own order */
+} sh_key;
+
+static int sh_cmp(const void *a, const void *b)
+{
+    const sh_key *x = a, *y = b;
+
+    if (x->error != y->error)
+        return x->error ? -1 : 1;
+    if (x->saves != y->saves)
+        return x->saves > y->saves ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static double sh_saves(const finding *f, int priced)
+{
+    if (priced)
+        return f->savings_basis ? f->savings : -1;
+    return f->impact_ms > 0 ? f->impact_ms : -1;
+}
+
 size_t report_start_here(const report_ctx *ctx, const finding **out, size_t max)
 {
-    size_t i, j, n = 0;
-    int pass;
+    sh_key *cand = malloc((ctx->res->n + 1) * sizeof *cand);
+    size_t i, j, n = 0, nc = 0;
+    int pass, priced = 0;
 
+    for (i = 0; i < ctx->res->n; i++)
+        priced |= report_visible(ctx, &ctx->res->f[i]) &&
+                  ctx->res->f[i].savings_basis != NULL;
+    for (i = 0; i < ctx->res->n && cand; i++) {
+        const finding *f = &ctx->res->f[i];
+        if (!report_visible(ctx, f))
+            continue;
+        cand[nc].f = f;
+        cand[nc].error = f->sev == SEV_ERROR;
+        cand[nc].saves = sh_saves(f, priced);
+        cand[nc].at = nc;
+        nc++;
+    }
+    if (cand)
+        qsort(cand, nc, sizeof *cand, sh_cmp);
+    /* one per rule first, then filled up in that order */
     for (pass = 0; pass < 2; pass++)
-        for (i = 0; i < ctx->res->n && n < max; i++) {
-            const finding *f = &ctx->res->f[i];
+        for (i = 0; i < (cand ? nc : ctx->res->n) && n < max; i++) {
+            const finding *f = cand ? cand[i].f : &ctx->res->f[i];
             int seen = 0;
-            if (!report_visible(ctx, f))
+            if (!cand && !report_visible(ctx, f))
                 continue;
             for (j = 0; j < n; j++)
                 seen |= pass ? out[j] == f : strcmp(out[j]->rule, f->rule) == 0;
             if (!seen)
                 out[n++] = f;
         }
+    free(cand);
+    return n;
+}
+
+const char *report_amount(char *buf, size_t cap, double amount,
+                          const char *currency)
+{
+    return costs_format(buf, cap, amount, currency ? currency : "USD");
+}
+
+const char *report_money(char *buf, size_t cap, const report_ctx *ctx,
+                         double amount)
+{
+    return costs_format(buf, cap, amount,
+                        ctx->applied.currency ? ctx->applied.currency : "USD");
+}
+
+size_t report_jobs_priced(const report_ctx *ctx, const char **jobs, size_t max)
+{
+    const model *m = ctx->an->m;
+    size_t i, j, n = 0;
+
+    for (i = 0; i < ctx->res->n && n < max; i++) {
+        const finding *f = &ctx->res->f[i];
+        const char *job;
+        int seen = 0;
+        if (!f->savings_basis || !report_visible(ctx, f) || f->run_index >= m->nruns)
+            continue;
+        job = model_run_job(m->runs[f->run_index]);
+        for (j = 0; j < n; j++)
+            seen |= !strcmp(jobs[j], job);
+        if (!seen)
+            jobs[n++] = job;
+    }
+    return n;
+}
+
+/* Whether f's savings add to a total: a finding on a run as a whole
+ * restates its rule's priced node findings of that run (dbt.regression's
+ * build and its slow models), so it counts only when there are none. */
+static int counted(const report_ctx *ctx, const finding *f)
+{
+    size_t i;
+
+    if (!f->savings_basis || !report_visible(ctx, f))
+        return 0;
+    if (f->node_id)
+        return 1;
+    for (i = 0; i < ctx->res->n; i++) {
+        const finding *g = &ctx->res->f[i];
+        if (g->node_id && g->savings_basis && g->run_index == f->run_index &&
+            !strcmp(g->rule, f->rule) && report_visible(ctx, g))
+            return 0;
+    }
+    return 1;
+}
+
+size_t report_savings(const report_ctx *ctx, size_t run, double *sum)
+{
+    size_t i, n = 0;
+
+    *sum = 0;
+    for (i = 0; i < ctx->res->n; i++) {
+        const finding *f = &ctx->res->f[i];
+        if (!counted(ctx, f) || (run != SIZE_MAX && f->run_index != run))
+            continue;
+        *sum += f->savings;
+        n++;
+    }
+    return n;
+}
+
+size_t report_job_savings(const report_ctx *ctx, const char *job, double *sum)
+{
+    const model *m = ctx->an->m;
+    size_t i, n = 0;
+
+    *sum = 0;
+    for (i = 0; i < ctx->res->n; i++) {
+        const finding *f = &ctx->res->f[i];
+        if (!counted(ctx, f) || f->run_index >= m->nruns ||
+            strcmp(model_run_job(m->runs[f->run_index]), job))
+            continue;
+        *sum += f->savings;
+        n++;
+    }
     return n;
 }
 
@@ -173,6 +309,41 @@ const char *report_fmt_duration(char *buf, size_t n, double ms)
 const char *report_fmt_bytes(char *buf, size_t n, double bytes)
 {
     return fmt_bytes(buf, n, bytes);
+}
+
+const char *report_fmt_time(char *buf, size_t n, int64_t ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (ms <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        snprintf(buf, n, "-");
+    return buf;
+}
+
+/* 1 when key ends with suffix (and is longer). */
+static int ends_with(const char *key, const char *suffix)
+{
+    size_t k = key ? strlen(key) : 0, n = strlen(suffix);
+    return k > n && !strcmp(key + k - n, suffix);
+}
+
+int report_is_epoch_ms(const char *key, const cJSON *v)
+{
+    /* 1973 to 5138: an epoch-ms value, not a count or a duration */
+    return cJSON_IsNumber(v) && (ends_with(key, "_at") || ends_with(key, "_at_ms")) &&
+           v->valuedouble > 1e11 && v->valuedouble < 1e14;
+}
+
+const char *report_fmt_named(char *buf, size_t n, const char *key, const cJSON *v)
+{
+    if (report_is_epoch_ms(key, v))
+        return report_fmt_time(buf, n, (int64_t)v->valuedouble);
+    if (cJSON_IsNumber(v) && ends_with(key, "_ms"))
+        return report_fmt_duration(buf, n, v->valuedouble);
+    if (cJSON_IsNumber(v) && ends_with(key, "_bytes"))
+        return report_fmt_bytes(buf, n, v->valuedouble);
+    return report_fmt_value(buf, n, v);
 }
 
 char *report_clean_dup(const char *s, int keep_newlines)
@@ -287,6 +458,11 @@ int report_applied_text(char *buf, size_t n, const report_applied *a)
     if (a->baseline)
         snprintf(b, sizeof b, "%s (%zu finding%s suppressed)", a->baseline,
                  a->suppressed, a->suppressed == 1 ? "" : "s");
+    if (a->conflicts && a->conflicts->n)
+        snprintf(b + strlen(b), sizeof b - strlen(b), ", %zu decision%s "
+                 "differing from the run store's (the newer wins; stderr "
+                 "names them)", a->conflicts->n,
+                 a->conflicts->n == 1 ? "" : "s");
     snprintf(buf, n, "config: %s; baseline: %s", c, b);
     return 1;
 }

@@ -43,6 +43,7 @@
 #include "luadata.h"
 #include "lua_rule.h"
 #include "sbx.h"
+#include "testhook.h"
 #include "util.h"
 
 #define MAX_RULE_FILES 10000
@@ -56,6 +57,8 @@ typedef struct pack {
     sbx *sb; /* in-process packs only */
     uint64_t deadline; /* util_now_ms() at which the pack's budget for this
                           load or run ends; 0 = none. Workers inherit it. */
+    uint64_t spent;    /* ms used by its loads and runs in this analysis */
+    uint64_t began;    /* util_now_ms() when the current load or run began */
 } pack;
 
 typedef struct rule {
@@ -90,12 +93,24 @@ void rule_limits_default(rule_limits *l)
 
 /* ---- the pack budget -------------------------------------------------------- */
 
-/* Starts the pack's budget for one load or run. */
+/* The pack's budget is one per analysis: its files' loading and every
+ * run of its rules over the model together (rules test: each case is an
+ * analysis, and the loading counts in the first). A load or run gets
+ * what is left of it. */
 static void pack_begin(const ruleset *rs, pack *p)
 {
-    p->deadline = rs->lim.pack_timeout_ms
-                      ? util_now_ms() + rs->lim.pack_timeout_ms
-                      : 0;
+    uint64_t budget = rs->lim.pack_timeout_ms;
+
+    p->began = util_now_ms();
+    p->deadline = !budget ? 0
+                  : p->spent >= budget ? p->began /* spent: nothing left */
+                                       : p->began + budget - p->spent;
+}
+
+/* What the load or run that pack_begin started used, counted. */
+static void pack_end(pack *p)
+{
+    p->spent += util_now_ms() - p->began;
 }
 
 /* The limits of p's next load or call: rs's, with the time limit cut to
@@ -425,7 +440,8 @@ static void worker_die_with(pid_t parent)
 #endif
 }
 
-static int worker_start(worker *w, worker_fn fn, void *ctx)
+/* hook: the test hook point the worker passes first (testhook.h). */
+static int worker_start(worker *w, worker_fn fn, void *ctx, const char *hook)
 {
     pid_t parent = getpid();
     int fds[2];
@@ -444,6 +460,7 @@ static int worker_start(worker *w, worker_fn fn, void *ctx)
     }
     if (w->pid == 0) {
         worker_die_with(parent);
+        op_testhook(hook);
         close(fds[0]);
         signal(SIGPIPE, SIG_DFL);
         fn(ctx, fds[1]);
@@ -682,7 +699,7 @@ int ruleset_eval_data(const rule_limits *lim, const char *path, cJSON **out,
     if (lim->isolate == 0)
         return luadata_eval_limited(path, lim->mem_bytes, lim->instructions,
                                     lim->timeout_ms, out, err);
-    if (worker_start(&w, data_child, &j) != 0)
+    if (worker_start(&w, data_child, &j, "rules.worker.data") != 0)
         return op_error_set(err, OP_EIO, "%s: cannot start a worker: %s",
                             path, strerror(errno));
     dl = lim->timeout_ms ? util_now_ms() + lim->timeout_ms + WORKER_GRACE_MS : 0;
@@ -819,7 +836,7 @@ static void load_isolated(load_job *j, results *errs)
                                   RULES_REASON_PACK_TIME);
             return;
         }
-        if (worker_start(&w, load_child, j) != 0) {
+        if (worker_start(&w, load_child, j, "rules.worker.load") != 0) {
             snprintf(why, sizeof why, "cannot start a worker: %s",
                      strerror(errno));
             for (; j->next < j->n; j->next++)
@@ -871,6 +888,25 @@ static void load_inproc(ruleset *rs, pack *p, const char *path, results *errs)
     free(reason);
 }
 
+/* An isolated pack's files read in the parent (no Lua code of theirs
+ * runs here), so that its load and run workers, forked from it, run the
+ * same texts without reading them again (lrule_read). A file that cannot
+ * be read is left to the load worker, which says why. */
+static void preload(const ruleset *rs, const pack *p, char **paths, size_t n)
+{
+    op_error err;
+    sbx *s = pack_sbx(rs, p, &err);
+    size_t i;
+
+    for (i = 0; s && i < n; i++) {
+        char *reason = NULL;
+        lrule_read(s, paths[i], &reason);
+        free(reason);
+    }
+    if (s)
+        sbx_free(s, 1000, 100);
+}
+
 int ruleset_load_dir(ruleset *rs, const char *dir, const char *pack_name,
                      const char *sdk_lua_dir, int trusted, results *errs,
                      op_error *err)
@@ -906,11 +942,13 @@ int ruleset_load_dir(ruleset *rs, const char *dir, const char *pack_name,
     pack_begin(rs, p);
     if (p->isolated) {
         load_job j = {rs, p, paths, n, 0};
+        preload(rs, p, paths, n);
         load_isolated(&j, errs);
     } else {
         for (i = 0; i < n; i++)
             load_inproc(rs, p, paths[i], errs);
     }
+    pack_end(p);
     free_list(paths, n);
     return 0;
 }
@@ -1004,6 +1042,8 @@ static void add_findings(results *out, const model *m, const rule *r,
     cJSON_ArrayForEach(f, findings) {
         if (results_add_finding(out, m, f, &e))
             results_add_error(out, r->meta.id, e.msg);
+        else if (r->meta.sev_configured) /* the team's word over the rule's */
+            out->f[out->n - 1].sev = r->meta.sev;
     }
 }
 
@@ -1284,7 +1324,7 @@ static void run_isolated(run_job *j, results *out)
                                    RULES_REASON_PACK_TIME);
             return;
         }
-        if (worker_start(&w, run_child, j) != 0) {
+        if (worker_start(&w, run_child, j, "rules.worker.run") != 0) {
             snprintf(why, sizeof why, "cannot start a worker: %s",
                      strerror(errno));
             for (; j->next < j->n; j->next++)
@@ -1345,6 +1385,7 @@ int ruleset_run(ruleset *rs, const model *m, results *out, op_error *err)
             run_inproc(rs, p, m, steps, n, out);
         }
         free(steps);
+        p->spent = 0; /* the analysis is over: the next one has its budget */
     }
     for (i = 0; i < rs->nrules; i++)
         out->rules_run += rs->rules[i]->ran ? 1u : 0u;

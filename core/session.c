@@ -15,6 +15,8 @@
 #include "diag.h"
 #include "home.h"
 #include "session.h"
+#include "costs.h"
+#include "map_packs.h"
 #include "store.h"
 #include "util.h"
 
@@ -90,6 +92,26 @@ static int fold_dirs(op_session *s, op_error *err)
     return 0;
 }
 
+/* The mapping pack folders: the request's, then the config's. */
+static int fold_map_dirs(op_session *s, op_error *err)
+{
+    const config *c = &s->cfg;
+    size_t n = s->o.nmapping_dirs, i;
+
+    if (!c->nmapping_dirs)
+        return 0;
+    s->map_dirs_buf = malloc((n + c->nmapping_dirs) * sizeof *s->map_dirs_buf);
+    if (!s->map_dirs_buf)
+        return op_error_set(err, OP_ENOMEM, "out of memory");
+    for (i = 0; i < n; i++)
+        s->map_dirs_buf[i] = s->o.mapping_dirs[i];
+    for (i = 0; i < c->nmapping_dirs; i++)
+        s->map_dirs_buf[n + i] = c->mapping_dirs[i];
+    s->o.mapping_dirs = s->map_dirs_buf;
+    s->o.nmapping_dirs = n + c->nmapping_dirs;
+    return 0;
+}
+
 /* The plugin path: the request's, then the config's. */
 static int fold_plugin_path(op_session *s, op_error *err)
 {
@@ -119,7 +141,8 @@ static int stage_config(op_session *s, op_error *err)
         return 0;
     if (!o->no_config && (rc = config_find(o->config_path, &s->cfg, err)))
         return err->code = rc == OP_ENOMEM ? OP_ENOMEM : OP_EUSAGE;
-    if ((rc = fold_dirs(s, err)) || (rc = fold_plugin_path(s, err)))
+    if ((rc = fold_dirs(s, err)) || (rc = fold_map_dirs(s, err)) ||
+        (rc = fold_plugin_path(s, err)))
         return rc;
     if (!o->fail_on && c->fail_on)
         o->fail_on = c->fail_on;
@@ -157,8 +180,8 @@ static int list_packs(const char *root, char **names, size_t *n,
                             "%s: cannot open the bundled rule packs: %s "
                             "(set OPTIPIPE_HOME)", root, strerror(errno));
     while ((de = readdir(d)) && *n < SESSION_MAX_PACKS) {
-        if (de->d_name[0] == '.')
-            continue;
+        if (de->d_name[0] == '.' || strcmp(de->d_name, MAPPING_DIR) == 0)
+            continue; /* mappings/ holds mapping packs, not rules */
         /* A pack left out would pass for a clean run with fewer rules. */
         if (!(names[*n] = strdup(de->d_name))) {
             rc = op_error_set(err, OP_ENOMEM, "out of memory");
@@ -269,6 +292,20 @@ static int input_failed(const analysis *an, op_error *err)
                                                : "input could not be read");
 }
 
+/* The mapping packs parsers ask (map_packs.h): the user's folders, then
+ * <home>/rules/mappings. */
+static int load_mappings(op_session *s, op_error *err)
+{
+    char dir[PATH_MAX];
+    int rc;
+
+    snprintf(dir, sizeof dir, "%s/rules/%s", home_of(s), MAPPING_DIR);
+    rc = mapping_set_load(s->o.mapping_dirs, s->o.nmapping_dirs, dir,
+                          &s->o.rlimits, s->o.diag, &s->an.maps, err);
+    s->an.m->mappings = s->an.maps;
+    return rc == OP_ENOTFOUND ? (err->code = OP_EUSAGE) : rc;
+}
+
 static int stage_inputs(op_session *s, op_error *err)
 {
     const op_session_opts *o = &s->o;
@@ -285,12 +322,17 @@ static int stage_inputs(op_session *s, op_error *err)
     s->an.verbose = o->verbose;
     s->an.fetch = o->fetch;
     s->an.watch = o->watch;
+    if ((rc = load_mappings(s, err)))
+        return rc;
     if (o->plan)
         analysis_plan(&s->an, o->inputs, o->ninputs);
     for (i = 0; i < o->ninputs; i++)
         if (!analysis_add(&s->an, o->inputs[i]) && o->strict_inputs)
             return input_failed(&s->an, err);
     analysis_freeze(&s->an);
+    /* what each run cost, kept with it in the run store (core/costs.h) */
+    if (o->mode == OP_SESSION_ALL && costs_price_model(s->an.m, s->cfg.costs))
+        return op_error_set(err, OP_ENOMEM, "out of memory pricing runs");
     s->t_read = (unsigned long)util_now_ms() - t;
     if (s->an.nok == 0)
         return op_error_set(err, OP_EIO, "no input could be read");
@@ -300,11 +342,12 @@ static int stage_inputs(op_session *s, op_error *err)
 /* ---- run store --------------------------------------------------------------- */
 
 /* Opened for writing up front: created or migrated before any rule reads
- * it, and a bad file is said once, before the report. */
+ * it, and a bad file is said once, before the report. A store that cannot
+ * be written (read-only media) still gives the rules their history. */
 static int stage_history(op_session *s, op_error *err)
 {
     const char *path = s->o.history ? s->o.history : s->cfg.history;
-    op_error e;
+    op_error e, ro;
     store *st = NULL;
 
     (void)err;
@@ -312,7 +355,17 @@ static int stage_history(op_session *s, op_error *err)
         return 0;
     op_error_clear(&e);
     if (store_open(path, 1, &st, &e)) {
-        diag_msg(DIAG_ERROR, "%s (the analysis goes on without history)", e.msg);
+        op_error_clear(&ro);
+        if (store_read_only_media(path) && store_open(path, 0, &st, &ro) == 0) {
+            diag_msg(DIAG_WARNING, "%s (rules see its history)", e.msg);
+            s->st = st; /* for the decisions stage; stage_record skips it */
+            s->history_path = path;
+            s->an.m->store_path = path;
+        } else
+            diag_msg(DIAG_ERROR, "%s (the analysis goes on without history)",
+                     e.msg);
+        if (s->o.record)
+            s->record_err = e;
         return 0;
     }
     s->st = st;
@@ -321,21 +374,42 @@ static int stage_history(op_session *s, op_error *err)
     return 0;
 }
 
-/* A store that fails here loses this recording only: said, not fatal. */
+/* The file's decisions the store's newer ones overrode, into its audit
+ * trail (once each); a failure there is said and loses nothing else. */
+static void note_conflicts(op_session *s)
+{
+    op_error e;
+    size_t i;
+
+    for (i = 0; i < s->conflicts.n; i++) {
+        if (!s->conflicts.c[i].store_won)
+            continue;
+        op_error_clear(&e);
+        if (store_note_conflict(s->st, &s->conflicts.c[i].file,
+                                s->baseline_path, &e))
+            diag_msg(DIAG_WARNING, "%s (a decision conflict is not in the "
+                     "audit trail)", e.msg);
+    }
+}
+
+/* A store that fails here loses this recording only: said, and kept in
+ * record_err for the caller's exit code; the report is still made. */
 static int stage_record(op_session *s, op_error *err)
 {
     op_error e;
     store *st = s->st;
 
     (void)err;
-    if (s->o.mode != OP_SESSION_ALL || !s->o.record || !st)
+    if (s->o.mode != OP_SESSION_ALL || !s->o.record || !st || s->record_err.code)
         return 0;
+    note_conflicts(s);
     op_error_clear(&e);
     if (s->o.decisions_from_store
             ? store_record_own(st, s->an.m, &s->res, &s->nrecorded, &e)
-            : store_record(st, s->an.m, &s->res, &s->bl, &s->nrecorded, &e))
+            : store_record(st, s->an.m, &s->res, &s->bl, &s->nrecorded, &e)) {
         diag_msg(DIAG_ERROR, "%s (nothing of this analysis was recorded)", e.msg);
-    else if (!s->o.quiet)
+        s->record_err = e;
+    } else if (!s->o.quiet)
         diag_msg(DIAG_NOTE, "%s: recorded %zu run%s", s->history_path,
                  s->nrecorded, s->nrecorded == 1 ? "" : "s");
     return 0;
@@ -361,6 +435,10 @@ static int stage_finish(op_session *s, op_error *err)
 {
     if (s->o.mode == OP_SESSION_ALL && results_finish(&s->res, s->an.m))
         return op_error_set(err, OP_ENOMEM, "out of memory reconciling changes");
+    /* money, when the team gave its rates (core/costs.h) */
+    if (s->o.mode == OP_SESSION_ALL &&
+        costs_apply(&s->res, s->an.m, s->cfg.costs))
+        return op_error_set(err, OP_ENOMEM, "out of memory pricing findings");
     return 0;
 }
 
@@ -388,6 +466,31 @@ static int store_decisions(op_session *s, op_error *err)
     return 0;
 }
 
+/* With a run store in use, its decisions are laid over the file's, the
+ * newest of each winning; each conflict is said (and noted in the
+ * store's audit trail by stage_record). A store that cannot be read here
+ * leaves the file's decisions alone, said. */
+static void merge_store_decisions(op_session *s)
+{
+    char line[1024];
+    op_error e;
+    size_t i;
+
+    if (!s->st)
+        return;
+    op_error_clear(&e);
+    if (decision_merge_store(&s->bl, s->st, &s->conflicts, &e)) {
+        diag_msg(DIAG_WARNING, "%s (the run store's decisions are not "
+                 "applied)", e.msg);
+        return;
+    }
+    for (i = 0; i < s->conflicts.n; i++) {
+        decision_conflict_text(&s->conflicts.c[i], s->baseline_path, line,
+                               sizeof line);
+        diag_msg(DIAG_WARNING, "%s", line);
+    }
+}
+
 /* A missing decisions file is an empty one (said unless quiet). Read
  * before the rules run, so that ctx.history shows the file's decisions on
  * earlier runs too (model.decisions). */
@@ -397,6 +500,10 @@ static int stage_decisions(op_session *s, op_error *err)
 
     if (s->o.mode == OP_SESSION_ALL && s->o.decisions_from_store)
         return store_decisions(s, err);
+    /* no decisions file, but a run store: its decisions are the newest */
+    if (s->o.mode == OP_SESSION_ALL && !s->baseline_path && s->st &&
+        !s->o.no_baseline)
+        return store_decisions(s, err);
     if (s->o.mode != OP_SESSION_ALL || !s->baseline_path)
         return 0;
     s->baseline_read = stat(s->baseline_path, &st) == 0;
@@ -405,7 +512,8 @@ static int stage_decisions(op_session *s, op_error *err)
                  "exist)", s->baseline_path);
     if (baseline_load(s->baseline_path, &s->bl, 1, err))
         return err->code = OP_EUSAGE; /* the file is the user's to fix */
-    if (s->baseline_read)
+    merge_store_decisions(s);
+    if (s->baseline_read || s->bl.n)
         s->an.m->decisions = &s->bl;
     return 0;
 }
@@ -468,8 +576,10 @@ void op_session_free(op_session *s)
     results_free(&s->res);
     analysis_free(&s->an);
     baseline_free(&s->bl);
+    decision_conflicts_free(&s->conflicts);
     config_free(&s->cfg);
     free(s->dirs_buf);
+    free(s->map_dirs_buf);
     free(s->plugin_path_buf);
     memset(s, 0, sizeof *s);
 }
@@ -481,4 +591,11 @@ void op_session_applied(const op_session *s, report_applied *a)
     a->ignored = s->nignored;
     a->baseline = s->baseline_path && s->baseline_read ? s->baseline_path : NULL;
     a->suppressed = s->nbaselined;
+    a->currency = s->cfg.costs ? costs_currency(s->cfg.costs) : NULL;
+    a->conflicts = &s->conflicts;
+}
+
+int op_session_exit_failed(int status)
+{
+    return status == OP_EUSAGE ? OP_EXIT_USAGE : OP_EXIT_NOINPUT;
 }

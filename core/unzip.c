@@ -11,6 +11,14 @@
  * 29:1 (measured on real logs: plain JSON logs at level 9; already
  * compressed .zstd/.gz logs are stored about 1:1), so UNZIP_RATIO_MAX 100:1
  * is over three times the worst real one, far below deflate's ~1000:1.
+ *
+ * The archive is opened without libzip's ZIP_CHECKCONS: that check refuses
+ * what unzip(1) reads, e.g. macOS Finder's archives (a data-descriptor
+ * member whose local header carries the CRC but zero sizes: "local and
+ * central headers do not match"). Nothing here trusts the local header:
+ * sizes come from the central directory, and the bytes inflated are
+ * counted against the caps as they come. Finder's metadata members
+ * (__MACOSX/..., AppleDouble "._name" files) are not unpacked.
  */
 #include "unzip.h"
 #include "util.h"
@@ -233,6 +241,17 @@ static int regular_or_dir(zip_t *z, zip_uint64_t i)
     return type == 0 || type == S_IFREG || type == S_IFDIR;
 }
 
+/* Whether name is macOS Finder metadata: under __MACOSX/, or an
+ * AppleDouble "._name" (a resource fork, never a log). */
+static int finder_metadata(const char *name)
+{
+    const char *base = strrchr(name, '/');
+
+    base = base ? base + 1 : name;
+    return strncmp(name, "__MACOSX/", 9) == 0 || strcmp(name, "__MACOSX") == 0 ||
+           strncmp(base, "._", 2) == 0;
+}
+
 static void refuse(uz *s, const char *name, const char *why)
 {
     s->res->refused++;
@@ -253,6 +272,10 @@ static void unpack_entry(uz *s, zip_t *z, zip_uint64_t i)
         return;
     }
     name = st.name;
+    if (finder_metadata(name)) {
+        s->res->skipped++;
+        return;
+    }
     if (!name_ok(name)) {
         refuse(s, name, "not a plain relative path");
         return;
@@ -284,7 +307,7 @@ int unzip_to_dir(const char *zip_path, const char *dir, const unzip_opts *o,
                  unzip_result *res, op_error *err)
 {
     int zerr = 0;
-    zip_t *z = zip_open(zip_path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    zip_t *z = zip_open(zip_path, ZIP_RDONLY, &zerr);
     zip_int64_t n, i;
     uz s;
 
@@ -342,7 +365,8 @@ size_t unzip_count(const char *path)
 
     for (i = 0; n <= UNZIP_MAX_MEMBERS && i < n; i++) {
         const char *name = zip_get_name(z, (zip_uint64_t)i, 0);
-        if (name && *name && name[strlen(name) - 1] != '/')
+        if (name && *name && name[strlen(name) - 1] != '/' &&
+            !finder_metadata(name))
             files++;
     }
     if (z)

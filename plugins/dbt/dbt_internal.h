@@ -14,6 +14,8 @@
 #ifndef DBT_INTERNAL_H
 #define DBT_INTERNAL_H
 
+#include <stdint.h>
+
 #include <cjson/cJSON.h>
 #include <optipipe/json.h>
 #include <optipipe/plugin.h>
@@ -92,6 +94,8 @@ typedef struct dbt_rnode {
     int timed;       /* has a usable place on the run's timeline */
     int main_thread; /* ran on thread "main" (hooks) */
     size_t thread;   /* index of its worker thread (parse time only) */
+    int64_t loaded_us; /* sources.json: max_loaded_at; valid when has_loaded */
+    int has_loaded;
 } dbt_rnode;
 
 enum dbt_run_kind { DBT_RUN_RESULTS = 1, DBT_RUN_FRESHNESS };
@@ -111,6 +115,7 @@ typedef struct dbt_rrun {
     int64_t span_us;  /* latest end - earliest start */
     int64_t busy_us;  /* sum of worker-thread busy time */
     int threads;      /* args, invocation_command or inferred */
+    int executing;    /* metric executing: timings measure execution */
     size_t ntimed;
     dbt_rnode *nodes;
     size_t n, cap;
@@ -123,14 +128,19 @@ typedef struct dbt_mnode {
     char *resource_type, *name, *package, *materialized, *file, *tags;
     char *unique_key, *incremental_strategy, *full_refresh, *attached_node;
     char *test_name, *severity, *on_schema_change;
+    char *relation_name; /* also in run_results from v5: older ones lack it */
+    char *checksum;   /* checksum.checksum (sha256 of the file) */
+    char *macros;     /* depends_on.macros without "macro.", ','-joined */
     char **deps;
     size_t ndeps;
+    uint64_t digest;  /* state digest: own definition + every upstream */
 } dbt_mnode;
 
 typedef struct dbt_manifest {
     char *project;    /* metadata.project_name, else the main package */
     char *invocation; /* metadata.invocation_id */
     char *dbt_version; /* metadata.dbt_version */
+    char *adapter;    /* metadata.adapter_type (bigquery, snowflake, ...) */
     char *origin;
     int64_t generated_us;
     int has_generated;
@@ -181,9 +191,48 @@ int dbt_finish(op_builder *b, op_error *err);
 
 /* dbt_join.c: a node's attrs from its manifest entry (model-dbt.md). */
 void dbt_node_attrs(op_builder *b, op_node *n, const dbt_mnode *mn);
+/* dbt_join.c: its state_digest metric; only from the manifest of the
+ * node's own invocation (or a manifest alone). */
+void dbt_node_digest(op_builder *b, op_node *n, const dbt_mnode *mn);
+/* dbt_digest.c: FNV-1a over n bytes of p, continuing from h (start at
+ * DBT_FNV_OFFSET): the digests' and the freshness join's one hash. */
+#define DBT_FNV_OFFSET UINT64_C(14695981039346656037)
+uint64_t dbt_fnv(uint64_t h, const void *p, size_t n);
+/* dbt_digest.c: sets every entry's digest: a hash of its own definition
+ * (checksum, materialization, configs) and of its parents' digests, so
+ * that it changes when the node or anything upstream changed (dbt's
+ * state:modified+). Iterative (no recursion on deep DAGs); an entry on a
+ * cycle gets its own hash only. Returns 0, or OP_ENOMEM. */
+int dbt_digest_manifest(dbt_manifest *m);
+/* dbt_digest.c: every entry of m in an order where a node comes after
+ * its parents (Kahn's), then the entries on or below a cycle in file
+ * order; *out (m->n positions, the caller frees) or OP_ENOMEM. */
+int dbt_topo_order(const dbt_manifest *m, size_t **out);
+/* dbt_fresh.c: gives the models of executing run r (record rr, joined to
+ * manifest m) what their sources held, from the newest sources.json of
+ * the same project taken before the run started (st's runs): metrics
+ * sources_digest, sources_max_loaded_at_ms and sources_n
+ * (docs/model-dbt.md). Returns 0, or OP_ENOMEM. Nothing is kept. */
+int dbt_join_freshness(op_builder *b, op_run *r, const dbt_rrun *rr,
+                       const dbt_manifest *m, const dbt_state *st);
+/* A manifest joins a run of another invocation (and a sources.json a
+ * build) only when it knows at least this share of the run's unique_ids
+ * (same project, same state). */
+#define DBT_MIN_COVERAGE 0.5
+/* The share of run r's ids that manifest m knows (dbt_join.c). */
+double dbt_coverage(const dbt_rrun *r, const dbt_manifest *m);
+/* The digest as a node metric: 52 bits, exact in a double. */
+#define DBT_DIGEST_MASK ((UINT64_C(1) << 52) - 1)
 /* dbt_static.c: writes manifest m, which no run matched, as a run of its
  * own (nodes, parents, attrs; no timings). Returns 0, -1 on no memory.
  * m stays the caller's. */
 int dbt_static_run(op_builder *b, const dbt_manifest *m);
+/* dbt_static.c: adds to run r every entry of m that is not already one of
+ * its nodes (index: the run's ids; NULL: none), as dbt_static_run does,
+ * and gives every node of m in r its parents from depends_on.nodes. How
+ * a non-executing run (compile, docs generate, ls) is checked as a static
+ * DAG. */
+void dbt_static_nodes(op_builder *b, op_run *r, const dbt_manifest *m,
+                      const dbt_map *have, int digest);
 
 #endif

@@ -15,9 +15,6 @@
 
 #include "dbt_internal.h"
 
-/* A manifest joins a run of another invocation only when it knows at
- * least this share of the run's unique_ids (same project, same state). */
-#define MIN_COVERAGE 0.5
 /* Coverage is estimated on at most this many of the run's ids (evenly
  * spaced), so many runs × many manifests stays cheap. */
 #define COVERAGE_SAMPLE 256
@@ -32,12 +29,13 @@ typedef struct join_ctx {
     size_t npar, parcap;
     size_t *rmark; /* run node j: stamp of the node that last added it */
     size_t *mmark; /* manifest node k: stamp of the last visit */
+    int exact;     /* the manifest is the run's own invocation's */
     int oom;
 } join_ctx;
 
 /* --- choosing the manifest ---------------------------------------------------- */
 
-static double coverage(const dbt_rrun *r, const dbt_manifest *m)
+double dbt_coverage(const dbt_rrun *r, const dbt_manifest *m)
 {
     size_t i, hit = 0, pos, step, n = 0;
 
@@ -55,7 +53,7 @@ static int64_t abs64(int64_t v)
 }
 
 /* Same invocation first; else the best-covering manifest, the closest in
- * generated_at among those covering MIN_COVERAGE. */
+ * generated_at among those covering DBT_MIN_COVERAGE. */
 static dbt_manifest *choose(dbt_state *st, const dbt_rrun *r, int *exact)
 {
     dbt_manifest *best = NULL;
@@ -73,7 +71,7 @@ static dbt_manifest *choose(dbt_state *st, const dbt_rrun *r, int *exact)
     for (i = 0; i < st->nmanifests; i++) {
         dbt_manifest *m = st->manifests[i];
         int64_t gap;
-        if (coverage(r, m) < MIN_COVERAGE)
+        if (dbt_coverage(r, m) < DBT_MIN_COVERAGE)
             continue;
         gap = (m->has_generated && r->has_generated)
                   ? abs64(m->generated_us - r->generated_us)
@@ -145,6 +143,9 @@ void dbt_node_attrs(op_builder *b, op_node *n, const dbt_mnode *mn)
         {offsetof(dbt_mnode, test_name), "test_name"},
         {offsetof(dbt_mnode, severity), "severity"},
         {offsetof(dbt_mnode, on_schema_change), "on_schema_change"},
+        {offsetof(dbt_mnode, relation_name), "relation_name"},
+        {offsetof(dbt_mnode, checksum), "checksum"},
+        {offsetof(dbt_mnode, macros), "macros"},
     };
     size_t f;
 
@@ -153,11 +154,12 @@ void dbt_node_attrs(op_builder *b, op_node *n, const dbt_mnode *mn)
         if (v && *v)
             op_node_attr(b, n, fields[f].key, v);
     }
-    /* manifests before v5 have no attached_node: a test's first
-     * dependency is what it tests (kept even when not in this run) */
-    if (!mn->attached_node && mn->resource_type &&
-        !strcmp(mn->resource_type, "test") && mn->ndeps && mn->deps[0])
-        op_node_attr(b, n, "attached_node", mn->deps[0]);
+}
+
+void dbt_node_digest(op_builder *b, op_node *n, const dbt_mnode *mn)
+{
+    op_node_metric_int(b, n, "state_digest",
+                       (int64_t)(mn->digest & DBT_DIGEST_MASK));
 }
 
 /* Parents and manifest attributes of every node of the run. */
@@ -176,7 +178,11 @@ static void join_nodes(join_ctx *c)
         if (!n)
             continue;
         dbt_node_attrs(c->b, n, &c->m->nodes[k]);
-        collect(c, i, &c->m->nodes[k], 0);
+        /* the state of another invocation is not this run's */
+        if (c->exact)
+            dbt_node_digest(c->b, n, &c->m->nodes[k]);
+        if (c->rr->executing) /* else: the manifest's parents, below */
+            collect(c, i, &c->m->nodes[k], 0);
         for (p = c->poff[i]; p < c->npar; p++)
             op_node_parent(c->b, n, c->rr->nodes[c->par[p]].id);
     }
@@ -362,11 +368,12 @@ out:
 }
 
 static int join_run(op_builder *b, op_run *r, dbt_rrun *rr,
-                    const dbt_manifest *m)
+                    const dbt_manifest *m, int exact, const dbt_state *st)
 {
     join_ctx c;
 
     memset(&c, 0, sizeof c);
+    c.exact = exact;
     c.b = b;
     c.r = r;
     c.rr = rr;
@@ -378,8 +385,17 @@ static int join_run(op_builder *b, op_run *r, dbt_rrun *rr,
         c.oom = 1;
     if (!c.oom)
         join_nodes(&c);
-    if (!c.oom && rr->kind == DBT_RUN_RESULTS)
+    if (!c.oom && rr->kind == DBT_RUN_RESULTS && rr->executing)
         critical_path(&c);
+    if (!c.oom && rr->kind == DBT_RUN_RESULTS && rr->executing &&
+        dbt_join_freshness(b, r, rr, m, st))
+        c.oom = 1;
+    /* compile, docs generate, ls: nothing ran, so the DAG is checked as a
+     * manifest alone would be, beside what the run measured */
+    if (!c.oom && rr->kind == DBT_RUN_RESULTS && !rr->executing) {
+        dbt_static_nodes(b, r, m, &rr->index, exact);
+        op_run_metric_int(b, r, "static_dag", 1);
+    }
     free(c.poff);
     free(c.par);
     free(c.rmark);
@@ -493,6 +509,11 @@ int dbt_finish(op_builder *b, op_error *err)
         int exact;
         dbt_manifest *m = choose(st, rr, &exact);
 
+        if (r && !m && rr->kind == DBT_RUN_RESULTS && !rr->executing)
+            op_run_warning(b, r, "this command did not execute models (its "
+                           "timings measure compilation only); add the "
+                           "manifest.json of the same invocation to check "
+                           "the DAG without timings");
         if (!r || !m)
             continue;
         m->used = 1;
@@ -501,7 +522,9 @@ int dbt_finish(op_builder *b, op_error *err)
         op_run_config(b, r, "optipipe.manifest", m->origin ? m->origin : "");
         op_run_config(b, r, "optipipe.manifest_match",
                       exact ? "invocation" : "closest");
-        if (join_run(b, r, rr, m))
+        if (m->adapter)
+            op_run_config(b, r, "optipipe.adapter", m->adapter);
+        if (join_run(b, r, rr, m, exact, st))
             rc = op_error_set(err, OP_ENOMEM, "dbt: out of memory joining %s",
                               rr->origin);
     }

@@ -48,6 +48,7 @@ typedef struct rr_ctx {
     /* counters for run metrics */
     long n_results, n_error, n_skipped, n_fail, n_warn, n_untimed;
     long n_tests;
+    long n_execute, n_compiled; /* results with an execute phase; status "compiled" */
     double bytes_billed, bytes_processed, slot_ms;
     int has_billed, has_processed, has_slot;
 } rr_ctx;
@@ -587,6 +588,8 @@ static op_node *read_common(rr_ctx *c, const cJSON *res, size_t idx,
     note_package(c, id);
 
     read_timing(c, field_of(c, res, "timing", where, 1), id, where, t);
+    c->n_execute += t->has_execute;
+    c->n_compiled += status && !strcmp(status, "compiled");
     *has_exec = field_num_set(c, res, "execution_time", where, 0,
                               MAX_SECONDS, exec_s);
     if (*has_exec)
@@ -720,8 +723,21 @@ static void read_freshness(rr_ctx *c, const cJSON *res, size_t idx)
     if (field_num(c, res, "max_loaded_at_time_ago_in_s", where, -MAX_SECONDS,
                   MAX_SECONDS, &v))
         op_node_metric(c->b, n, "age_ms", v * 1000.0);
-    if ((s = dbt_jstr(res, "max_loaded_at")) && strlen(s) < 64)
+    if ((s = dbt_jstr(res, "max_loaded_at")) && strlen(s) < 64) {
+        dbt_rnode *rn = rec_node(c, dbt_jstr(res, "unique_id"));
+        int64_t us;
         op_node_attr(c->b, n, "max_loaded_at", s);
+        if (dbt_parse_time(s, &us)) {
+            op_node_metric_int(c->b, n, "max_loaded_at_ms", dbt_us_to_ms(us));
+            if (rn) {
+                rn->loaded_us = us;
+                rn->has_loaded = 1;
+            }
+        } else {
+            warnf(c, "%s: %s: max_loaded_at \"%s\" is not a timestamp; "
+                  "ignored", c->name, where, s);
+        }
+    }
     if ((s = dbt_jstr(res, "snapshotted_at")) && strlen(s) < 64)
         op_node_attr(c->b, n, "snapshotted_at", s);
     crit = field_of(c, res, "criteria", where, 0);
@@ -986,6 +1002,27 @@ static int make_run(rr_ctx *c, const cJSON *meta, op_error *err)
     return 0;
 }
 
+/* Whether the run's timings measure execution (docs/model-dbt.md
+ * "executing"): args.which, else Fusion's args.command, else the RPC
+ * method of dbt < 1.5 ("docs.generate"); a run none of these names
+ * executes unless every result says "compiled" or none has an execute
+ * phase (a compile-only file with its args stripped). */
+static int run_executes(const rr_ctx *c, const cJSON *args, const char *which)
+{
+    const char *cmd = dbt_jstr(args, "command"), *rpc = dbt_jstr(args, "rpc_method");
+
+    if (which)
+        return which_executes(which);
+    if (cmd && strlen(cmd) < 64)
+        return which_executes(cmd);
+    if (rpc && (!strncmp(rpc, "docs.", 5) || !strncmp(rpc, "compile", 7)))
+        return 0;
+    if (c->kind == DBT_RUN_RESULTS && c->n_results > 0 &&
+        (c->n_compiled == c->n_results || c->n_execute == 0))
+        return 0;
+    return 1;
+}
+
 static void run_identity(rr_ctx *c, const cJSON *meta, const char *which)
 {
     const char *ver = dbt_jstr(meta, "dbt_version");
@@ -997,7 +1034,6 @@ static void run_identity(rr_ctx *c, const cJSON *meta, const char *which)
     op_run_str(c->b, c->r, OP_F_NAME, name);
     op_run_metric_int(c->b, c->r, "schema_version",
                       dbt_schema_number(dbt_jstr(meta, "dbt_schema_version")));
-    op_run_metric_int(c->b, c->r, "executing", which_executes(which));
     if (ver && ver[0] == '2' && ver[1] == '.')
         op_run_metric_int(c->b, c->r, "fusion", 1);
 }
@@ -1060,6 +1096,8 @@ static int read_any(const cJSON *root, const char *name,
         idx++;
     }
     c.n_results = (long)idx;
+    c.rec->executing = run_executes(&c, args, which);
+    op_run_metric_int(b, c.r, "executing", c.rec->executing);
 
     run_times(&c, meta, elapsed, has_elapsed);
     run_status(&c);

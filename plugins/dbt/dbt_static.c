@@ -6,7 +6,8 @@
  * depends_on.nodes, its manifest attrs, and no timings. The run says so:
  * metric executing = 0 (performance rules skip it), manifest_only = 1 and
  * config optipipe.static = manifest. See docs/model-dbt.md "Manifest
- * alone".
+ * alone". A run that did not execute its models (compile, docs generate,
+ * ls) gets the same nodes and parents added to its own (dbt_join.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,11 +32,10 @@ static int is(const dbt_mnode *n, const char *type, const char *mat)
 }
 
 static void emit_node(op_builder *b, op_run *r, const dbt_manifest *m,
-                      const dbt_mnode *mn)
+                      const dbt_mnode *mn, int digest)
 {
     char kind[64], name[DBT_ID_MAX + 1];
     op_node *n = op_node_get(b, r, mn->id);
-    size_t d, k;
 
     if (!n)
         return;
@@ -45,10 +45,36 @@ static void emit_node(op_builder *b, op_run *r, const dbt_manifest *m,
     op_node_str(b, n, OP_F_NAME, name);
     op_node_str(b, n, OP_F_STATUS, "unknown");
     op_node_str(b, n, OP_F_RAW_STATUS, "not run");
-    for (d = 0; d < mn->ndeps; d++)
+    dbt_node_attrs(b, n, mn);
+    if (digest)
+        dbt_node_digest(b, n, mn);
+    (void)m;
+}
+
+/* Parents from depends_on.nodes: the entries of the manifest (sources
+ * and ephemeral models included, as nodes of their own). */
+static void static_parents(op_builder *b, op_run *r, const dbt_manifest *m,
+                           const dbt_mnode *mn)
+{
+    op_node *n = op_node_get(b, r, mn->id);
+    size_t d, k;
+
+    for (d = 0; n && d < mn->ndeps; d++)
         if (mn->deps[d] && dbt_map_get(&m->index, mn->deps[d], &k))
             op_node_parent(b, n, mn->deps[d]);
-    dbt_node_attrs(b, n, mn);
+}
+
+void dbt_static_nodes(op_builder *b, op_run *r, const dbt_manifest *m,
+                      const dbt_map *have, int digest)
+{
+    size_t i, k;
+
+    for (i = 0; i < m->n; i++) {
+        const dbt_mnode *mn = &m->nodes[i];
+        if (!have || !dbt_map_get(have, mn->id, &k))
+            emit_node(b, r, m, mn, digest);
+        static_parents(b, r, m, mn);
+    }
 }
 
 int dbt_static_run(op_builder *b, const dbt_manifest *m)
@@ -73,6 +99,8 @@ int dbt_static_run(op_builder *b, const dbt_manifest *m)
     op_run_config(b, r, "optipipe.project", project);
     op_run_config(b, r, "optipipe.manifest", m->origin ? m->origin : "");
     op_run_config(b, r, "optipipe.static", "manifest");
+    if (m->adapter)
+        op_run_config(b, r, "optipipe.adapter", m->adapter);
     snprintf(text, sizeof text, "%s/manifest", project);
     if (m->has_generated)
         op_run_history(b, r, text, dbt_us_to_ms(m->generated_us));
@@ -82,9 +110,9 @@ int dbt_static_run(op_builder *b, const dbt_manifest *m)
              project);
     op_run_warning(b, r, text);
     op_json_notes_emit(m->notes, b, r);
+    dbt_static_nodes(b, r, m, NULL, 1);
     for (i = 0; i < m->n; i++) {
         const dbt_mnode *mn = &m->nodes[i];
-        emit_node(b, r, m, mn);
         models += is(mn, "model", NULL);
         views += is(mn, "model", "view");
         tests += is(mn, "test", NULL) || is(mn, "unit_test", NULL);

@@ -368,10 +368,13 @@ static void mnode_free(dbt_mnode *n)
     free(n->unique_key);
     free(n->incremental_strategy);
     free(n->full_refresh);
+    free(n->relation_name);
     free(n->attached_node);
     free(n->test_name);
     free(n->severity);
     free(n->on_schema_change);
+    free(n->checksum);
+    free(n->macros);
     for (i = 0; i < n->ndeps; i++)
         free(n->deps[i]);
     free(n->deps);
@@ -390,6 +393,7 @@ void dbt_manifest_free(dbt_manifest *m)
     free(m->project);
     free(m->invocation);
     free(m->dbt_version);
+    free(m->adapter);
     free(m->origin);
     free(m->notes);
     free(m);

@@ -615,14 +615,39 @@ static const char *ex_name(const ex_item *e, const char *root, char *buf,
     return buf;
 }
 
+/* The deepest "Caused by: " line of a Java stack trace (what failed first,
+ * under the wrappers such as "Recovery is suppressed by ..."); NULL when
+ * the trace has none. Bounded by the trace's own length. */
+static const char *ex_root_cause(const char *trace, char *buf, size_t n)
+{
+    static const char mark[] = "Caused by: ";
+    const char *p = trace, *last = NULL;
+
+    while (p && (p = strstr(p, mark)) != NULL) {
+        if (p == trace || p[-1] == '\n')
+            last = p + sizeof mark - 1;
+        p += sizeof mark - 1;
+    }
+    if (!last)
+        return NULL;
+    fl_first_line(last, buf, n);
+    return buf;
+}
+
 static void emit_exception(op_builder *b, op_run *r, const ex_item *e)
 {
     op_record *rec = op_series_append(b, r, "exceptions");
     const cJSON *conc = fl_get(e->j, "concurrentExceptions");
+    const char *trace;
     char buf[FL_MSG_MAX];
 
     op_record_int(b, rec, "timestamp_ms", e->ts);
     op_record_str(b, rec, "exception", ex_name(e, NULL, buf, sizeof buf));
+    trace = fl_str(e->j, e->legacy ? "exception" : "stacktrace");
+    if (!trace && e->legacy)
+        trace = fl_str(e->j, "root-exception");
+    if (ex_root_cause(trace, buf, sizeof buf))
+        op_record_str(b, rec, "root_cause", buf);
     rec_str(b, rec, e->j, "exceptionName", "exception_class");
     rec_str(b, rec, e->j, e->legacy ? "task" : "taskName", "task");
     if (fl_str(e->j, "endpoint"))
@@ -635,6 +660,25 @@ static void emit_exception(op_builder *b, op_run *r, const ex_item *e)
         if (fl_str(first, "stacktrace"))
             rec_str(b, rec, first, "stacktrace", "cause");
     }
+}
+
+/* The newest exception as run attrs (what a run page shows of a failed
+ * job without the series): last_exception, its first line, and
+ * last_root_cause, its deepest "Caused by:" when the trace has one. */
+static void ex_newest_attrs(op_builder *b, op_run *r, const ex_item *e)
+{
+    const char *trace = fl_str(e->j, e->legacy ? "exception" : "stacktrace");
+    char buf[FL_MSG_MAX];
+
+    if (!trace && e->legacy)
+        trace = fl_str(e->j, "root-exception");
+    if (e->legacy) /* as its "exception" record */
+        fl_first_line(fl_str(e->j, "root-exception"), buf, sizeof buf);
+    else
+        ex_name(e, NULL, buf, sizeof buf);
+    op_run_attr(b, r, "last_exception", buf);
+    if (ex_root_cause(trace, buf, sizeof buf))
+        op_run_attr(b, r, "last_root_cause", buf);
 }
 
 static size_t ex_collect(const cJSON *ex, ex_item *out, size_t cap)
@@ -717,6 +761,8 @@ void fl_exceptions(fl_ctx *c, op_run *r, const char *jid)
         }
         kept++;
     }
+    if (kept)
+        ex_newest_attrs(c->b, r, &items[n - 1]);
     op_run_metric_int(c->b, r, "exceptions", (int64_t)kept);
     if (fl_getbool(fl_get(newest, "exceptionHistory"), "truncated", &tr) ||
         fl_getbool(newest, "truncated", &tr))

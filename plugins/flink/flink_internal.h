@@ -302,4 +302,21 @@ void fl_exceptions(fl_ctx *c, op_run *r, const char *jid);
 /* Flink job state -> model status (docs/model.md). */
 const char *fl_status(const char *state);
 
+/* RocksDB / ForSt native metrics of one vertex (flink_rocksdb.c). */
+typedef struct fl_rdb fl_rdb;
+
+/* Takes metric name (without the "<subtask>." prefix) of subtask idx
+ * from entry e into *r (allocated on first use; the caller frees it
+ * with fl_rdb_free) when it is a RocksDB native metric: returns 1 then,
+ * also when its value is unusable; 0 for any other metric. */
+int fl_rdb_metric(fl_rdb **r, const char *name, const cJSON *e, int64_t idx);
+
+/* Adds the vertex's dists, metrics and attrs for what r holds (nothing
+ * when r is NULL) to node n of run, and a run warning naming vertex vid
+ * when values were over the bounds. r stays the caller's. */
+void fl_rdb_emit(op_builder *b, op_run *run, op_node *n, const char *vid,
+                 const fl_rdb *r);
+
+void fl_rdb_free(fl_rdb *r);
+
 #endif

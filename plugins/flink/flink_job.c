@@ -146,6 +146,7 @@ typedef struct fl_vx {
     fl_acc agg[M_COUNT]; /* aggregates (subtasks/metrics, operators) */
     fl_wm in_wm;         /* task input watermark per subtask */
     fl_wm out_wm;        /* highest operator output watermark per subtask */
+    fl_rdb *rdb;         /* RocksDB / ForSt native metrics, or NULL */
     int have_ratios;
 } fl_vx;
 
@@ -165,6 +166,7 @@ static void vx_free(fl_vx *v)
         free(v->sub[i].v);
     wm_free(&v->in_wm);
     wm_free(&v->out_wm);
+    fl_rdb_free(v->rdb);
 }
 
 /* Sets subtask idx to wm; with keep_max an existing higher value stays
@@ -250,6 +252,8 @@ static void vx_metric(fl_vx *v, const char *name, const cJSON *e,
     const char *leaf = strrchr(name, '.');
 
     leaf = leaf ? leaf + 1 : name;
+    if (fl_rdb_metric(&v->rdb, name, e, idx))
+        return;
     if (!strcmp(leaf, "currentInputWatermark") && leaf == name) {
         int64_t w;
         if (idx >= 0 && fl_geti64(e, "value", &w))
@@ -1312,6 +1316,7 @@ static void vertex(fl_ctx *c, op_run *r, const char *jid, fl_vref *ref,
         emit_ratios(c->b, &v);
         emit_acc_ratios(c->b, &v, ref);
         emit_simple_metrics(c->b, &v);
+        fl_rdb_emit(c->b, r, v.node, v.id, v.rdb);
         vx_rates(c, &v, rt);
         emit_watermarks(c, r, &v, now);
         vx_partitions(c, r, jid, &v);

@@ -225,6 +225,13 @@ static void final_warnings(sp_app *a, op_stream *in, int stream_cut)
         sp_warn(a, "the rolling log was compacted by the History Server "
                    "(an events_N...compact file): events of finished jobs "
                    "before it are gone, so totals cover only what is left");
+    if (!a->has_start || !a->has_env)
+        sp_warn(a, "incomplete: the log has no %s%s%s (a rolled-over part without "
+                   "the first part, or a line that could not be read): the app's "
+                   "settings are unknown, so no size is derived from Spark's defaults",
+                a->has_start ? "" : "SparkListenerApplicationStart",
+                !a->has_start && !a->has_env ? ", no " : "",
+                a->has_env ? "" : "SparkListenerEnvironmentUpdate");
     if (a->cut_last_line || a->in_progress || !a->has_end) {
         a->in_progress = 1;
         sp_warn(a,

@@ -673,6 +673,7 @@ void sp_app_free(sp_app *a)
     free(a->app_id);
     free(a->app_name);
     free(a->user);
+    free(a->java_command);
     free(a->attempt_id);
     free(a->version);
     free(a->dbc_version);

@@ -85,6 +85,7 @@ typedef struct sp_op_metric {
 
 typedef struct sp_op {
     char *name, *desc, *partition_filters, *location;
+    char *partition_columns; /* scan output not in ReadSchema: "year#12,day#13" */
     sp_op_metric m[SP_OP_METRICS];
     int nm;
 } sp_op;
@@ -291,7 +292,12 @@ void sp_stage_rdds(sp_app *a, sp_stage *s, const cJSON *info)
     cJSON_ArrayForEach(r, rdds)
     {
         const cJSON *lvl = cJSON_GetObjectItemCaseSensitive(r, "Storage Level");
-        const char *sc = scan_of(r, one, sizeof one);
+        const char *sc, *scope = sp_jstr(r, "Scope");
+        /* a SQL shuffle (UnsafeRow, whatever spark.serializer says), also
+         * in jobs that carry no SQL execution id (Databricks) */
+        if (scope && scope_name(scope, one, sizeof one) && !strcmp(one, "Exchange"))
+            s->sql_exchange = 1;
+        sc = scan_of(r, one, sizeof one);
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lvl, "Use Memory")) ||
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lvl, "Use Disk")))
             s->persisted = 1;
@@ -323,6 +329,7 @@ void sp_plan_free(struct sp_plan *p)
         free(p->ops[i].desc);
         free(p->ops[i].partition_filters);
         free(p->ops[i].location);
+        free(p->ops[i].partition_columns);
     }
     free(p->ops);
     free(p);
@@ -361,6 +368,53 @@ static void op_metrics(sp_op *op, const cJSON *metrics)
     }
 }
 
+/* Whether ReadSchema ("struct<a:int,b:string>") has the field name[0..n). */
+static int schema_has(const char *schema, const char *name, size_t n)
+{
+    const char *p = strchr(schema, '<');
+
+    while (p && *p) {
+        p++;
+        if (strncmp(p, name, n) == 0 && p[n] == ':')
+            return 1;
+        p = strchr(p, ','); /* a nested struct's fields only add false matches */
+    }
+    return 0;
+}
+
+/* A file scan's partition columns: the attributes of its output list
+ * ("FileScan parquet db.t[a#1,year#2] ...") that its ReadSchema lacks
+ * (Spark reads only data columns from the files). NULL when the scan has
+ * no ReadSchema, none is missing, or Spark cut the list ("... 4 more
+ * fields"): then nothing is known. */
+static char *partition_columns(sp_app *a, const char *desc, const char *schema)
+{
+    const char *l = desc ? strchr(desc, '[') : NULL, *r, *p;
+    char out[SP_TEXT_MAX];
+    size_t len = 0;
+
+    if (!l || !schema || !(r = strchr(l, ']')) || strstr(desc, " more fields]") ||
+        (size_t)(r - l) >= sizeof out)
+        return NULL;
+    for (p = l + 1; p < r;) {
+        const char *e = p, *hash;
+        while (e < r && *e != ',')
+            e++;
+        hash = memchr(p, '#', (size_t)(e - p));
+        if (hash && !schema_has(schema, p, (size_t)(hash - p))) {
+            if (len + (size_t)(e - p) + 2 >= sizeof out)
+                return NULL;
+            if (len)
+                out[len++] = ',';
+            memcpy(out + len, p, (size_t)(e - p));
+            len += (size_t)(e - p);
+        }
+        p = e < r ? e + 1 : e;
+    }
+    out[len] = '\0';
+    return len ? dup_or_null(a, out) : NULL;
+}
+
 static void plan_walk(sp_app *a, struct sp_plan *p, const cJSON *node,
                       int depth)
 {
@@ -382,6 +436,7 @@ static void plan_walk(sp_app *a, struct sp_plan *p, const cJSON *node,
     op->desc = dup_or_null(a, sp_jstr(node, "simpleString"));
     op->partition_filters = dup_or_null(a, sp_jstr(meta, "PartitionFilters"));
     op->location = dup_or_null(a, sp_jstr(meta, "Location"));
+    op->partition_columns = partition_columns(a, op->desc, sp_jstr(meta, "ReadSchema"));
     op_metrics(op, cJSON_GetObjectItemCaseSensitive(node, "metrics"));
     cJSON_ArrayForEach(c, kids)
     {
@@ -639,7 +694,7 @@ static void emit_scans(sp_app *a, op_run *r)
     for (i = 0; i < a->nstages; i++) {
         const sp_stage *s = a->stages[i];
         op_node *n;
-        if ((!s->scan && !s->persisted) || !sp_stage_emitted(s))
+        if ((!s->scan && !s->persisted && !s->sql_exchange) || !sp_stage_emitted(s))
             continue;
         stage_id(id, sizeof id, s);
         if (!(n = op_node_get(a->b, r, id)))
@@ -651,6 +706,8 @@ static void emit_scans(sp_app *a, op_run *r)
         }
         if (s->persisted)
             op_node_attr(a->b, n, "persisted", "true");
+        if (s->sql_exchange)
+            op_node_attr(a->b, n, "sql_exchange", "true");
     }
 }
 
@@ -695,12 +752,15 @@ static sql_sums *sum_stages(sp_app *a)
 }
 
 /* Operators worth a record: those with a metric value, and the kinds the
- * rules look at whatever their values. */
+ * rules look at whatever their values (write commands: spark.commit-time). */
 static int op_notable(const sp_op *op)
 {
     const char *n = op->name ? op->name : "";
     return strstr(n, "Scan") || strstr(n, "Join") || strstr(n, "Cartesian") ||
-           strstr(n, "Exchange");
+           strstr(n, "Exchange") || strstr(n, "Insert") ||
+           strstr(n, "AsSelect") || strstr(n, "SaveIntoDataSource") ||
+           strstr(n, "WriteFiles") || strstr(n, "AppendData") ||
+           strstr(n, "Overwrite");
 }
 
 /* Returns 1 when a record was written. */
@@ -730,6 +790,8 @@ static int emit_op(sp_app *a, op_run *r, const char *sql, size_t idx,
         op_record_str(a->b, rec, "partition_filters", op->partition_filters);
     if (op->location)
         op_record_str(a->b, rec, "location", op->location);
+    if (op->partition_columns)
+        op_record_str(a->b, rec, "partition_columns", op->partition_columns);
     for (k = 0; k < op->nm; k++)
         if (vals[k] >= 0)
             op_record_int(a->b, rec, op_metric_names[op->m[k].kind][1],

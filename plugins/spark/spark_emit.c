@@ -640,7 +640,8 @@ static const char *prop(const sp_app *a, const char *key)
  * one night's app to the next, whose app id is new every time. An explicit
  * spark.optipipe.job wins; a Databricks job run names its job (job.id, or
  * the "job-<id>-run-<n>" cluster a job launches, whose app is always
- * "Databricks Shell"); otherwise the app name. */
+ * "Databricks Shell"); otherwise the app name, joined by its main class,
+ * user and cluster when the name says nothing (spark_jobkey.c). */
 static const char *job_key(const sp_app *a, char *buf, size_t cap)
 {
     const char *v = prop(a, "spark.optipipe.job");
@@ -658,12 +659,14 @@ static const char *job_key(const sp_app *a, char *buf, size_t cap)
         snprintf(buf, cap, "databricks job %ld", id);
         return buf;
     }
+    if (sp_generic_name(a->app_name))
+        return sp_generic_key(a, buf, cap);
     return a->app_name;
 }
 
 void sp_app_emit(sp_app *a)
 {
-    char jobbuf[160];
+    char jobbuf[512];
     op_builder *b = a->b;
     char idbuf[256];
     const char *id = a->app_id;

@@ -55,6 +55,7 @@ static void on_app_start(sp_app *a, const cJSON *o)
     set_str(a, &a->user, sp_jstr(o, "User"));
     set_str(a, &a->attempt_id, sp_jstr(o, "App Attempt ID"));
     a->app_start = sp_jint(o, "Timestamp", -1);
+    a->has_start = 1;
     saw_time(a, a->app_start);
 }
 
@@ -71,6 +72,49 @@ static void on_app_end(sp_app *a, const cJSON *o)
     }
 }
 
+/* One entry of a properties map as Spark writes it (a map of strings;
+ * a list of [key, value] pairs is accepted too): *k and *v, NULL when it
+ * is neither. */
+static void prop_entry(const cJSON *it, const char **k, const char **v)
+{
+    *k = it->string;
+    *v = NULL;
+    if (cJSON_IsArray(it) && cJSON_GetArraySize(it) == 2) {
+        const cJSON *kk = cJSON_GetArrayItem(it, 0);
+        const cJSON *vv = cJSON_GetArrayItem(it, 1);
+        *k = cJSON_IsString(kk) ? kk->valuestring : NULL;
+        *v = cJSON_IsString(vv) ? vv->valuestring : NULL;
+    } else if (cJSON_IsString(it)) {
+        *v = it->valuestring;
+    }
+}
+
+/* The driver's command line from System Properties: the job key of an
+ * app with a generic name needs its main class (spark_jobkey.c). */
+static void java_command(sp_app *a, const cJSON *o)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "System Properties");
+    const cJSON *it;
+    const char *v = NULL;
+    char *c;
+
+    cJSON_ArrayForEach(it, p)
+    {
+        const char *ek, *ev;
+        prop_entry(it, &ek, &ev);
+        if (ek && ev && !strcmp(ek, "sun.java.command"))
+            v = ev;
+    }
+    if (!v)
+        return;
+    if (!(c = sp_strdup_max(v, SP_COMMAND_MAX))) {
+        a->oom = 1;
+        return;
+    }
+    free(a->java_command);
+    a->java_command = c;
+}
+
 /* Spark Properties: an object of strings (every version writes a map; a
  * list of [key, value] pairs is accepted too). */
 static void on_environment(sp_app *a, const cJSON *o)
@@ -79,8 +123,10 @@ static void on_environment(sp_app *a, const cJSON *o)
     const cJSON *it;
     cJSON *props;
 
+    java_command(a, o);
     if (!p)
         return;
+    a->has_env = 1;
     props = cJSON_CreateObject();
     if (!props) {
         a->oom = 1;
@@ -88,15 +134,8 @@ static void on_environment(sp_app *a, const cJSON *o)
     }
     cJSON_ArrayForEach(it, p)
     {
-        const char *k = it->string, *v = NULL;
-        if (cJSON_IsArray(it) && cJSON_GetArraySize(it) == 2) {
-            const cJSON *kk = cJSON_GetArrayItem(it, 0);
-            const cJSON *vv = cJSON_GetArrayItem(it, 1);
-            k = cJSON_IsString(kk) ? kk->valuestring : NULL;
-            v = cJSON_IsString(vv) ? vv->valuestring : NULL;
-        } else if (cJSON_IsString(it)) {
-            v = it->valuestring;
-        }
+        const char *k, *v;
+        prop_entry(it, &k, &v);
         if (!k || !v)
             continue;
         cJSON_DeleteItemFromObjectCaseSensitive(props, k);

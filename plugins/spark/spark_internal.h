@@ -19,6 +19,7 @@
 #define SP_DIST_EXACT_MAX 65536   /* exact values kept per stage and metric */
 #define SP_LIVE_TASKS_MAX (1u << 21) /* running task ids remembered */
 #define SP_TEXT_MAX 512           /* longest message/name text kept */
+#define SP_COMMAND_MAX 8192       /* longest sun.java.command kept */
 #define SP_ID_MAX 128             /* longest executor id / host kept */
 #define SP_MAX_BAD_REPORTED 5     /* malformed lines named one by one */
 #define SP_MAX_FAILURE_KINDS 256  /* distinct (stage, reason) failure records */
@@ -210,6 +211,7 @@ typedef struct sp_stage {
     int has_slow;
     char *scan;    /* what the stage reads from outside (spark_detect.c) */
     int persisted; /* an RDD of the stage has a storage level */
+    int sql_exchange; /* an RDD of the stage is in a SQL Exchange scope */
 } sp_stage;
 
 typedef struct sp_job {
@@ -299,10 +301,12 @@ typedef struct sp_app {
     long long dbc_last;   /* Rollover Number of the last part read */
     int64_t dbc_parts;    /* parts read */
     int64_t app_start, app_end;
+    int has_start, has_env; /* ApplicationStart, EnvironmentUpdate read */
     int has_end;
     int64_t exit_code;
     int has_exit_code;
     cJSON *props; /* Spark Properties (owned) */
+    char *java_command; /* the driver's sun.java.command (System Properties) */
     int64_t last_time; /* latest event time seen */
     sp_stage **stages;
     size_t nstages, cap_stages;
@@ -392,6 +396,14 @@ int sp_attempts_finish(op_builder *b, op_error *err);
  * or -1 when the line is not a JSON object (malformed or cut). */
 int sp_on_rollover_line(sp_app *a, const char *line, size_t len,
                         uint64_t line_no);
+
+/* Job keys of apps whose name says nothing (spark_jobkey.c): whether
+ * name is one ("Spark shell", "PySparkShell", "Databricks Shell", a
+ * UUID, ...: the one list), and the key of such an app: its name and
+ * " [main=..., user=..., cluster=...]" of what the log gives, into buf
+ * (cap bytes; returned). */
+int sp_generic_name(const char *name);
+const char *sp_generic_key(const sp_app *a, char *buf, size_t cap);
 
 /* The run attrs saying where and on what the app ran (spark_platform.c):
  * platform, cluster_manager, accelerator, photon. */

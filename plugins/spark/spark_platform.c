@@ -144,4 +144,9 @@ void sp_platform_emit(sp_app *a, op_run *r)
         op_run_attr(a->b, r, "accelerator", "gpu");
     if (photon(a))
         op_run_attr(a->b, r, "photon", "true");
+    /* a log without its beginning: the rules derive no size from defaults */
+    if (!a->has_start || !a->has_env)
+        op_run_attr(a->b, r, "incomplete",
+                    !a->has_env && !a->has_start ? "no application start, no environment"
+                    : !a->has_env ? "no environment" : "no application start");
 }

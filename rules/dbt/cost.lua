@@ -16,7 +16,8 @@ return {
   options = {
     max_bytes_billed = "1 TiB", -- per model and run
     max_slot_hours = 10,        -- per model and run
-    price_per_tib = 6.25,       -- on-demand USD per TiB billed (0: no estimate)
+    price_per_tib = 0,          -- the team's on-demand price per TiB billed (0: none; no
+                                -- price ships: prices go stale, docs/costs.md)
     max_reports = 5,
   },
   check = function(run, ctx)

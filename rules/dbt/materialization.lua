@@ -52,7 +52,19 @@ local function slow_tables(run, ctx, hist)
 end
 
 -- Longest chain of views ending at each view (through view parents).
-local function view_chains(run, ctx)
+local function staging(run, n)
+  local src = 0
+  for _, pid in ipairs(n.parents) do
+    local p = run.by_id[pid]
+    if p and p.kind == "model" then
+      return false
+    end
+    src = src + 1
+  end
+  return src <= 1
+end
+
+local function view_chains(run, ctx, static)
   local o = ctx.options
   local depth, prev = {}, {}
   local function chain_len(n, seen)
@@ -102,8 +114,18 @@ local function view_chains(run, ctx)
       n = prev[n.id]
     end
     -- materialize the view with most children, else the middle one
-    local pick = chain[(#chain + 1) // 2]
+    -- without timings, never a staging view (a rename of one source)
+    local pool = {}
     for _, v in ipairs(chain) do
+      if not (static and staging(run, v)) then
+        pool[#pool + 1] = v
+      end
+    end
+    if #pool == 0 then
+      pool = chain
+    end
+    local pick = pool[(#pool + 1) // 2]
+    for _, v in ipairs(pool) do
       if #v.children > #pick.children then
         pick = v
       end
@@ -169,37 +191,85 @@ local function busy_views(run, ctx)
   end
 end
 
--- Static (a manifest alone): a view or ephemeral model runs its query for
--- every node that reads it; through a view or ephemeral child, for every
--- node that reads that one. Returns the nodes that execute n's query.
+-- Static (a manifest alone, or a run that executed nothing): a view or
+-- ephemeral model is not stored, so its query runs inside every query that
+-- reads it, and through a view or ephemeral reader inside every query
+-- that reads that one. A warehouse therefore runs it once per *path* from
+-- it to a materialized reader (table, incremental, seed, snapshot, test,
+-- exposure), not once per distinct reader: a view read by 2 views that a
+-- table joins runs twice in the table's query.
 local INLINED = { view = true, ephemeral = true }
+local READS = { exposure = true }
+local MAX_PATHS = 1 << 50 -- diamonds double the count per layer: no wrap-around
 
-local function executions(run, n, seen, out)
+local function reader(c)
+  return du.builds(c) or du.is_test(c) or READS[c.kind] == true
+end
+
+-- paths[id] = { models = n, tests = n, via = n (inlined nodes passed) };
+-- readers: distinct terminal nodes. Cycles (hand-edited manifests) count
+-- nothing on the back edge.
+local function exec_paths(run, n, memo, busy)
+  local m = memo[n.id]
+  if m then
+    return m
+  end
+  if busy[n.id] then
+    return { models = 0, tests = 0, readers = {}, via = {} }
+  end
+  busy[n.id] = true
+  local out = { models = 0, tests = 0, readers = {}, via = {} }
   for _, cid in ipairs(n.children) do
     local c = run.by_id[cid]
-    if c and not seen[cid] then
-      seen[cid] = true
+    if c then
       if INLINED[mat(c) or ""] then
-        executions(run, c, seen, out)
-      elseif du.builds(c) or du.is_test(c) then
-        out[#out + 1] = c
+        local sub = exec_paths(run, c, memo, busy)
+        out.models = math.min(out.models + sub.models, MAX_PATHS)
+        out.tests = math.min(out.tests + sub.tests, MAX_PATHS)
+        out.via[cid] = true
+        for id in pairs(sub.readers) do
+          out.readers[id] = true
+        end
+        for id in pairs(sub.via) do
+          out.via[id] = true
+        end
+      elseif reader(c) then
+        if du.is_test(c) then
+          out.tests = out.tests + 1
+        else
+          out.models = out.models + 1
+        end
+        out.readers[cid] = true
       end
     end
   end
+  busy[n.id] = nil
+  memo[n.id] = out
   return out
+end
+
+local function count(set)
+  local k = 0
+  for _ in pairs(set) do
+    k = k + 1
+  end
+  return k
 end
 
 local function read_views(run, ctx)
   local o = ctx.options
-  local found = {}
+  local found, memo = {}, {}
   for _, n in ipairs(run.nodes) do
     local m = mat(n)
-    -- as busy_views: a view of one source or seed is a rename, cheap to rerun
+    -- a view of one source or seed is a rename (staging), cheap to rerun;
+    -- a view only tests read is the dbt layout too (no timings say otherwise)
     if INLINED[m or ""] and reads_models(run, n) then
-      local ex = executions(run, n, { [n.id] = true }, {})
-      if #ex >= o.min_view_readers then
+      local p = exec_paths(run, n, memo, {})
+      local execs = p.models + p.tests
+      if execs >= o.min_view_readers and p.models > 0 then
         local models, tests, names = 0, 0, {}
-        for _, c in ipairs(ex) do
+        for id in pairs(p.readers) do
+          local c = run.by_id[id]
           if du.is_test(c) then
             tests = tests + 1
           else
@@ -207,13 +277,14 @@ local function read_views(run, ctx)
             names[#names + 1] = du.name(c)
           end
         end
-        found[#found + 1] = { n = n, ex = ex, models = models, tests = tests, names = names }
+        found[#found + 1] = { n = n, execs = execs, readers = models + tests, models = models,
+                              tests = tests, names = names, via = count(p.via) }
       end
     end
   end
   table.sort(found, function(a, b)
-    if #a.ex ~= #b.ex then
-      return #a.ex > #b.ex
+    if a.execs ~= b.execs then
+      return a.execs > b.execs
     end
     return a.n.id < b.n.id
   end)
@@ -221,18 +292,23 @@ local function read_views(run, ctx)
     local f = found[i]
     local m = mat(f.n)
     table.sort(f.names)
+    local paths = f.execs > f.readers
+        and (", once for each of its %d paths through %s to them"):format(f.execs,
+          du.plural(f.via, "view or ephemeral model", "views or ephemeral models"))
+      or ""
     ctx.report {
       node = f.n.id,
-      message = ("%s %s is %s %s%s%s: each of them runs its query again."):format(
+      message = ("%s %s is %s %s%s%s: its query runs %s per build%s."):format(
         m == "view" and "View" or "Ephemeral model", du.name(f.n),
-        m == "view" and "queried by" or "inlined into", du.plural(#f.ex, "node"),
+        m == "view" and "queried by" or "inlined into", du.plural(f.readers, "node"),
         f.tests > 0 and (" (%s, %s)"):format(du.plural(f.models, "model"),
           du.plural(f.tests, "test")) or "",
-        f.models > 0 and (": " .. du.list(f.names, 4)) or ""),
+        f.models > 0 and (": " .. du.list(f.names, 4)) or "",
+        du.plural(f.execs, "time"), paths),
       recommendation = ("Materialize %s as a table so its query runs once per build and "
-        .. "the %s read the result."):format(du.target(f.n), du.plural(#f.ex, "reader")),
-      evidence = { readers = #f.ex, reader_models = f.models, reader_tests = f.tests,
-                   materialized = m },
+        .. "the %s read the result."):format(du.target(f.n), du.plural(f.readers, "reader")),
+      evidence = { executions = f.execs, readers = f.readers, reader_models = f.models,
+                   reader_tests = f.tests, via_inlined = f.via, materialized = m },
       changes = { { target = du.target(f.n), key = "materialized", from = m, to = "table" } },
     }
   end
@@ -254,12 +330,13 @@ return {
     min_view_children = 3,    -- a view with this many model children ...
     children_total_s = 600,   -- ... slow together ...
     slow_view_s = 60,         -- ... or slow itself → table
-    min_view_readers = 5,     -- manifest alone: a view/ephemeral run by this many nodes
+    min_view_readers = 5,     -- no timings: a view/ephemeral whose query runs this many times
   },
   check = function(run, ctx)
-    if run.metrics.manifest_only == 1 then
-      -- a manifest alone: the DAG's shape, no timings (docs/model-dbt.md)
-      view_chains(run, ctx)
+    if du.static(run) then
+      -- a manifest alone, or compile / docs generate / ls with its manifest:
+      -- the DAG's shape, no timings (docs/model-dbt.md)
+      view_chains(run, ctx, true)
       read_views(run, ctx)
       return
     end

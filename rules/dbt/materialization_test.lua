@@ -43,6 +43,23 @@ return { rule = "dbt.materialization", cases = {
         changes = { { key = "materialized", from = "ephemeral", to = "table" } } },
       { node = "model.shop.rpt_web_funnel", message = "5 views are chained",
         evidence = { chain_length = 5 } } } },
+  { name = "dbt docs generate with its manifest: the same static findings, not none",
+    inputs = { F .. "static/shop-docs" },
+    expect = {
+      { node = "model.shop.int_accounts", evidence = { executions = 7, readers = 7 } },
+      { node = "model.shop.int_orders", evidence = { executions = 5 } },
+      { node = "model.shop.rpt_web_funnel", message = "5 views are chained",
+        changes = { { target = "models/int_web_enriched.sql", key = "materialized",
+                      from = "view", to = "table" } } } } },
+  { name = "executions are paths: a view read 10 times through a 5-view fan-in by 2 tables; "
+      .. "a staging view read by 8 models and a view only tests read stay quiet",
+    inputs = { F .. "static/fanin" },
+    expect = {
+      { node = "model.fanin.readm_encounter",
+        message = "its query runs 10 times per build, once for each of its 10 paths through 5 views",
+        evidence = { executions = 10, readers = 2, reader_models = 2, via_inlined = 5 } } } },
+  { name = "the same fan-in under a higher threshold: quiet",
+    inputs = { F .. "static/fanin" }, options = { min_view_readers = 11 }, expect = {} },
   { name = "a manifest alone with tables where it matters: quiet",
     inputs = { F .. "static/tidy" }, expect = {} },
   { name = "a manifest alone, readers below min_view_readers: only the chain",

@@ -6,6 +6,7 @@ local graph = require "optipipe.graph"
 local units = require "optipipe.units"
 
 local pct, fmt_n, times = units.format_pct, units.format_num, units.format_ratio
+local fmt_d = units.format_duration
 
 local function quote(n)
   return "'" .. (n.name or n.id) .. "'"
@@ -52,13 +53,72 @@ local function skew_of(d)
   return d.max / med
 end
 
--- The autoscaler's sizing (research/flink.md §3.1): true processing rate
--- from busy time, target rate from the current input rate scaled by what
--- backpressure hides (at most max_scale_factor), at target utilization.
-local function target_parallelism(c, o)
-  local n, p = c.node, c.node.parallelism
+-- The demand the sources' backlogs measure, as the autoscaler computes it
+-- (research/flink.md §3.1): a source's TARGET_DATA_RATE = its rate +
+-- d(pendingRecords)/dt, its CATCH_UP_DATA_RATE = pendingRecords /
+-- catch_up; both propagate downstream with the traffic. Kept as ratios to
+-- each vertex's current input rate: { [id] = { growth = TDR/rate,
+-- catch_up = CATCH_UP/rate } }. nil when no source exported a backlog
+-- change (one poll, no pendingRecords): then demand is only estimated.
+local function measured_demand(run, o)
+  local order = graph.topo_order(run)
+  if not order then
+    return nil
+  end
+  local catch_s = units.parse_duration(o.catch_up) / 1000
+  local d, any = {}, false
+  for _, n in ipairs(order) do
+    local m = n.metrics
+    if #n.parents == 0 then
+      local rate, change = fu.source_rate(n), m.pending_records_change_per_s
+      if rate and rate > 0 and change then
+        any = true
+        d[n.id] = { growth = math.max(rate + change, 0) / rate,
+                    catch_up = (m.pending_records or 0) / catch_s / rate }
+      else
+        d[n.id] = { growth = 1, catch_up = 0 } -- its current rate is its target
+      end
+    else
+      -- weighted by what each input sends (records_out_per_s), else evenly
+      local g, cu, w = 0, 0, 0
+      for _, pid in ipairs(n.parents) do
+        local up, dp = run.by_id[pid], d[pid]
+        if dp then
+          local wt = (up and up.metrics.records_out_per_s) or 1
+          g, cu, w = g + dp.growth * wt, cu + dp.catch_up * wt, w + wt
+        end
+      end
+      d[n.id] = w > 0 and { growth = g / w, catch_up = cu / w } or { growth = 1, catch_up = 0 }
+    end
+  end
+  return any and d or nil
+end
+
+-- The scale factor of vertex c: with measured demand the autoscaler's
+-- targetCapacity(utilization target, with restart) / true processing rate,
+-- where TPR = input rate / busy, i.e. busy × (catch-up + growth / u +
+-- growth × restart / catch-up) as ratios of the input rate; without it,
+-- busy × what backpressure hides (1 / (1 - upstream bp), at most
+-- max_scale_factor) / u. Returns the factor, the demand ratio, the way.
+local function scale_factor(c, o, demand)
+  local e = demand and demand[c.node.id]
+  if e then
+    local restart = units.parse_duration(o.restart_time) / units.parse_duration(o.catch_up)
+    local f = c.busy * (e.catch_up + e.growth / o.target_utilization + e.growth * restart)
+    return f, e.growth, "measured"
+  end
   local factor = math.min(1 / math.max(1 - c.up_bp, 1e-9), o.max_scale_factor)
-  local raw = math.ceil(p * c.busy * factor / o.target_utilization - 1e-9)
+  return c.busy * factor / o.target_utilization, factor, "estimated"
+end
+
+-- The autoscaler's sizing (research/flink.md §3.1): true processing rate
+-- from busy time, the target rate measured from the sources' backlogs when
+-- two polls give them, else the current input rate scaled by what
+-- backpressure hides; at target utilization, aligned to key groups.
+local function target_parallelism(c, o, demand)
+  local n, p = c.node, c.node.parallelism
+  local f, factor, how = scale_factor(c, o, demand)
+  local raw = math.ceil(p * f - 1e-9)
   local maxp = n.max_parallelism
   local to, why = raw, nil
   if maxp and maxp > 0 then
@@ -74,7 +134,24 @@ local function target_parallelism(c, o)
       why = ("capped at max parallelism %d (pipeline.max-parallelism; changing it loses keyed state)"):format(maxp)
     end
   end
-  return math.max(to, p), raw, factor, why
+  return math.max(to, p), raw, factor, why, how
+end
+
+-- How the recommendation computed p' (said in the finding).
+local function formula_text(c, o, raw, factor, how, demand)
+  local p = c.node.parallelism
+  if how == "measured" then
+    local e = demand[c.node.id]
+    return ("ceil(%d × busy %s × (catch-up %s + demand %s / %s target utilization + "
+      .. "restart %s)) = %d, the autoscaler's formula with the demand the sources' "
+      .. "backlogs measure between the polls (their rate + pendingRecords growth, and "
+      .. "the backlog caught up within %s)"):format(
+        p, pct(c.busy), times(e.catch_up), times(factor), pct(o.target_utilization),
+        times(factor * units.parse_duration(o.restart_time) / units.parse_duration(o.catch_up)),
+        raw, fmt_d(units.parse_duration(o.catch_up)))
+  end
+  return ("ceil(%d × busy %s × %s demand / %s target utilization) = %d"):format(
+    p, pct(c.busy), times(factor), pct(o.target_utilization), raw)
 end
 
 local function rate_text(c, p)
@@ -134,10 +211,15 @@ local function chain_text(run, n)
       .. "If the whole chain is busy, "):format(fu.key(run, "pipeline.operator-chaining.enabled"))
 end
 
-local function bottleneck_finding(ctx, run, c)
+local function bottleneck_finding(ctx, run, c, demand)
   local o, n = ctx.options, c.node
   local p = n.parallelism
-  local to, raw, factor, why = target_parallelism(c, o)
+  local to, raw, factor, why, how = target_parallelism(c, o, demand)
+  local remeasure = how == "measured"
+    and "The demand is measured: re-measure after the change all the same."
+    or ("Re-measure after the change: backpressure hides how much input is really "
+      .. "waiting (this step sizes for at most %s the current rate; two polls with the "
+      .. "sources' pendingRecords measure it)."):format(times(o.max_scale_factor))
   local confidence = c.busy >= 0.95 and "high" or "medium"
   local chain_msg, chain_rec = chain_text(run, n)
   local raise = chain_rec == "" and "Raise" or "raise"
@@ -148,14 +230,13 @@ local function bottleneck_finding(ctx, run, c)
       .. "symptom; this vertex at parallelism %d is out of capacity.%s%s"):format(
         quote(n), pct(c.busy), quote(c.up), pct(c.up_bp), p, rate_text(c, p), chain_msg),
     recommendation = chain_rec .. (raise .. " the parallelism of this vertex only, from %d to %d: "
-      .. "ceil(%d × busy %s × %s demand / %s target utilization) = %d%s. Apply it with "
+      .. "%s%s. Apply it with "
       .. "pipeline.jobvertex-parallelism-overrides: %s:%d (Flink 1.17+, what the "
       .. "autoscaler writes; restart from a savepoint) or .setParallelism(%d) on this "
       .. "operator. Do not raise parallelism.default: the backpressured upstream vertices "
-      .. "only wait for this one. Re-measure after the change: backpressure hides how "
-      .. "much input is really waiting (this step sizes for at most %s the current rate)."):format(
-        p, to, p, pct(c.busy), times(factor), pct(o.target_utilization), raw,
-        why and ("; " .. why) or "", n.id, to, to, times(o.max_scale_factor)),
+      .. "only wait for this one. %s"):format(
+        p, to, formula_text(c, o, raw, factor, how, demand),
+        why and ("; " .. why) or "", n.id, to, to, remeasure),
     evidence = {
       busy_ratio = c.busy,
       busy_ratio_avg = n.metrics.busy_ratio,
@@ -167,6 +248,10 @@ local function bottleneck_finding(ctx, run, c)
       target_parallelism = to,
       target_utilization = o.target_utilization,
       demand_factor = factor,
+      sizing = how,
+      true_processing_rate = (n.metrics.records_in_per_s and c.busy > 0)
+        and n.metrics.records_in_per_s / c.busy or nil,
+      catch_up_factor = how == "measured" and demand[n.id].catch_up or nil,
       confidence = confidence,
     },
     changes = { { target = n.name or n.id, key = "parallelism", from = p, to = to } },
@@ -201,7 +286,9 @@ return {
     bp_high = 0.5,             -- Flink's HIGH backpressure level starts above 0.5
     busy_high = 0.8,           -- busy enough to be out of capacity (Web UI red)
     target_utilization = 0.7,  -- the autoscaler's job.autoscaler.utilization.target
-    max_scale_factor = 2.0,    -- most demand growth one recommendation assumes
+    max_scale_factor = 2.0,    -- most demand growth an estimate assumes (no measured demand)
+    catch_up = "30 min",       -- the autoscaler's job.autoscaler.catch-up.duration
+    restart_time = "5 min",    -- the autoscaler's job.autoscaler.restart.time
     skew_factor = 2.0,         -- max/median per subtask counted as skew
     lag_factor = fu.WATERMARK_DEFAULTS.lag_factor,
     min_lag = fu.WATERMARK_DEFAULTS.min_lag,
@@ -232,6 +319,7 @@ return {
       end
     end
     local reported = 0
+    local demand = measured_demand(run, o)
     for _, c in ipairs(cands) do
       if c.busy and c.busy >= o.busy_high then
         if stalled[c.node.id] then
@@ -242,7 +330,7 @@ return {
           if (sk_busy or 0) >= o.skew_factor or (sk_rec or 0) >= o.skew_factor then
             skew_finding(ctx, c, sk_busy, sk_rec)
           else
-            bottleneck_finding(ctx, run, c)
+            bottleneck_finding(ctx, run, c, demand)
           end
         end
         reported = reported + 1

@@ -6,12 +6,26 @@ return { rule = "flink.bottleneck", cases = {
     inputs = { F .. "window-bottleneck.json" },
     expect = { { node = "5bc2c20be5e3b649f0c952aff38554c2", severity = "warning",
                  message = "is the bottleneck: busy 97%",
-                 -- a single operator: no chain advice before the sizing
-                 recommendation = "Raise the parallelism of this vertex only",
-                 recommendation = "pipeline.jobvertex-parallelism-overrides: 5bc2c20be5e3b649f0c952aff38554c2:16",
+                 -- a single operator: no chain advice before the sizing (a
+                 -- table has one value per key: the two checks are one text)
+                 recommendation = "Raise the parallelism of this vertex only, from 4 to 16: "
+                   .. "ceil(4 × busy 97% × 2× demand / 70% target utilization) = 12; "
+                   .. "rounded up to 16, a divisor of max parallelism 128, so key groups "
+                   .. "spread evenly. Apply it with pipeline.jobvertex-parallelism-overrides: "
+                   .. "5bc2c20be5e3b649f0c952aff38554c2:16",
                  evidence = { busy_ratio = 0.97, upstream_backpressure_ratio = 0.9,
                               target_parallelism = 16, records_in_per_s = 12000 },
                  changes = { { key = "parallelism", from = 4, to = 16 } } } } },
+  { name = "two polls with the source's backlog: the demand is measured (1.1x), 4 -> 8 not 16",
+    inputs = { F .. "window-bottleneck-rates.json" },
+    expect = { { node = "587afed74a0eea19b3476834a996a6d1",
+                 recommendation = "the autoscaler's formula with the demand the sources' backlogs measure",
+                 evidence = { sizing = "measured", target_parallelism = 8, demand_factor = 1.1 },
+                 changes = { { key = "parallelism", from = 4, to = 8 } } } } },
+  { name = "one poll: the demand is estimated from the backpressure, and said so",
+    inputs = { F .. "window-bottleneck.json" },
+    expect = { { evidence = { sizing = "estimated", demand_factor = 2 },
+                 recommendation = "two polls with the sources' pendingRecords measure it" } } },
   { name = "target utilization changes the size (rounded to a divisor of 128)",
     inputs = { F .. "window-bottleneck.json" },
     options = { target_utilization = 0.9 },

@@ -105,6 +105,45 @@ local function breakdown(s)
   return table.concat(parts, ", ")
 end
 
+-- Without per-subtask checkpoint details, the task metric
+-- checkpointStartDelayNanos (the model's checkpoint_start_delay_max_ms:
+-- how long the newest barrier took to reach the task) still shows the
+-- start delay phase. It is judged against the newest completed
+-- checkpoint's duration: a vertex whose barrier arrived after at least
+-- dominant_share of it spent that share waiting behind in-flight data.
+local function start_delay_from_metric(run, ctx, o, limit)
+  local last = fu.latest_completed(run)
+  local dur = last and last.end_to_end_duration_ms
+  if not dur or dur < limit then
+    return
+  end
+  local slow = {}
+  for _, n in ipairs(run.nodes) do
+    local ms = n.metrics.checkpoint_start_delay_max_ms
+    if ms and ms / dur >= o.dominant_share then
+      slow[#slow + 1] = { node = n, ms = ms }
+    end
+  end
+  table.sort(slow, function(a, b) return a.ms > b.ms end)
+  for i = 1, math.min(#slow, o.max_findings) do
+    local e = slow[i]
+    ctx.report {
+      node = e.node.id,
+      message = ("The barrier of the newest checkpoint reached '%s' only after %s "
+        .. "(checkpointStartDelayNanos, max over its subtasks): %s of checkpoint #%s's %s "
+        .. "went by before this vertex could start its snapshot. The export has no "
+        .. "per-subtask checkpoint details, so this is the start delay phase alone."):format(
+          e.node.name or e.node.id, fmt_d(e.ms), pct(e.ms / dur), tostring(last.id),
+          fmt_d(dur)),
+      recommendation = ADVICE.start_delay(run),
+      evidence = { phase = "start_delay", phase_ms = e.ms, phase_share = e.ms / dur,
+                   phase_from = "checkpointStartDelayNanos", checkpoint_id = last.id,
+                   end_to_end_duration_ms = dur, start_delay_ms = e.ms },
+      changes = changes(run, "start_delay"),
+    }
+  end
+end
+
 return {
   id = "flink.checkpoint-phases",
   title = "One phase makes the checkpoints slow",
@@ -121,15 +160,15 @@ return {
   check = function(run, ctx)
     local o = ctx.options
     local d = fu.subtask_details(run)
-    if not d then
-      return
-    end
-    local id = d.ids[1]
     local limit = units.parse_duration(o.min_duration)
     local interval = fu.interval_ms(run)
     if interval and interval > 0 then
       limit = math.min(limit, interval / 2)
     end
+    if not d then
+      return start_delay_from_metric(run, ctx, o, limit)
+    end
+    local id = d.ids[1]
     local slow = {}
     for _, n in ipairs(run.nodes) do
       local s = d[id][n.id] and fu.slowest_subtask(d[id][n.id])

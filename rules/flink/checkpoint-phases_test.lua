@@ -26,7 +26,36 @@ local function inline(id, phases, config)
                       checkpoints = { { id = 5, status = "COMPLETED" } } } }
 end
 
+-- A running job of two vertices without checkpoint details: only the
+-- newest checkpoint (60 s) and the task metric checkpointStartDelayNanos
+-- of each vertex (the model's checkpoint_start_delay_max_ms).
+local function metric_only(id, delays, config)
+  local nodes = {}
+  for i, ms in ipairs(delays) do
+    nodes[i] = { id = "v" .. i, kind = "vertex", name = "Vertex " .. i, parallelism = 2,
+                 parents = i > 1 and { "v" .. (i - 1) } or {},
+                 metrics = { checkpoint_start_delay_max_ms = ms }, attrs = {} }
+  end
+  return { source = "flink", id = id, status = "running", engine_version = "1.18.1",
+           config = config or {}, nodes = nodes,
+           series = { checkpoints = { { id = 7, status = "COMPLETED",
+                                        end_to_end_duration_ms = 60000 } } } }
+end
+
 return { rule = "flink.checkpoint-phases", cases = {
+  { name = "no subtask details: checkpointStartDelayNanos shows the start delay",
+    inputs = { metric_only("delay", { 200, 48000 }) },
+    expect = { { node = "v2", message = "reached 'Vertex 2' only after 48 s",
+                 recommendation = "buffer debloating",
+                 evidence = { phase = "start_delay", phase_from = "checkpointStartDelayNanos",
+                              phase_ms = 48000, checkpoint_id = 7 },
+                 changes = { { key = "taskmanager.network.memory.buffer-debloat.enabled",
+                               to = "true" } } } } },
+  { name = "a small start delay against the checkpoint's time stays quiet",
+    inputs = { metric_only("small", { 200, 9000 }) }, expect = {} },
+  { name = "a fast checkpoint with a large share of start delay stays quiet (below min_duration)",
+    inputs = { metric_only("fast", { 200, 48000 }) }, options = { min_duration = "2 min" },
+    expect = {} },
   { name = "slow upload: storage advice, never unaligned checkpoints",
     inputs = { F .. "checkpoint-phases-async.json" },
     expect = { { node = "6b6fbe974c84e5b3a29b8f6e48db4e7d",

@@ -5,9 +5,27 @@ local units = require "optipipe.units"
 
 local fmt_b, fmt_d = units.format_bytes, units.format_duration
 
--- The largest per-subtask shard: per operator from checkpoint details
--- when exported, else the whole state spread over the widest vertex.
+-- The largest subtask's local RocksDB files when the native metrics were
+-- exported (live-sst-files-size per subtask: skew included), else nil.
+local function native_shard(run)
+  local best, node
+  for _, n in ipairs(run.nodes) do
+    local s = n.metrics.live_sst_bytes_max
+    if s and (not best or s > best) then
+      best, node = s, n
+    end
+  end
+  return best, node
+end
+
+-- The largest per-subtask shard: the largest subtask's live SST files
+-- (native metrics), else per operator from checkpoint details when
+-- exported, else the whole state spread over the widest vertex.
 local function largest_shard(run, full)
+  local nb, nn = native_shard(run)
+  if nb then
+    return nb, nn, nil, true
+  end
   local best, node
   for _, n in ipairs(run.nodes) do
     local s = n.metrics.checkpoint_state_size_bytes
@@ -95,7 +113,7 @@ return {
     if not full then
       return
     end
-    local shard, node, widest = largest_shard(run, full)
+    local shard, node, widest, native = largest_shard(run, full)
     local bw = units.parse_bytes(o.restore_bandwidth)
     local rto = units.parse_duration(o.recovery_time_objective)
     local est = shard / bw * 1000
@@ -103,7 +121,10 @@ return {
       return
     end
     local where
-    if node then
+    if native then
+      where = ("for the largest subtask of '%s' (its live SST files, RocksDB native metrics)"):format(
+        node.name or node.id)
+    elseif node then
       where = ("per subtask of '%s' (%s over %s, from checkpoint #%d)"):format(
         node.name or node.id, fmt_b(node.metrics.checkpoint_state_size_bytes),
         units.format_count(node.parallelism, "subtask"),

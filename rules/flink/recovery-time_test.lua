@@ -22,5 +22,11 @@ return { rule = "flink.recovery-time", cases = {
   { name = "Flink 1.18: no s5cmd advice",
     inputs = { F .. "recovery-large-state.json" },
     expect = { { recommendation = "more RocksDB download threads, and state TTL to bound the state. Measure" } } },
+  { name = "native metrics: the largest subtask's live SST files",
+    inputs = { F .. "rocksdb-native.json" }, options = { restore_bandwidth = "20 mb" },
+    expect = { { node = "1857e83ed044465a24d8d7c3ad99efb7",
+                 message = "A restore would download about 40 GiB for the largest subtask of "
+                   .. "'KeyedProcess(OrderAggregate)' (its live SST files, RocksDB native metrics); at 20 MiB/s",
+                 evidence = { shard_bytes = 42950721536 } } } },
   { name = "healthy job stays quiet", inputs = { F .. "healthy.json" }, expect = {} },
 } }

@@ -17,8 +17,8 @@ return {
     local o = ctx.options
     local now = run.metrics.captured_at
     local ex = run.series.exceptions
-    if not now or not ex then
-      return
+    if not now or not ex or run.status == "failed" then
+      return -- a job that failed for good is flink.job-failed's (it counts these)
     end
     local window = units.parse_duration(o.window)
     local recent, last = 0, nil

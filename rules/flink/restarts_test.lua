@@ -6,5 +6,7 @@ return { rule = "flink.restarts", cases = {
                  evidence = { failovers = 6, restarts_total = 6 } } } },
   { name = "a larger budget accepts them",
     inputs = { F .. "restarts.json" }, options = { max_restarts = 10 }, expect = {} },
+  { name = "a FAILED job is flink.job-failed's, quiet here",
+    inputs = { F .. "job-failed.json" }, expect = {} },
   { name = "one failover a day ago stays quiet", inputs = { F .. "healthy.json" }, expect = {} },
 } }

@@ -3,6 +3,7 @@
 -- docs/rules/flink.source-bound.md
 local fu = require "flinkutil"
 local units = require "optipipe.units"
+local graph = require "optipipe.graph"
 
 local pct, fmt_d, fmt_n = units.format_pct, units.format_duration, units.format_num
 
@@ -12,21 +13,36 @@ local function round(x)
   return fmt_n(math.floor(x + 0.5))
 end
 
--- The source's input rate: records_in_per_s when the source reports one
--- (Source__<name>.numRecordsInPerSecond), else what it emits.
-local function rate_of(n)
-  local m = n.metrics
-  if m.records_in_per_s and m.records_in_per_s > 0 then
-    return m.records_in_per_s
+local rate_of = fu.source_rate
+
+-- The event-time lag the vertices the source feeds show: capture time -
+-- their input watermark (/watermarks), the smallest over the children that
+-- read this source alone (another input could hold a child back).
+local function fed_watermark_lag_ms(run, n)
+  local lag
+  for _, id in ipairs(graph.children(run)[n.id] or {}) do
+    local c = run.by_id[id]
+    local l = c and #c.parents == 1 and c.metrics.watermark_lag_ms
+    if l and (not lag or l < lag) then
+      lag = l
+    end
   end
-  return m.records_out_per_s
+  return lag
 end
 
 -- How far behind the source reads: the event-time lag of what it emits
--- (currentEmitEventTimeLag, else capture time - its output watermark).
-local function event_lag_ms(n)
+-- (currentEmitEventTimeLag, else capture time - its output watermark, else
+-- the input watermarks of the vertices it feeds), and where it came from.
+local function event_lag_ms(run, n)
   local m = n.metrics
-  return m.emit_event_time_lag_max_ms or m.output_watermark_lag_ms
+  if m.emit_event_time_lag_max_ms then
+    return m.emit_event_time_lag_max_ms, "currentEmitEventTimeLag"
+  end
+  if m.output_watermark_lag_ms then
+    return m.output_watermark_lag_ms, "output watermark"
+  end
+  local l = fed_watermark_lag_ms(run, n)
+  return l, l and "watermarks of the vertices it feeds" or nil
 end
 
 local function behind_text(e)
@@ -35,7 +51,10 @@ local function behind_text(e)
     parts[#parts + 1] = ("its backlog (pendingRecords, now %s) grows by %s records/s"):format(
       round(e.pending or 0), round(e.backlog_growth))
   end
-  if e.lag_ms then
+  if e.lag_ms and e.lag_from == "watermarks of the vertices it feeds" then
+    parts[#parts + 1] = ("the watermarks of the vertices it feeds are %s behind the "
+      .. "export's capture time (event-time lag)"):format(fmt_d(e.lag_ms))
+  elseif e.lag_ms then
     parts[#parts + 1] = ("what it emits is %s behind capture time"):format(fmt_d(e.lag_ms))
   end
   if e.consumer_lag then
@@ -49,15 +68,15 @@ local function behind_text(e)
   return " The job is falling behind its input: " .. table.concat(parts, "; ") .. "."
 end
 
-local function evidence_of(n, o)
+local function evidence_of(run, n, o)
   local m = n.metrics
   local e = { pending = m.pending_records, consumer_lag = m.consumer_lag_max }
   if (m.pending_records_change_per_s or 0) > 0 then
     e.backlog_growth = m.pending_records_change_per_s
   end
-  local lag = event_lag_ms(n)
+  local lag, from = event_lag_ms(run, n)
   if lag and lag >= units.parse_duration(o.min_lag) then
-    e.lag_ms = lag
+    e.lag_ms, e.lag_from = lag, from
   end
   e.behind = e.backlog_growth ~= nil or e.lag_ms ~= nil
   return e
@@ -129,7 +148,7 @@ end
 
 local function report(ctx, run, n, busy, o)
   local p = n.parallelism
-  local e = evidence_of(n, o)
+  local e = evidence_of(run, n, o)
   if not e.behind and busy < o.busy_full then
     ctx.log(("%s: busy %s but no lag exported; below busy_full"):format(n.id, pct(busy)))
     return
@@ -159,6 +178,7 @@ local function report(ctx, run, n, busy, o)
       pending_records = e.pending,
       pending_records_change_per_s = e.backlog_growth,
       event_time_lag_ms = e.lag_ms,
+      event_time_lag_from = e.lag_from,
       consumer_lag = e.consumer_lag,
       parallelism = p,
       target_parallelism = to,
@@ -191,8 +211,8 @@ return {
     .. "limit of the job: it falls behind its input, and watermarks lag for that "
     .. "reason, not for idleness.",
   check = function(run, ctx)
-    if not fu.live(run) then
-      return
+    if not fu.live(run) or not fu.plan_known(run) then
+      return -- without edges every vertex looks like a source (flink.empty-plan)
     end
     local o = ctx.options
     for _, n in ipairs(run.nodes) do

@@ -31,7 +31,68 @@ local function proposed_on(scenario, n)
   return { input = p(scenario, n), findings = proposed() }
 end
 
+-- A finding of `rule` on night n of scenario with `changes`, approved.
+local function approved_finding(scenario, n, rule, node, changes)
+  return { input = p(scenario, n), findings = { { rule = rule, node = node, changes = changes } },
+           decisions = { { rule = rule, status = "approved" } } }
+end
+
+local function SPILL()
+  return { { target = "nightly-orders", key = "spark.sql.files.maxPartitionBytes",
+             from = "128m", to = "64m" } }
+end
+local function SPEC()
+  return { { target = "nightly-orders", key = "spark.speculation", to = "true" } }
+end
+
 return { rule = "mixed.change-outcome", cases = {
+  { name = "the spill a finding measured is judged, not only time: spill gone, time the same",
+    history = { p("spill", 1), p("spill", 2), p("spill", 3),
+                approved_finding("spill", 4, "spark.spill", "stage-1-0", SPILL()) },
+    inputs = { p("spill", 5) },
+    expect = { { severity = "info",
+      message = "spill 0 B against a median of 80.2 MiB over the 4 runs before it (-100%): "
+        .. "effective. Its aggregate at Orders.scala:57 time: no measurable effect",
+      recommendation = "Keep it",
+      evidence = { outcome = "effective", metric = "spill", after = 0,
+                   verdicts = { { metric = "spill", outcome = "effective" },
+                                { metric = "aggregate at Orders.scala:57 time",
+                                  outcome = "no effect" } } } } } },
+  { name = "a change applied on the first run: no effect yet, and when it becomes ineffective",
+    history = { p("speculation", 1), p("speculation", 2),
+                approved_finding("speculation", 3, "spark.config", nil, SPEC()) },
+    inputs = { p("speculation", 4) },
+    expect = { { severity = "info", message = ": no measurable effect.",
+                 recommendation = "After 3 runs with it and still no gain",
+                 evidence = { outcome = "no effect", after_runs = 1 } } } },
+  { name = "the second run with it: already said, quiet",
+    history = { p("speculation", 1), p("speculation", 2),
+                approved_finding("speculation", 3, "spark.config", nil, SPEC()), p("speculation", 4) },
+    inputs = { p("speculation", 5) },
+    expect = {} },
+  { name = "the third run with it and still no gain: ineffective, revert",
+    history = { p("speculation", 1), p("speculation", 2),
+                approved_finding("speculation", 3, "spark.config", nil, SPEC()),
+                p("speculation", 4), p("speculation", 5) },
+    inputs = { p("speculation", 6) },
+    expect = { { severity = "warning",
+                 message = "is applied in the last 3 runs: run time",
+                 recommendation = "Revert it",
+                 evidence = { outcome = "ineffective", after_runs = 3 } } } },
+  { name = "ineffective_after is an option",
+    history = { p("speculation", 1), p("speculation", 2),
+                approved_finding("speculation", 3, "spark.config", nil, SPEC()),
+                p("speculation", 4), p("speculation", 5) },
+    inputs = { p("speculation", 6) }, options = { ineffective_after = 5 },
+    expect = {} },
+  { name = "back to its old value after three runs with it: reverted",
+    history = { p("speculation", 1), p("speculation", 2),
+                approved_finding("speculation", 3, "spark.config", nil, SPEC()),
+                p("speculation", 4), p("speculation", 5), p("speculation", 6) },
+    inputs = { p("speculation", 7) },
+    expect = { { severity = "info", message = "is reverted: back to its old value in this run",
+                 evidence = { outcome = "reverted",
+                              applied_since = "application_1700000000000_0704" } } } },
   { name = "an approved change applied on the next run: effective, with the numbers",
     history = { p("partitions", 4), p("partitions", 5), p("partitions", 6), approved("partitions", 7) },
     inputs = { p("partitions", 8) },

@@ -6,6 +6,7 @@
 -- adaptive query execution switched off on a SQL app.
 -- docs/rules/spark.config.md
 local su = require "sparkutil"
+local sizing = require "sparksizing"
 
 local KRYO = "org.apache.spark.serializer.KryoSerializer"
 
@@ -22,7 +23,9 @@ local function rdd_shuffle_bytes(run)
   end
   local b = 0
   for _, n in ipairs(su.stages(run)) do
-    if not sql_job[n.attrs.job or ""] then
+    -- a stage in an SQL Exchange scope is a SQL shuffle even in a job with
+    -- no SQL execution id (Databricks runs many so)
+    if not sql_job[n.attrs.job or ""] and n.attrs.sql_exchange ~= "true" then
       b = b + (n.metrics.shuffle_write_bytes or 0)
     end
   end
@@ -30,7 +33,7 @@ local function rdd_shuffle_bytes(run)
 end
 
 local function serializer(run, ctx)
-  local v = su.conf(run, "spark.serializer")
+  local v, _, from = su.conf(run, "spark.serializer")
   local shuffled = rdd_shuffle_bytes(run)
   if v:find("JavaSerializer", 1, true) and shuffled >= ctx.options.min_shuffle_bytes then
     local all = run.metrics.shuffle_write_bytes or shuffled
@@ -42,19 +45,22 @@ local function serializer(run, ctx)
           .. "use the serializer)"):format(su.bytes(all)) or ""),
       recommendation = "Kryo is faster and more compact for RDD shuffles and caching "
         .. "(register your classes with spark.kryo.classesToRegister).",
-      evidence = { serializer = v, rdd_shuffle_write_bytes = shuffled, shuffle_write_bytes = all },
+      evidence = { serializer = v, rdd_shuffle_write_bytes = shuffled, shuffle_write_bytes = all,
+                   sources = { ["spark.serializer"] = from } },
       changes = { su.change(run, "spark.serializer", KRYO, v) },
     }
   end
 end
 
 local function dynamic_allocation(run, ctx)
-  -- Databricks scales workers itself (sparkutil.executor_count)
-  if not su.conf_bool(run, "spark.dynamicAllocation.enabled") or su.platform(run) == "databricks" then
+  -- Databricks scales workers itself (sparkutil.executor_count); local
+  -- mode has no executors to allocate
+  if not su.conf_bool(run, "spark.dynamicAllocation.enabled") or su.platform(run) == "databricks"
+      or sizing.local_mode(run) then
     return
   end
-  local svc = su.conf(run, "spark.shuffle.service.enabled")
-  local track = su.conf(run, "spark.dynamicAllocation.shuffleTracking.enabled")
+  local svc, _, svc_from = su.conf(run, "spark.shuffle.service.enabled")
+  local track, _, track_from = su.conf(run, "spark.dynamicAllocation.shuffleTracking.enabled")
   local decom = su.conf_bool(run, "spark.decommission.enabled")
     and su.conf_bool(run, "spark.storage.decommission.shuffleBlocks.enabled")
   if svc == "true" or track == "true" or decom then
@@ -80,7 +86,11 @@ local function dynamic_allocation(run, ctx)
       change.key, change.key ~= "spark.shuffle.service.enabled" and ""
         or master:find("^yarn") and " (and run the YARN auxiliary shuffle service)"
         or " (and run the cluster's external shuffle service)"),
-    evidence = { shuffle_service = svc, shuffle_tracking = track, master = master },
+    evidence = { shuffle_service = svc, shuffle_tracking = track, master = master,
+                 sources = { ["spark.shuffle.service.enabled"] = svc_from,
+                             ["spark.dynamicAllocation.shuffleTracking.enabled"] = track_from,
+                             ["spark.dynamicAllocation.enabled"] =
+                               select(3, su.conf(run, "spark.dynamicAllocation.enabled")) } },
     changes = { change },
   }
 end
@@ -89,7 +99,7 @@ local function adaptive(run, ctx)
   if (run.metrics.sql_executions or 0) == 0 or not su.version_at_least(run, 3, 0) then
     return
   end
-  local v, set = su.conf(run, "spark.sql.adaptive.enabled")
+  local v, set, from = su.conf(run, "spark.sql.adaptive.enabled")
   if v ~= "false" then
     return
   end
@@ -100,7 +110,8 @@ local function adaptive(run, ctx)
       su.count(run.metrics.sql_executions, "query", "queries")),
     recommendation = "AQE coalesces small shuffle partitions, splits skewed joins and "
       .. "switches joins to broadcast at run time; it is the default since Spark 3.2.",
-    evidence = { sql_executions = run.metrics.sql_executions },
+    evidence = { sql_executions = run.metrics.sql_executions,
+                 sources = { ["spark.sql.adaptive.enabled"] = from } },
     changes = { su.change(run, "spark.sql.adaptive.enabled", "true", "false") },
   }
 end

@@ -17,153 +17,9 @@
 -- docs/rules/spark.critical-path.md
 local su = require "sparkutil"
 
--- Jobs with their stages (latest attempts) and times.
-local function jobs_of(run)
-  local jobs, by = {}, {}
-  for _, n in ipairs(run.nodes) do
-    if n.kind == "job" then
-      local j = { node = n, stages = {}, start = n.started_at, stop = n.ended_at }
-      jobs[#jobs + 1] = j
-      by[n.id] = j
-    end
-  end
-  for _, n in ipairs(su.stages(run)) do
-    local j = by[n.attrs.job or ""]
-    if j then
-      j.stages[#j.stages + 1] = n
-      if n.started_at and (not j.start or n.started_at < j.start) then
-        j.start = n.started_at
-      end
-      if n.ended_at and (not j.stop or n.ended_at > j.stop) then
-        j.stop = n.ended_at
-      end
-    end
-  end
-  local out = {}
-  for _, j in ipairs(jobs) do
-    if #j.stages > 0 and j.start and j.stop then
-      out[#out + 1] = j
-    end
-  end
-  table.sort(out, function(a, b) return a.start < b.start end)
-  return out
-end
-
--- Longest path through a job's stages with weight(stage).
-local function longest(job, weight)
-  local memo, in_job = {}, {}
-  for _, s in ipairs(job.stages) do
-    in_job[s.id] = s
-  end
-  local function path(s, depth)
-    if memo[s.id] then
-      return memo[s.id]
-    end
-    local best = 0
-    if depth < 200 then
-      for _, p in ipairs(s.parents) do
-        if in_job[p] then
-          best = math.max(best, path(in_job[p], depth + 1))
-        end
-      end
-    end
-    memo[s.id] = weight(s) + best
-    return memo[s.id]
-  end
-  local t = 0
-  for _, s in ipairs(job.stages) do
-    t = math.max(t, path(s, 0))
-  end
-  return t
-end
-
--- Groups of overlapping jobs (they share the executors).
-local function groups(jobs)
-  local out, cur = {}, nil
-  for _, j in ipairs(jobs) do
-    if cur and j.start < cur.stop then
-      cur.jobs[#cur.jobs + 1] = j
-      cur.stop = math.max(cur.stop, j.stop)
-    else
-      cur = { jobs = { j }, stop = j.stop }
-      out[#out + 1] = cur
-    end
-  end
-  return out
-end
-
-local function max_task(s)
-  local d = s.dist.executor_run_ms
-  return d and d.max or 0
-end
-
-local function work(s)
-  return s.metrics.executor_run_ms or 0
-end
-
--- Estimated wall time of the job groups with `slots` task slots.
-local function estimate(gs, slots)
-  local t = 0
-  for _, g in ipairs(gs) do
-    local gt, total = 0, 0
-    for _, j in ipairs(g.jobs) do
-      gt = math.max(gt, longest(j, function(s)
-        return math.max(max_task(s), work(s) / slots)
-      end))
-      for _, s in ipairs(j.stages) do
-        total = total + work(s)
-      end
-    end
-    t = t + math.max(gt, total / slots)
-  end
-  return t
-end
-
-local function critical(gs)
-  local t = 0
-  for _, g in ipairs(gs) do
-    local gt = 0
-    for _, j in ipairs(g.jobs) do
-      gt = math.max(gt, longest(j, max_task))
-    end
-    t = t + gt
-  end
-  return t
-end
-
--- Time no stage of a job group ran (union of stage intervals against
--- the group's span), summed over groups.
-local function stage_gaps(gs)
-  local gap = 0
-  for _, g in ipairs(gs) do
-    local iv, start = {}, nil
-    for _, j in ipairs(g.jobs) do
-      start = math.min(start or j.start, j.start)
-      for _, s in ipairs(j.stages) do
-        if s.started_at and s.ended_at then
-          iv[#iv + 1] = { s.started_at, s.ended_at }
-        end
-      end
-    end
-    table.sort(iv, function(a, b) return a[1] < b[1] end)
-    local covered, cur_a, cur_b = 0, nil, nil
-    for _, x in ipairs(iv) do
-      if cur_b and x[1] <= cur_b then
-        cur_b = math.max(cur_b, x[2])
-      else
-        if cur_b then
-          covered = covered + (cur_b - cur_a)
-        end
-        cur_a, cur_b = x[1], x[2]
-      end
-    end
-    if cur_b then
-      covered = covered + (cur_b - cur_a)
-    end
-    gap = gap + math.max(0, (g.stop - start) - covered)
-  end
-  return gap
-end
+local model = require "sparksizing"
+local jobs_of, groups, estimate, critical, stage_gaps =
+  model.jobs_of, model.groups, model.estimate, model.critical, model.stage_gaps
 
 -- The model missed the measured job time: what it misses, no proposal.
 local function model_miss(run, ctx, gs, base, e0)
@@ -209,14 +65,20 @@ local function driver_finding(run, ctx, crit)
     return
   end
   local changes, release = su.release_idle(run)
+  local tail = (", and %s so executors are not held while the driver works"):format(release)
+  if model.local_mode(run) or su.gpu(run) then
+    -- nothing to release in local mode; GPU executors are not sized by CPU time
+    changes = {}
+    tail = (" (no allocation change is proposed: %s)"):format(
+      (model.withhold(run, o.model_tolerance)))
+  end
   ctx.report {
     message = ("The driver worked alone for %s of the app's %s (%s): no job ran, so every "
       .. "executor waited. Jobs took %s; their critical path is %s."):format(
       su.pct(drv / dur), su.dur(dur), su.dur(drv), su.dur(m.jobs_wall_ms or 0), su.dur(crit)),
     recommendation = ("More executors cannot shorten driver time: move driver-side work "
       .. "(collect/toPandas, loops over small queries, schema inference, file listing) "
-      .. "into Spark jobs, and %s so executors are not held while the driver works."):format(
-      release),
+      .. "into Spark jobs%s."):format(tail),
     evidence = { driver_ms = drv, duration_ms = dur, driver_share = su.round(drv / dur, 3),
                  jobs_wall_ms = m.jobs_wall_ms, critical_path_ms = crit },
     changes = changes,
@@ -264,6 +126,9 @@ return {
     if math.abs(base - m.jobs_wall_ms) > o.model_tolerance * m.jobs_wall_ms then
       model_miss(run, ctx, gs, base, e0)
       return
+    end
+    if model.local_mode(run) or su.gpu(run) then
+      return -- no executor count for these (sparksizing.withhold)
     end
     local drv = m.driver_ms or 0
     local at_ideal = estimate(gs, ideal * cores)

@@ -46,9 +46,12 @@ return { rule = "spark.critical-path", cases = {
       { severity = "warning", message = "3 executors would finish about as fast as the 20",
         evidence = { executors = 20, ideal_executors = 3, executor_cores = 4 },
         changes = { { key = "spark.executor.instances", from = "20", to = "3" } } },
-      { severity = "info", message = "The driver worked alone for 61.1%",
-        evidence = { driver_share = 0.611 },
-        changes = { { key = "spark.dynamicAllocation.enabled", from = "false", to = "true" } } },
+      -- one cluster shape (issue #26): the fixed count is kept, dynamic
+      -- allocation is dropped with a note
+      { severity = "info", message = "[Not proposed: spark.dynamicAllocation.enabled = true, "
+          .. "because spark.critical-path proposes spark.executor.instances = 3 instead (one "
+          .. "cluster shape, not both) and is kept: it is more severe.]",
+        evidence = { driver_share = 0.611 }, changes = {} },
     } },
   { name = "driver-heavy app: driver time, not executors",
     inputs = { F .. "driver-heavy.zstd" },
@@ -86,10 +89,27 @@ return { rule = "spark.critical-path", cases = {
       ["spark.databricks.clusterUsageTags.clusterMaxWorkers"] = "8" }) },
     expect = { { changes = { { target = "cluster", key = "autoscale.max_workers", from = "8",
                                to = "1" } } } } },
-  { name = "EMR: the Spark key, and the instance groups said",
+  { name = "EMR: the Spark key (dynamic allocation is EMR's default: maxExecutors), and the instance groups said",
     inputs = { on("emr") },
     expect = { { recommendation = "on EMR also shrink the core/task instance groups",
-                 changes = { { key = "spark.executor.instances", to = "1" } } } } },
+                 changes = { { key = "spark.dynamicAllocation.maxExecutors", to = "1",
+                               choice = "dynamic" } } } } },
+  { name = "EMR with dynamic allocation switched off: spark.executor.instances",
+    inputs = { (function()
+      local r = on("emr")
+      r.config["spark.dynamicAllocation.enabled"] = "false"
+      return r
+    end)() },
+    expect = { { changes = { { key = "spark.executor.instances", to = "1", choice = "fixed" } } } } },
+  { name = "local mode: no executor count, no allocation (issue #26)",
+    inputs = { on("local") }, expect = {} },
+  { name = "GPU (RAPIDS): no executor count from CPU task time (issue #26)",
+    inputs = { (function()
+      local r = on("standalone")
+      r.attrs.accelerator = "gpu"
+      return r
+    end)() },
+    expect = {} },
   { name = "Kubernetes: the key, and what each pod requests",
     inputs = { on("kubernetes") },
     expect = { { recommendation = "each executor is a pod requesting "

@@ -105,6 +105,9 @@ local function driver(run, ctx)
   if not peak or peak <= 0 then
     return
   end
+  if not run.config["spark.driver.memory"] and su.settings_unknown(run) then
+    return -- the 1g default may not be what the app had (the log lacks its settings)
+  end
   local cur = run.config["spark.driver.memory"] or "1g"
   local heap = su.parse_mem(cur) or su.GIB
   local to, sev, msg
@@ -155,7 +158,8 @@ return {
   check = function(run, ctx)
     local o, m = ctx.options, run.metrics
     driver(run, ctx)
-    if local_mode(run) or (m.executor_run_ms or 0) < o.min_run_ms then
+    if local_mode(run) or (m.executor_run_ms or 0) < o.min_run_ms
+        or (not run.config["spark.executor.memory"] and su.settings_unknown(run)) then
       return
     end
     local heap = su.executor_memory(run)

@@ -1,6 +1,19 @@
 -- Tests of spark.executor-memory (fixtures/spark/detect/gen.py).
 local F = "../../fixtures/spark/detect/"
+-- A driver whose heap peaked at 17 GiB and whose log sets no
+-- spark.driver.memory; incomplete: the log lacks its beginning.
+local function driver_peak(incomplete)
+  return { source = "spark", id = "app-part", engine_version = "3.1.1", config = {},
+    attrs = { incomplete = incomplete }, metrics = { driver_peak_jvm_heap_bytes = 17 * 2^30 },
+    nodes = {} }
+end
+
 return { rule = "spark.executor-memory", cases = {
+  { name = "a log without its beginning: the 1g default is not the driver's heap, quiet (issue #26)",
+    inputs = { driver_peak("no application start, no environment") }, expect = {} },
+  { name = "the same peak in a whole log: the 1g default was the heap",
+    inputs = { driver_peak(nil) },
+    expect = { { message = "The driver's heap peaked at 17 GiB of its 1g" } } },
   { name = "16g heaps that peaked at 3 GiB shrink to 5g; the 8g driver at 1 GiB to 1536m",
     inputs = { F .. "mem-oversized.zstd" },
     expect = {

@@ -91,9 +91,20 @@ local function gpu_changes(run)
     batch, (su.conf(run, "spark.sql.files.maxPartitionBytes")))
 end
 
-local function memory_changes(run, text)
+-- The RAPIDS settings are one set per app: the first finding that names
+-- a GPU out-of-memory carries them, the others say so (issue #26: the same
+-- three changes repeated in four findings). seen: per check.
+local function memory_changes(run, text, seen)
   if is_gpu_oom(text) then
-    return gpu_changes(run)
+    local changes, fix = gpu_changes(run)
+    if seen and seen.gpu then
+      return {}, fix .. " (These settings are proposed once, with the other spark.failures "
+        .. "finding on this GPU out-of-memory.)"
+    end
+    if seen then
+      seen.gpu = true
+    end
+    return changes, fix
   elseif is_container_kill(text) then
     local cur, set = su.conf(run, "spark.executor.memoryOverhead")
     local b = su.parse_mem(cur) or 384 * su.MIB
@@ -128,13 +139,14 @@ local function lost_groups(run)
         order[#order + 1] = g
       end
       g.ids[#g.ids + 1] = e.executor_id
+      g.first_removed = math.min(g.first_removed or e.removed_at, e.removed_at)
       by_exec[e.executor_id] = g
     end
   end
   return order, by_exec
 end
 
-local function task_failures(run, ctx, by_exec)
+local function task_failures(run, ctx, by_exec, seen)
   local o = ctx.options
   for _, f in ipairs(run.series.task_failures or {}) do
     local n = run.by_id[f.stage]
@@ -145,7 +157,7 @@ local function task_failures(run, ctx, by_exec)
       g.aborted = g.aborted or (n and n.status == "failed")
     elseif not BENIGN[f.reason] and f.count >= o.min_task_failures then
       local tasks = n and (n.parallelism or 0) or 0
-      local changes, fix = memory_changes(run, f.detail)
+      local changes, fix = memory_changes(run, f.detail, seen)
       local aborted = n and n.status == "failed"
       local line = first_line(f.detail)
       ctx.report {
@@ -181,7 +193,7 @@ end
 -- consequences of the failure that stopped it (the last other failed job
 -- before them; else the first cancelled job speaks for the others) and
 -- are listed in its finding, not reported one by one.
-local function failed_jobs(run, ctx)
+local function failed_jobs(run, ctx, seen)
   local failed, cancelled, cause = {}, {}, nil
   for _, n in ipairs(run.nodes) do
     if n.kind == "job" and n.status == "failed" then
@@ -203,7 +215,7 @@ local function failed_jobs(run, ctx)
   end
   for _, n in ipairs(failed) do
     local reason = n.attrs.failure_reason or "unknown"
-    local changes, fix = memory_changes(run, reason)
+    local changes, fix = memory_changes(run, reason, seen)
     local also = ""
     if n == cause and #ids > 0 then
       also = (" %s %s %s then cancelled because the SparkContext was shut down."):format(
@@ -221,9 +233,41 @@ local function failed_jobs(run, ctx)
   end
 end
 
-local function executor_losses(run, ctx, groups)
+-- When the last stage attempt ended (nil: no stage has an end).
+local function work_end(run)
+  local t
+  for _, n in ipairs(su.stages(run)) do
+    if n.ended_at and (not t or n.ended_at > t) then
+      t = n.ended_at
+    end
+  end
+  return t
+end
+
+local function executor_losses(run, ctx, groups, seen)
+  local done = work_end(run)
   for _, g in ipairs(groups) do
-    local changes, fix = memory_changes(run, g.reason)
+    if g.attempts == 0 and done and g.first_removed >= done then
+      -- lost after the last task, no task failed on them: nothing was
+      -- lost or recomputed (issue #26)
+      table.sort(g.ids)
+      ctx.report {
+        severity = "info",
+        message = ("%s lost after the app's last task had finished (%s): %s. No task "
+          .. "failed with %s, so nothing was lost or recomputed."):format(
+          su.count(#g.ids, "executor was", "executors were"), table.concat(g.ids, ", "),
+          (first_line(g.reason):gsub("%.+$", "")), #g.ids == 1 and "it" or "them"),
+        recommendation = "Nothing to rerun: the work was done (the driver was stopping, or the "
+          .. "cluster reclaimed the nodes). Check the cluster manager's logs only if "
+          .. "executors are also lost while tasks run.",
+        evidence = { executors_lost = #g.ids, executors = table.concat(g.ids, ","),
+                     reason = g.reason, after_last_task = true,
+                     lost_ms_after_last_task = g.first_removed - done },
+      }
+      goto next
+    end
+    do
+    local changes, fix = memory_changes(run, g.reason, seen)
     table.sort(g.ids)
     local tasks = ""
     if g.attempts > 0 then
@@ -241,6 +285,8 @@ local function executor_losses(run, ctx, groups)
                    reason = g.reason, failed_attempts = g.attempts > 0 and g.attempts or nil },
       changes = changes,
     }
+    end
+    ::next::
   end
 end
 
@@ -253,8 +299,9 @@ return {
   options = { min_task_failures = 1 },
   check = function(run, ctx)
     local groups, by_exec = lost_groups(run)
-    failed_jobs(run, ctx)
-    task_failures(run, ctx, by_exec)
-    executor_losses(run, ctx, groups)
+    local seen = {}
+    failed_jobs(run, ctx, seen)
+    task_failures(run, ctx, by_exec, seen)
+    executor_losses(run, ctx, groups, seen)
   end,
 }

@@ -6,6 +6,7 @@
 -- release idle executors sooner and request fewer per backlog.
 -- docs/rules/spark.idle-executors.md
 local su = require "sparkutil"
+local sizing = require "sparksizing"
 
 return {
   id = "spark.idle-executors",
@@ -33,7 +34,13 @@ return {
     local cores = su.executor_cores(run)
     local peak = m.executors_max or 0
     local changes, rec = {}, nil
-    if dyn and su.platform(run) ~= "databricks" then
+    local why, withheld = sizing.withhold(run)
+    if withheld == "local" then
+      return -- no executors: the driver's threads ran the tasks
+    end
+    if why then
+      rec = ("No executor count or allocation change is proposed: %s."):format(why)
+    elseif dyn and su.platform(run) ~= "databricks" then
       local ratio = su.conf(run, "spark.dynamicAllocation.executorAllocationRatio")
       local idle_to = su.conf(run, "spark.dynamicAllocation.executorIdleTimeout")
       changes[#changes + 1] = su.change(run, "spark.dynamicAllocation.executorAllocationRatio",
@@ -45,23 +52,26 @@ return {
         changes[1] and ("request half as many per backlog (executorAllocationRatio %s -> 0.5) "
           .. "and "):format(ratio) or "", idle_to)
     else
+      -- one cluster shape: a smaller fixed size when that is enough,
+      -- else releasing idle executors (autoscaling / dynamic allocation);
+      -- the other is named, not proposed
       local inst = tonumber(run.config["spark.executor.instances"] or "") or peak
       local want = math.max(1, math.ceil(inst * (1 - idle) / o.target_utilization))
-      local how = ""
-      if want < inst then
-        local sized
-        sized, how = su.executor_count(run, want, inst)
-        changes[1] = sized[1]
-        how = ": " .. how
-      end
       local rel, follow = su.release_idle(run)
-      for _, c in ipairs(rel) do
-        changes[#changes + 1] = c
+      if want < inst then
+        local sized, how = su.executor_count(run, want, inst)
+        changes = sized
+        rec = ("Run with %s instead of %d (about %s busy): %s. The alternative, not proposed "
+          .. "with it (one cluster shape): %s to follow the load."):format(
+          su.count(want, "executor"), inst, su.pct(o.target_utilization), how, follow)
+      else
+        changes = rel
+        rec = ("%s to follow the load: %d executors are needed at the peak but sit idle "
+          .. "between."):format(follow:gsub("^%l", string.upper), inst)
       end
-      rec = ("Run with %s instead of %d (about %s busy)%s; or %s to follow the load."):format(
-        su.count(want, "executor"), inst, su.pct(o.target_utilization), how, follow)
     end
     ctx.report {
+      severity = why and "info" or nil,
       message = ("Executors held %s of core time but tasks used %s: %s of the allocated "
         .. "cores sat idle (%s, up to %d at once, %s each)."):format(
         su.dur(alloc), su.dur(used), su.pct(idle), su.count(m.executors_added, "executor"), peak,
@@ -70,7 +80,7 @@ return {
       evidence = {
         idle_ratio = su.round(idle, 3), allocated_core_ms = alloc, used_core_ms = used,
         executors = m.executors_added, executors_max = peak, executor_cores = cores,
-        dynamic_allocation = dyn,
+        dynamic_allocation = dyn, sizing_withheld = withheld,
       },
       changes = changes,
     }

@@ -16,4 +16,13 @@ return { rule = "spark.recomputation", cases = {
     inputs = { F .. "recompute-cached.zstd" }, expect = {} },
   { name = "one table read for two different partitions is not the same input: quiet",
     inputs = { F .. "recompute-distinct.zstd" }, expect = {} },
+  { name = "df.rdd scanned 3 times (no Location): the same call site, bytes and records: likely",
+    inputs = { "../../fixtures/spark/expert/rescan-rdd.zstd" },
+    expect = { { severity = "warning", node = "stage-1-0",
+                 message = "Scan parquet at \"javaToPython at NativeMethodAccessorImpl.java:0\" "
+                   .. "(160 GiB) was read again by 2 stages (1, 2)",
+                 evidence = { certainty = "likely", reread_stages = 2,
+                              first_input_records = 1280000 } } } },
+  { name = "the same call site reading different byte counts: quiet",
+    inputs = { "../../fixtures/spark/expert/rescan-rdd-distinct.zstd" }, expect = {} },
 } }

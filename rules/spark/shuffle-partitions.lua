@@ -7,6 +7,7 @@
 -- 64 MiB), rounded to whole waves of the app's cores.
 -- docs/rules/spark.shuffle-partitions.md
 local su = require "sparkutil"
+local st = require "sparktime"
 
 return {
   id = "spark.shuffle-partitions",
@@ -75,6 +76,9 @@ return {
                    bytes_per_task = math.floor(per), proposed_partitions = to,
                    stages = count, direction = dir, cores = cores },
       changes = { su.change(run, "spark.sql.shuffle.partitions", tostring(to), cur) },
+      -- fewer: the per-task overhead saved; more: cores the stage left idle
+      impact = { time_saved_ms = st.ms(big and st.spread(n, parts, to, cores)
+        or st.overhead(n, to / parts)) },
     }
   end,
 }

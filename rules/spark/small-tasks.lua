@@ -8,6 +8,7 @@
 -- spark.sql.files.maxPartitionBytes for file scans.
 -- docs/rules/spark.small-tasks.md
 local su = require "sparkutil"
+local st = require "sparktime"
 
 return {
   id = "spark.small-tasks",
@@ -28,6 +29,9 @@ return {
     for _, n in ipairs(su.stages(run)) do
       local d = n.dist.executor_run_ms
       local tasks = n.parallelism or n.metrics.tasks or 0
+      if tasks == 1 then
+        goto next -- one task: spark.single-task-stages (no key makes it more)
+      end
       if d and d.count > 0 then
         local med = d.p50
         if tasks > o.many_tasks and med < o.small_task_ms then
@@ -47,6 +51,7 @@ return {
             evidence = { tasks = tasks, median_task_ms = med, target_task_ms = o.target_task_ms,
                          direction = "fewer" },
             changes = { change },
+            impact = { time_saved_ms = st.ms(st.overhead(n, factor)) },
           }
         else
           local big = 0
@@ -71,6 +76,7 @@ return {
               evidence = { tasks = tasks, median_task_ms = med, max_task_bytes = big,
                            cores = cores, direction = "more" },
               changes = { change },
+              impact = { time_saved_ms = st.ms(st.spread(n, tasks, tasks * factor, cores)) },
             }
           end
         end

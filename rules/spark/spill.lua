@@ -62,18 +62,27 @@ return {
                                  su.mem_string(mem))
         end
         local disk = m.disk_spill_bytes or 0
+        local disk_txt = su.bytes(disk) .. " on disk"
+        if disk == 0 then
+          -- RAPIDS spills GPU memory to host memory first; a CPU spill
+          -- always goes to disk, and Spark 1.x logs no disk size for it
+          disk_txt = gpu and "0 B on disk: it stayed in memory"
+            or not su.version_at_least(run, 2, 0)
+              and "the disk size is not recorded by this Spark version"
+            or "no disk size recorded"
+        end
         ctx.report {
           node = n.id,
           message = ("%s spilled %s from memory (%s), %s of the %s it processed; "
             .. "each task had about %s of execution memory and spilled up to %s (p90)."):format(
-            su.stage_label(n), su.bytes(spill), disk > 0 and (su.bytes(disk) .. " on disk")
-              or "0 B on disk: it stayed in memory", su.pct(ratio), su.bytes(data),
+            su.stage_label(n), su.bytes(spill), disk_txt, su.pct(ratio), su.bytes(data),
             su.bytes(per_task), su.bytes(task_spill)),
           recommendation = (how and ("Give each task less data: %s. Or %s."):format(how, mem_txt)
             or gpu and ("Give each task less data, or %s."):format(mem_txt)
             or ("Give each task more memory: %s, or lower spark.executor.cores."):format(mem_txt)),
           evidence = {
-            memory_spill_bytes = spill, disk_spill_bytes = m.disk_spill_bytes or 0,
+            memory_spill_bytes = spill,
+            disk_spill_bytes = (disk > 0 or gpu or su.version_at_least(run, 2, 0)) and disk or nil,
             data_bytes = data, spill_ratio = su.round(ratio, 3), tasks = tasks,
             task_memory_bytes = math.floor(per_task), task_spill_p90_bytes = math.floor(task_spill),
             executor_memory_bytes = mem, executor_cores = cores,

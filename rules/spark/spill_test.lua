@@ -16,6 +16,18 @@ local function gpu_scan()
                   disk_spill_bytes = 0 } } } }
 end
 
+-- A Spark 1.5 RDD stage that spilled 6 GiB; 1.x logs no disk size.
+local function old_spill()
+  return { source = "spark", id = "app-15", name = "old", status = "succeeded",
+    engine_version = "1.5.2", config = { ["spark.executor.memory"] = "4g" },
+    metrics = {}, nodes = {
+      { id = "job-0", kind = "job", parents = {}, metrics = {}, attrs = {} },
+      { id = "stage-0-0", kind = "stage", name = "reduceByKey at Old.scala:9",
+        status = "succeeded", parents = {}, parallelism = 8,
+        metrics = { tasks = 8, memory_spill_bytes = 6 * 2^30, shuffle_read_bytes = 2 * 2^30 },
+        attrs = { job = "job-0", stage_id = "0" }, dist = {} } } }
+end
+
 return { rule = "spark.spill", cases = {
   { name = "a shuffle stage spills 3x its data: more shuffle partitions, or more memory",
     inputs = { F .. "spill.zstd" },
@@ -31,7 +43,14 @@ return { rule = "spark.spill", cases = {
                  recommendation = "change repartition(40) -> repartition(320) in the code (its 40 "
                    .. "partitions are not spark.sql.shuffle.partitions (200)",
                  evidence = { task_memory_bytes = 1551630336 },
-                 changes = { { key = "spark.executor.memory", from = "8g", to = "16g" } } } } },
+                 changes = { { target = "saveAsTextFile at Etl.scala:58", key = "numPartitions",
+                               from = "40", to = "320" } } } } },
+  { name = "Spark 1.5, no disk size in the log: says it is not recorded, never 'stayed in memory' (issue #26)",
+    inputs = { (function()
+      local r = old_spill()
+      return r
+    end)() },
+    expect = { { message = "from memory (the disk size is not recorded by this Spark version)" } } },
   { name = "GPU app, 0 B on disk: says memory, advises RAPIDS tasks per GPU, not the heap",
     inputs = { gpu_scan() },
     expect = { { node = "stage-1-0",

@@ -136,27 +136,63 @@ local function loop_joins(ctx, q, ops)
   })
 end
 
--- A partitioned table read without a partition filter: Spark creates the
--- "number of partitions read" metric only for partitioned relations, and a
--- CatalogFileIndex left in the plan means no partition was pruned.
+-- Join types whose probe side dynamic partition pruning can prune (an
+-- outer join keeps every row of its preserved side: it needs every
+-- partition of it).
+local DPP_JOINS = { Inner = true, LeftSemi = true }
+
+-- The partition columns ("year#12") of a scan that the query names
+-- elsewhere: in a Filter that did not reach the scan, or as an equi-join
+-- key that dynamic partition pruning could use. nil and nil when none.
+local function pruning_chance(ops, scan)
+  for col in tostring(scan.partition_columns or ""):gmatch("[^,]+") do
+    for _, op in ipairs(ops) do
+      local d = op.detail or ""
+      if op ~= scan and d:find(col, 1, true) then
+        if (op.name or ""):find("Filter", 1, true) then
+          return col, "filter"
+        end
+        -- "SortMergeJoin [k#1], [k#2], Inner": the type follows the key lists
+        local jt = (op.name or ""):find("Join", 1, true) and d:match("%], (%a+)")
+        if jt and DPP_JOINS[jt] then
+          return col, "join"
+        end
+      end
+    end
+  end
+  return nil
+end
+
+-- A partitioned table read whole where pruning was possible: a predicate
+-- on a partition column did not prune (it stayed in a Filter above the
+-- scan), or the column is the key of a join dynamic partition pruning
+-- could use. A full read with no such predicate (a table copy, an outer
+-- join keeping every row) needs every partition: quiet (issue #26).
 local function full_scans(ctx, q, ops)
   local o = ctx.options
   for _, op in ipairs(ops) do
-    local partitioned = (op.partitions_read or 0) >= 2
-      or tostring(op.location or ""):match("^CatalogFileIndex") ~= nil
     local bytes = op.files_bytes or 0
-    if is_scan(op) and partitioned and op.partition_filters == "[]"
-        and bytes >= o.min_full_scan_gib * su.GIB then
-      report(ctx, q, ops, {
-        message = ("%s read all %s of a partitioned table without a partition filter (%s)"):format(
-          name_of(op), op.partitions_read and su.count(op.partitions_read, "partition")
-            or "partitions", su.bytes(bytes)),
-        recommendation = "Filter on the partition columns (WHERE on the partition key, with "
-          .. "literal values or a join that dynamic partition pruning can use), so that Spark "
-          .. "lists and reads only the partitions the query needs.",
-        evidence = { operator = name_of(op), partitions_read = op.partitions_read,
-                     files_bytes = bytes, location = op.location },
-      })
+    if is_scan(op) and op.partition_filters == "[]" and bytes >= o.min_full_scan_gib * su.GIB then
+      local col, why = pruning_chance(ops, op)
+      if col then
+        local name = col:match("^[^#]+")
+        report(ctx, q, ops, {
+          message = ("%s read all %s of a partitioned table (%s) although the query %s "
+            .. "its partition column %s"):format(name_of(op), op.partitions_read
+              and su.count(op.partitions_read, "partition") or "partitions", su.bytes(bytes),
+            why == "filter" and "filters on" or "joins on", name),
+          recommendation = why == "filter"
+            and ("The predicate on %s stayed in a Filter above the scan, so no partition was "
+              .. "pruned: compare the bare column with literal values (no function, cast or "
+              .. "UDF around it) so that Spark turns it into a partition filter."):format(name)
+            or ("Let dynamic partition pruning prune on %s: keep spark.sql.optimizer."
+              .. "dynamicPartitionPruning.enabled on (Spark 3.0+), filter the other side of "
+              .. "the join selectively and let it be broadcast."):format(name),
+          evidence = { operator = name_of(op), partitions_read = op.partitions_read,
+                       files_bytes = bytes, location = op.location, partition_column = name,
+                       pruning = why },
+        })
+      end
     end
   end
 end

@@ -9,6 +9,9 @@
 # end with exit 0..3 and no sanitizer, leak or crash report.
 # ALLOC_FAIL_ALL=1 tries every N (tens of thousands of runs: see
 # docs/quality.md); ALLOC_FAIL_REPORT (alloc_fail.c) is passed on.
+# OP_TEST_PART=K/P (ctest runs P parts at once, tests/alloc/CMakeLists.txt)
+# makes this run the K-th of every P runs of that list; the P parts
+# together are the whole list.
 set -u
 exe=$1
 export OPTIPIPE_HOME=$2
@@ -25,9 +28,16 @@ step=$(( total > prefix ? (total - prefix) / samples + 1 : 1 ))
 [ "${ALLOC_FAIL_ALL:-0}" = 1 ] && step=1
 echo "$total allocations; failing each of 1..$prefix, then one N in ${step};" \
      "${runs_list[*]} in a row, in turn"
-fail=0 runs=0 n=1
+part=${OP_TEST_PART:-0/1}
+nparts=${part#*/} part=${part%/*}
+fail=0 runs=0 n=1 idx=0
 while [ "$n" -le "$total" ]; do
-    k=${runs_list[$((runs % ${#runs_list[@]}))]}
+    k=${runs_list[$((idx % ${#runs_list[@]}))]}
+    idx=$((idx + 1))
+    if [ $(((idx - 1) % nparts)) != "$part" ]; then
+        if [ "$n" -lt "$prefix" ]; then n=$((n + 1)); else n=$((n + step)); fi
+        continue
+    fi
     ALLOC_FAIL_RUN=$k timeout 120 "$exe" "$n" >"$out" 2>&1
     rc=$?
     runs=$((runs + 1))
@@ -39,5 +49,5 @@ while [ "$n" -le "$total" ]; do
     fi
     if [ "$n" -lt "$prefix" ]; then n=$((n + 1)); else n=$((n + step)); fi
 done
-echo "$runs runs in ${SECONDS}s, $([ $fail = 0 ] && echo "all clean" || echo "some FAILED")"
+echo "$runs runs in ${SECONDS}s (part $part of 0..$((nparts - 1))), $([ $fail = 0 ] && echo "all clean" || echo "some FAILED")"
 exit $fail

@@ -4,7 +4,7 @@
 # (a) with its 30 predecessors from the run store against (b) passing the
 # 31 run_results together; times recording one run against the same
 # analysis without a store; reports the store's bytes per run per node.
-# Timings: median of 3 with /usr/bin/time (wall s, peak RSS).
+# Timings: median of RUNS (3) with /usr/bin/time (wall s, peak RSS).
 # Usage: tests/bench/history_bench.sh build/optipipe [WORKDIR] [MODELS]
 set -eu
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -22,14 +22,15 @@ if [ ! -f full.db ]; then
         "$bin" analyze $common --history full.db "data/run_results-2024-05-$d.json" >/dev/null 2>&1
     done
 fi
-measure() { # measure LABEL SETUP COMMAND...: median wall s and RSS of 3 runs
-    local label=$1 setup=$2
+runs=${RUNS:-3} # 1 in the suite's smoke run (tests/bench/smoke.sh)
+measure() { # measure LABEL SETUP COMMAND...: median wall s and RSS of $runs runs
+    local label=$1 setup=$2 i
     shift 2
-    for i in 1 2 3; do
+    for i in $(seq "$runs"); do
         eval "$setup"
         /usr/bin/time -f "%e %M" -o t.$i "$@" >/dev/null 2>&1 || true
     done
-    sort -n t.1 t.2 t.3 | sed -n 2p | {
+    for i in $(seq "$runs"); do cat "t.$i"; done | sort -n | sed -n "$(((runs + 1) / 2))p" | {
         read -r s kb
         printf '%-44s %7.2f s %8.1f MiB\n' "$label" "$s" "$(echo "$kb / 1024" | bc -l)"
         echo "$s $kb" >"res.$label"

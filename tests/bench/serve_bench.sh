@@ -39,11 +39,12 @@ files=$(find in -type f | sort)
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 port=
-for _ in $(seq 300); do # ready: the one line it prints (up to 30 s)
+end=$((SECONDS + 300)) # ready: the one line it prints (300 s: a safety net)
+while [ "$SECONDS" -lt "$end" ]; do
     port=$(sed -n 's|^optipipe serve: listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' serve.err)
     [ -n "$port" ] && break
     kill -0 $pid 2>/dev/null || { cat serve.err; exit 1; }
-    sleep 0.1
+    sleep 0.05
 done
 [ -n "$port" ] || { echo "serve did not say it listens"; cat serve.err; exit 1; }
 url=http://127.0.0.1:$port

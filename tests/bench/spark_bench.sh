@@ -10,7 +10,10 @@
 #   WORKDIR   where the logs are generated and kept (default /tmp/optipipe-bench)
 # Environment: SMALL (default 60M), BIG (default 600M) log sizes; RUNS (3):
 # repetitions of the fast commands (the best is kept); SKIP_JQ=1 skips jq
-# (about a minute on the big log).
+# (about a minute on the big log); BASELINE=BIN adds the same commands run
+# by another build (e.g. an older commit built side by side) and the ratio;
+# SMOKE=1 is the suite's quick check (2M and 6M logs, one run, no jq): the
+# script runs end to end, the sums agree, the table is printed.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +23,10 @@ work=${2:-/tmp/optipipe-bench}
 small=${SMALL:-60M}
 big=${BIG:-600M}
 runs=${RUNS:-3}
+base=${BASELINE:-}
+if [ "${SMOKE:-0}" = 1 ]; then
+    small=2M big=6M runs=1 SKIP_JQ=1
+fi
 gen="$src/fixtures/spark/gen_eventlog.py"
 
 for tool in python3 jq zstd /usr/bin/time; do
@@ -95,6 +102,10 @@ opti_big=$(best "$bin" normalize --format json "$big_log")
 opti_small=$(best "$bin" normalize --format json "$small_log")
 opti_zstd=$(best "$bin" normalize --format json "$big_log.zstd")
 zstd_dc=$(best zstd -dc "$big_log.zstd")
+if [ -n "$base" ]; then
+    base_big=$(best "$base" normalize --format json "$big_log")
+    base_zstd=$(best "$base" normalize --format json "$big_log.zstd")
+fi
 py=$(measure python3 "$here/spark_sums.py" "$big_log")
 if [ "${SKIP_JQ:-0}" = 1 ]; then
     jqr="nan 0"
@@ -117,6 +128,14 @@ logs: $(mb "$small_log") MiB and $(mb "$big_log") MiB plain ($(mb "$big_log.zstd
 | (b) jq -f spark_sums.jq | $(t "$jqr") | $(rss "$jqr") | $(ratio "$(t "$jqr")" "$(t "$opti_big")")x faster |
 | opti-pipe normalize, zstd | $(t "$opti_zstd") | $(rss "$opti_zstd") | |
 | (c) zstd -dc | $(t "$zstd_dc") | $(rss "$zstd_dc") | $(ratio "$(t "$opti_zstd")" "$(t "$zstd_dc")")x its time |
+EOF
+if [ -n "$base" ]; then
+    cat <<EOF
+| BASELINE normalize, plain | $(t "$base_big") | $(rss "$base_big") | $(ratio "$(t "$opti_big")" "$(t "$base_big")")x its time |
+| BASELINE normalize, zstd | $(t "$base_zstd") | $(rss "$base_zstd") | $(ratio "$(t "$opti_zstd")" "$(t "$base_zstd")")x its time |
+EOF
+fi
+cat <<EOF
 
 | log | opti-pipe wall s | peak RSS MiB |
 |---|---|---|

@@ -11,7 +11,9 @@
 #   OPTIPIPE  the binary (default build/optipipe)
 #   WORKDIR   where the logs are written (default /tmp/optipipe-bench)
 # Environment: STAGES (1000000), COMMAND (normalize: the plugin and the
-# model, no rules; "analyze" adds the rules).
+# model, no rules; "analyze" adds the rules), SMOKE=1 (a quick check for the
+# suite: 3 000 stages, both commands must succeed and print the table; the
+# deterministic bytes-per-stage bound is tests/unit/test_model_memory.c).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +21,7 @@ src=$(cd "$here/../.." && pwd)
 bin=${1:-$src/build/optipipe}
 work=${2:-/tmp/optipipe-bench}
 stages=${STAGES:-1000000}
+[ "${SMOKE:-0}" = 1 ] && stages=3000
 cmd=${COMMAND:-normalize}
 
 for tool in python3 zstd /usr/bin/time; do
@@ -68,9 +71,13 @@ PY
     mv "$2.tmp" "$2"
 }
 
-# rss_kib FILE: peak RSS of one run, in KiB.
+# rss_kib FILE: peak RSS of one run, in KiB (a failed run fails the script).
 rss_kib() {
-    /usr/bin/time -v "$bin" "$cmd" "$1" >/dev/null 2>"$work/time.txt" || true
+    /usr/bin/time -v "$bin" "$cmd" "$1" >/dev/null 2>"$work/time.txt" || {
+        echo "failed: $bin $cmd $1" >&2
+        tail -5 "$work/time.txt" >&2
+        exit 1
+    }
     grep 'Maximum resident' "$work/time.txt" | awk '{print $NF}'
 }
 
@@ -80,11 +87,16 @@ make_log 1000 "$small"
 make_log "$stages" "$big"
 r0=$(rss_kib "$small")
 r1=$(rss_kib "$big")
+if [ "${SMOKE:-0}" = 1 ]; then
+    cmd=analyze
+    rss_kib "$big" >/dev/null
+fi
 warn=$("$bin" normalize --format json "$big" 2>/dev/null |
     grep -o '"[^"]*more than [0-9]* [a-zA-Z ]*;[^"]*"' | head -4 || true)
 cap=50000 # SP_MAX_STAGES and SP_MAX_JOBS (plugins/spark/spark_internal.h)
 kept=$stages
 [ "$kept" -le "$cap" ] || kept=$cap
+[ "$kept" -gt 1000 ] || { echo "STAGES must be over 1000" >&2; exit 2; }
 echo "| log | size | peak RSS |"
 echo "|---|---|---|"
 echo "| 1000 stages | $(wc -c <"$small") B | $r0 KiB |"

@@ -149,7 +149,7 @@ pid, fd = pty.fork()
 if pid == 0:
     os.execv(binary, [binary, "review", "--no-config", "--baseline", "tty.json", demo])
 out = b""
-def until(text, timeout=60):
+def until(text, timeout=float(os.environ.get("OP_TEST_WAIT_S", 120))):  # a safety net
     global out
     end = time.time() + timeout
     while text not in out and time.time() < end:

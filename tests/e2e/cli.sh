@@ -43,6 +43,16 @@ check "unknown pack exits 2" test $rc = 2
 run analyze "$tmp/does-not-exist.json"
 check "missing input exits 3" test $rc = 3
 check "missing input is named on stderr" has "$tmp/err" "does-not-exist.json"
+# beside inputs that read, a path that does not exist still fails the run
+# (a typo in a nightly job's path must not pass silently), after the report
+run analyze -q "$tmp/does-not-exist.json" "$demo"
+check "a missing input beside good ones exits 2 (also with -q)" test $rc = 2
+check "... the others are still analyzed" has "$tmp/out" "^opti-pipe 0.1.0: "
+check "... the path is named on stderr" has "$tmp/err" "does-not-exist.json: error: "
+check "... and how to accept it" has "$tmp/err" "1 input does not exist (named above); exit 2 (--allow-missing to accept)"
+run analyze -q --allow-missing "$tmp/does-not-exist.json" "$demo"
+check "--allow-missing: exit 0" test $rc = 0
+check "--allow-missing: the path is still named" has "$tmp/err" "does-not-exist.json: error: "
 
 printf 'just some text\n' >"$tmp/unknown.txt"
 run analyze "$tmp/unknown.txt"

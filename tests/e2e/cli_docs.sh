@@ -4,7 +4,11 @@
 # options that paragraph names (directly, or through a link to a section
 # whose table lists them, in cli.md or fetch.md) are exactly the options
 # `optipipe CMD --help` lists. Every option is in some table of the docs,
-# and the man page and the bash completion name every option too.
+# and the man page and the bash completion name every option too. And the
+# generated docs are current: docs/optipipe.1, the bash completion and the
+# tables of docs/cli.md and docs/config.md are what scripts/gen-docs writes
+# from `optipipe --dump-options=json` (so a new option, command, engine or
+# config key without regenerated docs fails here).
 # Usage: cli_docs.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$1
@@ -143,5 +147,32 @@ for o in sorted({o for o in set().union(*want.values()) if o.startswith("--")} -
 EOF
 check "the docs and --help list the same options" test ! -s "$tmp/report"
 [ -s "$tmp/report" ] && sed 's/^/  /' "$tmp/report"
+
+"$bin" --dump-options=json >"$tmp/dump.json" 2>"$tmp/err"
+check "--dump-options=json exits 0" test $? = 0
+check "... with every command of --help" python3 -c '
+import json, sys
+names = {c["name"] for c in json.load(open(sys.argv[1]))["commands"]}
+missing = [c for c in open(sys.argv[2]).read().split("\n") if c and c not in names]
+assert not missing, missing
+' "$tmp/dump.json" "$tmp/commands"
+python3 "$src/scripts/gen-docs" --dump "$tmp/dump.json" --root "$src" --check \
+    >"$tmp/gen.diff" 2>&1
+check "the generated docs are current (scripts/gen-docs --check)" test $? = 0
+[ -s "$tmp/gen.diff" ] && head -40 "$tmp/gen.diff" | sed 's/^/  /'
+
+# ... and a new option without regenerated docs is caught
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = [c for c in d["commands"] if c["name"] == "analyze"][0]
+o = dict(a["groups"][0]["options"][0], name="--brand-new", alias=None)
+a["groups"][0]["options"].append(o)
+json.dump(d, open(sys.argv[2], "w"))
+' "$tmp/dump.json" "$tmp/dump-new.json"
+python3 "$src/scripts/gen-docs" --dump "$tmp/dump-new.json" --root "$src" --check \
+    >"$tmp/gen-new.diff" 2>&1
+check "an option the docs lack fails the check" test $? = 1
+check "... naming it" has "$tmp/gen-new.diff" "brand-new"
 
 finish

@@ -63,11 +63,11 @@ check "analyze --help exits 0" test "$rc" = 0
 check "--help lists every format" has "$tmp/out" "text (default),"
 tr -s ' \n' ' ' <"$tmp/out" >"$tmp/flat"
 check "... in the table's order" has "$tmp/flat" "text (default), json, markdown, sarif, junit, html"
-# bash completion offers the same formats (it cannot ask the binary cheaply):
-# the `else` of its --format case (the other branches are commands with
-# fewer formats: normalize, history)
-formats=$(sed -n '/^    --format)/,/;;/p' "$src/scripts/completion/optipipe.bash" |
-    sed -n '/^ *else$/{n;s/^ *_optipipe_offer "\([a-z ]*\)"$/\1/p}')
+# bash completion offers the same formats (it cannot ask the binary cheaply;
+# scripts/gen-docs writes it from the table): analyze's branch of its
+# --format case
+formats=$(sed -n '/^    --format)/,/return 0 ;;/p' "$src/scripts/completion/optipipe.bash" |
+    sed -n 's/^ *"analyze") _optipipe_offer "\([a-z ]*\)" ;;$/\1/p')
 from_help=$(sed -n 's/.*(docs\/output-formats.md): \(.*\) -o, --output.*/\1/p' "$tmp/flat" |
     sed 's/ (default)//; s/, / /g')
 check "--help names the formats" test -n "$from_help"
@@ -93,7 +93,7 @@ usage_error "history jobs takes no words" "history jobs takes no arguments ('ext
 run history runs
 usage_error "history runs needs its JOB" "history runs needs one JOB"
 run history --history "$tmp/h.db"
-usage_error "options but no history command" "history needs jobs, runs JOB, show RUN or prune"
+usage_error "options but no history command" "history needs a command: jobs, runs, show, prune, notifications or copy"
 run history --help
 check "history --help lists its forms" has "$tmp/out" "history prune --keep N|--older-than AGE"
 run history --history "$tmp/h.db" runs --help

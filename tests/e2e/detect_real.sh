@@ -75,10 +75,11 @@ for f in json.load(open(sys.argv[1]))["findings"]:
 PY
 }
 DB=$S/platforms/databricks_example_1
-check "databricks: unpruned scan of a partitioned table" \
-    eval 'findings spark.sql-query "$DB" && grep -q "Scan parquet default.dec_tbl_a read all 13 partitions of a partitioned table without a partition filter" "$tmp/f.txt"'
-check "databricks: the SQL description is cut to its first line" \
-    eval 'findings spark.sql-query "$DB" && grep -q "SQL query 19 \"import tempfile\" took" "$tmp/f.txt"'
+# SQL query 19 copies every partition of dec_tbl_a into table_z: nothing
+# could prune it, so no partition-filter advice (issue #26; the label of a
+# multi-line description is tested in rules/spark/sql-query_test.lua)
+check "databricks: a full table copy gets no partition-filter advice" \
+    eval 'findings spark.sql-query "$DB" && ! grep -q "dec_tbl_a read all" "$tmp/f.txt"'
 check "databricks: 13 days of one table are no recomputation" \
     eval 'findings spark.recomputation "$DB" && [ ! -s "$tmp/f.txt" ]'
 check "photon q88: one-row nested-loop joins are quiet" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # optipipe diff (docs/cli.md#diff, docs/history.md#diff): inputs against
 # inputs for Spark, dbt and Flink; stored runs by JOB@previous, JOB@best,
-# JOB@latest and a run id; every output format (sarif/junit refused with
+# JOB@latest and a run id; the findings that are new, resolved or
+# changed, of inputs and of stored runs; every output format (sarif/junit refused with
 # the reason); bad references (unknown job, no store, several runs in one
 # input) exit 2 naming the problem; `history runs --format html` draws the
 # trend as inline SVG with no script. The text output of the nightly
@@ -105,6 +106,64 @@ check "...of the same job" sh -c "! grep -q 'different jobs' '$tmp/err'"
 op diff --no-config --history "$db" fixtures/dbt/regression nightly-orders@latest
 check "runs of different jobs: a warning" has "$tmp/err" "runs of different jobs"
 
+# ---- findings: new, resolved, changed (docs/history.md#findings-in-a-diff) ----
+reg=fixtures/dbt/regression
+op diff --no-config $reg/run_results-2024-05-05.json $reg/run_results-2024-05-06.json
+check "findings: two new in B" has "$tmp/out" "^findings: 2 new, 0 resolved, 0 changed, 0 unchanged (A has 0, B 2)"
+check "...each with severity, rule and node" has "$tmp/out" "^  + warning  dbt.cost  model.shop.fct_orders"
+check "...and its message" has "$tmp/out" "^      fct_orders billed 345.6 GiB"
+op diff --no-config $reg/run_results-2024-05-06.json $reg/run_results-2024-05-05.json
+check "...the other way round they are resolved" has "$tmp/out" "^findings: 0 new, 2 resolved"
+check "...marked -" has "$tmp/out" "^  - info     dbt.slow-models"
+part=fixtures/spark-nightly/partitions
+op diff -q --no-config --format json -o "$tmp/f.json" $part/night-01.log.gz $part/night-02.log.gz
+check "a finding whose evidence moved is changed (json)" python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["findings"]
+assert (f["a"], f["b"], f["unchanged"]) == (2, 2, 1), f
+assert f["new"] == [] and f["resolved"] == [], f
+c = f["changed"][0]
+assert c["rule"] == "spark.shuffle-partitions" and c["changed"] == ["evidence"], c
+assert {e["key"] for e in c["evidence_changes"]} >= {"bytes_per_task"}, c
+' "$tmp/f.json"
+op diff -q --no-config $part/night-01.log.gz $part/night-02.log.gz
+check "...text says what moved" has "$tmp/out" \
+    "^  ~ warning  spark.shuffle-partitions  stage-1-0: evidence bytes_per_task 4146 -> 4119"
+op diff -q --no-config --format markdown $reg/run_results-2024-05-05.json $reg/run_results-2024-05-06.json
+check "...markdown: a findings table" has "$tmp/out" '^| new | warning | ` dbt.cost ` | ` model.shop.fct_orders ` |'
+op diff -q --no-config --format html $reg/run_results-2024-05-05.json $reg/run_results-2024-05-06.json
+check "...html: a findings table" has "$tmp/out" '<tr><th scope="row">new</th><td>warning</td><td>dbt.cost</td>'
+fdb=$tmp/f.db
+for d in 05 06; do
+    "$bin" analyze -q --no-config --no-baseline --history "$fdb" "$reg/run_results-2024-05-$d.json" >/dev/null 2>&1
+done
+op diff --no-config --history "$fdb" shop/build@previous shop/build@latest
+check "stored runs: their stored findings compare" has "$tmp/out" "^findings: 2 new, 0 resolved"
+op diff --no-config --history "$fdb" $reg/run_results-2024-05-06.json shop/build@latest
+check "...an input against its stored self: all unchanged" has "$tmp/out" \
+    "^findings: 0 new, 0 resolved, 0 changed, 2 unchanged"
+
+# a rule that fails on an input side: its findings are missing, and said so
+mkdir -p "$tmp/fpack"
+cat >"$tmp/fpack/boom.lua" <<'LUA'
+return {
+  id = "fpack.boom", title = "fails", severity = "warning", sources = { "*" },
+  check = function(bundle, ctx) error("boom") end,
+}
+LUA
+printf 'return { rules_dirs = { "%s" } }\n' "$tmp/fpack" >"$tmp/boom.lua"
+op diff -q --config "$tmp/boom.lua" $reg/run_results-2024-05-05.json $reg/run_results-2024-05-06.json
+check "a rule that failed: exit 5, as analyze" [ "$rc" = 5 ]
+check "...named on stderr, even with -q" has "$tmp/err" \
+    "run_results-2024-05-06.json: rule fpack.boom failed (.*boom.*): its findings are missing from the diff"
+check "...and in the findings heading" has "$tmp/out" "^findings: 2 new, .*; incomplete, rules failed: A fpack.boom (.*), B fpack.boom"
+op diff -q --config "$tmp/boom.lua" --format json $reg/run_results-2024-05-05.json $reg/run_results-2024-05-06.json
+check "...and in the json" python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["findings"]["rule_errors"]
+assert [x["rule"] for x in e["a"]] == ["fpack.boom"] == [x["rule"] for x in e["b"]], e
+' "$tmp/out"
+
 # ---- bad references ----
 op diff --no-config --history "$db" nope@latest nightly-orders@latest
 check "unknown job: exit 2" [ "$rc" = 2 ]
@@ -154,6 +213,33 @@ check "...no tag from the input" sh -c "! grep -q '<script\|<img' '$tmp/out'"
 op diff -q --no-config --format markdown "$tmp/h1.json" "$tmp/h2.json"
 check "hostile markdown: | escaped in cells" has "$tmp/out" 'alert(1)</script> \\| '
 check "...the name stays on its row" sh -c "! grep -q '^# heading' '$tmp/out'"
+# a rule whose finding carries the hostile name in its message and evidence
+mkdir -p "$tmp/hpack"
+cat >"$tmp/hpack/echo.lua" <<'LUA'
+return {
+  id = "hpack.echo", title = "echoes a node name", severity = "warning",
+  sources = { "*" },
+  check = function(bundle, ctx)
+    for _, r in ipairs(bundle.runs) do
+      local n = r.nodes[1]
+      ctx.report { run = r, node = n.id,
+        message = ("slow %s in %d ms"):format(n.name, r.duration_ms),
+        evidence = { name = n.name, ms = r.duration_ms } }
+    end
+  end,
+}
+LUA
+printf 'return { rules_dirs = { "%s" } }\n' "$tmp/hpack" >"$tmp/hostile.lua"
+op diff -q --config "$tmp/hostile.lua" "$tmp/h1.json" "$tmp/h2.json"
+check "hostile finding: changed (its message and evidence moved)" \
+    has "$tmp/out" "^  ~ warning  hpack.echo  n1: evidence ms 1000 -> 5000; message"
+check "...the text has no escape character" sh -c "! grep -q \"\$(printf '\\033')\" '$tmp/out'"
+op diff -q --config "$tmp/hostile.lua" --format html "$tmp/h1.json" "$tmp/h2.json"
+check "...html: the message escaped" has "$tmp/out" "slow &lt;script&gt;alert(1)&lt;/script&gt;"
+check "...no tag from the input" sh -c "! grep -q '<script\|<img' '$tmp/out'"
+op diff -q --config "$tmp/hostile.lua" --format markdown "$tmp/h1.json" "$tmp/h2.json"
+check "...markdown: | escaped in the findings table" has "$tmp/out" '^| changed | warning | ` hpack.echo ` | ` n1 ` | `` evidence ms 1000 -> 5000; message - slow <script>alert(1)</script> \\| `x`'
+check "...the message's second line is not a heading" sh -c "! grep -q '^# heading' '$tmp/out'"
 
 # ---- history runs --format html ----
 op history --history "$db" runs nightly-orders --format html

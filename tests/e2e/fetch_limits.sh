@@ -106,19 +106,18 @@ check "a trickling zip under --min-rate: exit 3" test "$rc" = 3
 check "...too slow for --min-rate 1024" has "$tmp/err" "(--min-rate 1024 over --min-rate-time 2 s)"
 check "...no temporary file left" test -z "$(leftovers "$tmp/trickle2")"
 
-# killed while downloading (default limits: the trickle would last minutes)
+# killed while downloading (--min-rate-time 3600: the trickle lasts until
+# the kill, however slow the machine)
 kill_fetch() { # kill_fetch SIGNAL DIR : starts the fetch, kills it mid-download
-    local sig=$1 dir=$2 pid i
+    local sig=$1 dir=$2 pid
     # a background job of a script ignores SIGINT: the wrapper restores it
     python3 -c 'import os,signal,sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execvp(sys.argv[1], sys.argv[1:])' timeout 60 "$bin" fetch spark-history \
-        "$url" --app "$app" -o "$dir" >"$tmp/out" 2>"$tmp/err" &
+os.execvp(sys.argv[1], sys.argv[1:])' timeout 300 "$bin" fetch spark-history \
+        "$url" --app "$app" --min-rate-time 3600 -o "$dir" >"$tmp/out" 2>"$tmp/err" &
     pid=$!
-    for i in $(seq 300); do
-        [ -n "$(leftovers "$dir")" ] && break
-        sleep 0.1
-    done
+    _leftover() { [ -n "$(leftovers "$dir")" ]; }
+    wait_until _leftover
     had=$(leftovers "$dir")
     kill -"$sig" "$pid"
     wait "$pid"

@@ -2,7 +2,8 @@
 # The run store from the command line (docs/history.md): analyze --history
 # records (and the same run twice is replaced), OPTIPIPE_HISTORY and the
 # config's `history` name it, a corrupt or foreign file or a newer schema
-# is an error naming it while the analysis is still printed, two analyze
+# is an error naming it while the analysis is still printed (exit 6: not
+# recorded), two analyze
 # processes share one store, `history jobs|runs|show|prune` in text and
 # JSON, and the rule-test harness's `history` field with decisions.
 # Usage: history_store.sh OPTIPIPE SOURCE_DIR REAL_DIR
@@ -69,17 +70,17 @@ check "no store anywhere: a usage error saying how" [ "$rc" = 2 ] && has err "no
 # bad stores: the analysis is still printed
 printf 'not a database at all, just some text that is long enough\n%.0s' 1 2 3 >junk.db
 op analyze --no-config --no-baseline --history junk.db "$nights/night-01.log.gz"
-check "a corrupt store: exit 0, report printed" [ "$rc" = 0 ] && has out "spark.config"
+check "a corrupt store: exit 6 (not recorded), report printed" [ "$rc" = 6 ] && has out "spark.config"
 check "...and an error naming it" has err "junk.db: not a run store"
 check "...the file is left as it was" has junk.db "not a database"
 python3 -c 'import sqlite3; c=sqlite3.connect("other.db"); c.execute("create table t(x)"); c.commit()'
 op analyze --no-config --no-baseline --history other.db "$nights/night-01.log.gz"
-check "another application's SQLite file is refused" has err "other.db: an SQLite database, but not an opti-pipe run store"
+check "another application's SQLite file is refused (exit 6)" [ "$rc" = 6 ] && has err "other.db: an SQLite database, but not an opti-pipe run store"
 check "...the report still printed" has out "spark.config"
 cp n.db newer.db
 python3 -c 'import sqlite3; c=sqlite3.connect("newer.db"); c.execute("pragma user_version = 7"); c.commit()'
 op analyze --no-config --no-baseline --history newer.db "$nights/night-05.log.gz"
-check "a newer schema is refused with a message" has err "newer.db: run store schema 7 is newer than this optipipe"
+check "a newer schema is refused with a message (exit 6)" [ "$rc" = 6 ] && has err "newer.db: run store schema 7 is newer than this optipipe"
 check "...and nothing is written into it" [ "$(python3 -c 'import sqlite3; print(sqlite3.connect("newer.db").execute("select count(*) from runs").fetchone()[0])')" = 4 ]
 op history --history newer.db jobs
 check "history commands refuse it too" [ "$rc" = 3 ] && has err "newer than this optipipe"

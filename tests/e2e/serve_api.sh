@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# optipipe serve's REST API (cli/serve_api.c, docs/api.md) with curl on a
+# optipipe serve's REST API (serve/serve_api.c, docs/api.md) with curl on a
 # loopback ephemeral port: upload the demo files, poll, read the findings,
 # approve one and see it in the analysis and the job's runs, a second
 # upload of the same files shows it decided, the patches of the approved

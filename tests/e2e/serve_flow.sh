@@ -50,16 +50,16 @@ upload() {
     [ "$code" = 202 ] || { echo "  POST: $code $(head -c 300 "$tmp/$name.post")"; return 1; }
     json_eval "$tmp/$name.post" "d['id']" >"$tmp/$name.id"
 }
-# done_poll NAME: polls GET /api/v1/analyses/ID (up to 1200 x 0.1 s) until
-# its status is done or failed; the last answer in $tmp/NAME.json
+# done_poll NAME: polls GET /api/v1/analyses/ID until its status is done
+# or failed (bounded: 300 s, a safety net); the last answer in $tmp/NAME.json
 done_poll() {
-    local id st
+    local id st end=$((SECONDS + 300))
     id=$(cat "$tmp/$1.id")
-    for _ in $(seq 1200); do
+    while [ "$SECONDS" -lt "$end" ]; do
         curl -sS -o "$tmp/$1.json" "$url/api/v1/analyses/$id" || return 1
         st=$(json_eval "$tmp/$1.json" "d['status']")
         case $st in done | failed) break ;; esac
-        sleep 0.1
+        sleep 0.05
     done
     [ "$st" = done ] || { echo "  status: $st $(head -c 400 "$tmp/$1.json")"; return 1; }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `optipipe serve` against a hostile uploader, after the upload was
-# accepted (cli/serve_jobs.c, cli/serve_worker.c): a zip is unpacked into
+# accepted (serve/serve_jobs.c, serve/serve_worker.c): a zip is unpacked into
 # a private TMPDIR inside the analysis folder, which is gone once the
 # worker ended, also when it was killed; URL inputs follow no redirect
 # (the host was checked against --fetch-allow only for the first URL).
@@ -13,19 +13,35 @@ src=$2
 demo=$src/fixtures/demo
 cd "$tmp" || exit 1
 
-cat >loop.lua <<'LUA'
-return {
-  id = "t.loop", title = "Loops", severity = "info", sources = { "flink" },
-  check = function(run, ctx)
-    while true do end
-  end,
-}
-LUA
 python3 - "$demo/flink-window-bottleneck.json" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile("in.zip", "w") as z:
     z.write(sys.argv[1], "flink.json")
 PY
+
+# The worker and its rule workers are paused at test hooks (tests/e2e/lib/
+# check.sh, docs/testing.md): each state below is held, not raced.
+ppid_of() { ps -o ppid= -p "$1" | tr -d ' '; }
+hooks_on
+serve_start "$tmp/data0" || { echo "FAIL: the server did not start"; cat "$SERVE_ERR"; exit 1; }
+if ! grep -q "test hooks active" "$SERVE_ERR"; then
+    echo "SKIP: this optipipe is built without test hooks (OP_TEST_HOOKS=OFF)"
+    exit 77
+fi
+serve_stop
+# ... but never beyond loopback, nor in a folder others can write
+token=0123456789abcdef-hooks-token
+printf '%s\n' "$token" >tokens && chmod 600 tokens
+serve_start "$tmp/data0" --listen 0.0.0.0:0 --token-file tokens
+check "beyond loopback the server refuses the hooks" \
+    grep -q "OPTIPIPE_TEST_HOOKS ignored: the server listens beyond loopback" "$SERVE_ERR"
+check "... and says nothing of them active" sh -c "! grep -q 'test hooks active' '$SERVE_ERR'"
+check "server stops" serve_stop
+mkdir -m 777 open && chmod 777 open
+OPTIPIPE_TEST_HOOKS=$tmp/open serve_start "$tmp/data0"
+check "a hooks folder others can write is refused" \
+    grep -q "OPTIPIPE_TEST_HOOKS ignored: not owned by this user, or writable by others" "$SERVE_ERR"
+check "server stops" serve_stop
 
 # ---- a worker killed while its zip is unpacked leaves no tree behind ---------------------
 mkdir systmp
@@ -36,24 +52,26 @@ zips() { # the unpacked trees, wherever they are; fails when there is none
     done
     return $found
 }
-worker_pid() { pgrep -P "$SERVE_PID" | head -1; }
-TMPDIR=$tmp/systmp serve_start "$tmp/data" --allow-rule-upload
+hooks_on
+hook_pause zip.unpacked
+TMPDIR=$tmp/systmp serve_start "$tmp/data"
 [ -n "$SERVE_PID" ] || { cat "$SERVE_ERR"; finish; exit 1; }
-code=$(curl -s -o up.json -w '%{http_code}' -F "file=@in.zip" -F "rules=@loop.lua" \
-    "$SERVE_URL/api/v1/analyses")
+code=$(curl -s -o up.json -w '%{http_code}' -F "file=@in.zip" "$SERVE_URL/api/v1/analyses")
 check "zip upload: 202" test "$code" = 202
 id=$(json_field up.json id)
-check "the zip is unpacked while the rule loops" serve_poll 300 eval 'zips >/dev/null'
+wpid=$(hook_wait zip.unpacked)
+check "the worker unpacked the zip (paused there)" test -n "$wpid"
+check "... it is the server's worker" test "$(ppid_of "$wpid")" = "$SERVE_PID"
+check "... the tree is there" eval 'zips >/dev/null'
 check "... not in the server's TMPDIR" test -z "$(ls "$tmp/systmp")"
 check "... but in the analysis folder" test -n "$(ls -d "$tmp"/data/analyses/"$id"/tmp/optipipe-zip-* 2>/dev/null)"
-wpid=$(worker_pid)
-check "the worker is found" test -n "$wpid"
 [ -n "$wpid" ] && kill -9 "$wpid"
 check "the analysis ends" serve_poll 600 serve_ended "$id"
 check "... failed" test "$(serve_status "$id")" = failed
 check "no unpacked tree left" test -z "$(zips)"
 check "no TMPDIR left in the analysis" test ! -e "$tmp/data/analyses/$id/tmp"
 check "server stops" serve_stop
+hook_release zip.unpacked
 
 # ---- a URL input on an allowed host that redirects to another host ---------------------
 # The test's own server on 127.0.0.1 answers every request with a redirect
@@ -103,20 +121,25 @@ return {
   end,
 }
 LUA
+hooks_on
+hook_pause rules.worker.run
 check "server with rule uploads" serve_start "$tmp/data3" --allow-rule-upload --analysis-timeout 120
 f=$demo/flink-window-bottleneck.json
 code=$(curl -s -o up.json -w '%{http_code}' -F "file=@$f" -F "file=@$f" -F "file=@$f" \
     -F "file=@$f" -F "file=@$f" -F "file=@$f" -F "rules=@stuck.lua" "$SERVE_URL/api/v1/analyses")
 check "upload with the rule: 202" test "$code" = 202
-rule_worker() { local w; w=$(worker_pid) && [ -n "$w" ] && pgrep -P "$w" >/dev/null; }
-check "a rule worker runs" serve_poll 300 rule_worker
-wpid=$(worker_pid)
+rpid=$(hook_wait rules.worker.run)
+wpid=$(hook_wait serve.worker)
+check "a rule worker runs (held at its start)" test -n "$rpid" -a -n "$wpid"
+check "... a child of the analysis worker" test "$(ppid_of "$rpid")" = "$wpid"
 kill -9 "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null
 SERVE_PID=
 group_gone() { ! pgrep -g "$wpid" >/dev/null; }
-check "the worker and its rule worker die with the server" serve_poll 50 group_gone
+check "the worker and its rule worker die with the server" wait_until group_gone
 [ -n "$wpid" ] && kill -9 -- "-$wpid" 2>/dev/null
+hook_release rules.worker.run
+unset OPTIPIPE_TEST_HOOKS
 
 # ---- DATA/analyses/ID a symlink to a folder elsewhere: skipped at restart, never written ------
 mkdir -p data4/analyses outside/tmp outside/inputs

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# optipipe serve's HTTP core (cli/serve.c, serve_http.c, serve_metrics.c):
-# start and stop, /healthz, /metrics (parsed as Prometheus text), routing,
+# optipipe serve's HTTP core (serve/serve.c, serve_http.c, serve_metrics.c):
+# start and stop, /healthz (and the store it reports), /metrics (parsed as Prometheus text), routing,
 # security headers, the Host check, cross-site POSTs, CSRF, tokens and the
 # login session, header and body limits, one server per DATA, a stalled
 # client, SIGTERM. Every wait is a bounded poll, nothing depends on timing.
@@ -29,6 +29,8 @@ check "healthz status" test "$(json_field "$tmp/out" status)" = ok
 check "healthz queue" test "$(json_field "$tmp/out" queue)" = 0
 check "healthz running" test "$(json_field "$tmp/out" running)" = 0
 check "healthz version" test "$(json_field "$tmp/out" version)" != ""
+check "healthz store: sqlite" test "$(json_field "$tmp/out" store.backend)" = sqlite
+check "...reachable (no history.db yet)" test "$(json_field "$tmp/out" store.reachable)" = true
 check "CSP on every answer" has "$tmp/h" "Content-Security-Policy: default-src 'none'; script-src 'self';.*frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 check "nosniff" has "$tmp/h" "X-Content-Type-Options: nosniff"
 check "no referrer" has "$tmp/h" "Referrer-Policy: no-referrer"
@@ -144,11 +146,12 @@ body = (b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.jso
 s.sendall(b"POST /api/v1/analyses HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % int(sys.argv[1]) +
           b"Content-Type: multipart/form-data; boundary=B\r\n"
           b"Content-Length: 1000000\r\n\r\n" + body)
-for _ in range(300):  # bounded: until the server staged something
+end = time.monotonic() + float(os.environ.get("OP_TEST_WAIT_S", 120))  # a safety net
+while time.monotonic() < end:  # until the server staged something
     if os.listdir(sys.argv[2]):
         print("staged")
         break
-    time.sleep(0.1)
+    time.sleep(0.05)
 s.close()
 EOF
 E2E_OUT=$tmp/cut check "the upload was being staged" has "$tmp/cut" '^staged$'
@@ -156,6 +159,16 @@ E2E_OUT=$tmp/out
 tmp_empty() { [ -z "$(ls -A "$tmp/data/tmp")" ]; }
 check "a cut upload is removed" serve_poll 300 tmp_empty
 check "no analysis from it" test -z "$(ls -A "$tmp/data/analyses")"
+
+# a history.db that is no run store: /healthz 503 (the reason in the log),
+# 200 again once it is gone (each probe at most every 2 s: waited for)
+echo "not a run store" >"$tmp/data/history.db"
+hz_is() { [ "$(code "$url/healthz")" = "$1" ]; }
+check "an unreadable store: /healthz 503" serve_poll 600 hz_is 503
+check "...status says so" test "$(json_field "$tmp/out" status)" = "store unreachable"
+check "...the log names the file" has "$SERVE_ERR" "run store is unreachable: .*history.db"
+rm -f "$tmp/data/history.db"
+check "...gone again: 200" serve_poll 600 hz_is 200
 
 check "SIGTERM stops it with 0" serve_stop
 check "stop said" has "$SERVE_ERR" "serve: stopping"
@@ -167,11 +180,11 @@ python3 - "$SERVE_PORT" >"$tmp/stall" 2>&1 <<'EOF'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: ")
-s.settimeout(30)  # a bound, not a measurement: the server closes long before
+s.settimeout(120)  # a safety net, not a measurement: the server closes long before
 try:
     print("closed" if s.recv(1000) == b"" else "answered")
 except socket.timeout:
-    print("still open after 30 s")
+    print("still open after 120 s")
 EOF
 E2E_OUT=$tmp/stall check "a stalled client is closed" has "$tmp/stall" '^closed$'
 E2E_OUT=$tmp/out

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# optipipe serve killed with kill -9 during an analysis (cli/serve_jobs.c,
-# cli/serve_worker.c): the demo upload analyzed first gives the findings of
+# optipipe serve killed with kill -9 during an analysis (serve/serve_jobs.c,
+# serve/serve_worker.c): the demo upload analyzed first gives the findings of
 # `optipipe analyze --history` on the same files; a decision is made; a
 # second analysis is held (a URL input to a server of this test that
 # answers only when told); kill -9 of the server takes its worker along;

@@ -166,6 +166,9 @@ check "the diff with the demo run is 200" \
 check "  strict" strict "$tmp/diff.html"
 check "  escaped" inert "$tmp/diff.html"
 check "  with its chart" grep -q 'data-chart="diff-nodes"\|<h1>optipipe diff</h1>' "$tmp/diff.html"
+check "  with the findings: the other job's are new" \
+    grep -q '<h2>Findings</h2>' "$tmp/diff.html"
+check "  listed by row" grep -q '<tr><th scope="row">new</th><td>\(warning\|error\|info\)</td>' "$tmp/diff.html"
 check "a diff of an unknown run is 404" test "$(get "/diff?a=nope&b=$rid" "$tmp/x")" = 404
 check "  without the store's path" bash -c "! grep -q history.db '$tmp/x'"
 check "a run reference with a control character is 400" \

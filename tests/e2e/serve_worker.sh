@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `optipipe serve --worker ID` (cli/serve_worker.c), through the server and
+# `optipipe serve --worker ID` (serve/serve_worker.c), through the server and
 # run by hand: uploaded rules run only with --allow-rule-upload, as a user
 # pack under the rule limits (a looping rule is a rule error, exit 5, the
 # analysis still done with every other finding); the worker checks the id,

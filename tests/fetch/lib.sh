@@ -6,6 +6,7 @@
 bin=${bin:?} src=${src:?}
 
 tmp=$(mktemp -d)
+. "$src/tests/e2e/lib/wait.sh"
 pass=0
 fail=0
 server_pids=""
@@ -66,11 +67,8 @@ start_server() {
         --lifetime 240 2>>"$tmp/server.log" &
     server_pids="$server_pids $!"
     last_pid=$!
-    for _ in $(seq 600); do
-        [ -s "$pf" ] && break
-        kill -0 "$last_pid" 2>/dev/null || break
-        sleep 0.05
-    done
+    _started() { [ -s "$pf" ] || ! kill -0 "$last_pid" 2>/dev/null; }
+    wait_until _started
     if [ ! -s "$pf" ]; then
         echo "FAIL: the fake server did not start: $*"
         tail -5 "$tmp/server.log"

@@ -95,6 +95,10 @@ static inline void fuzz_finish(model *m, const plugin_reg *reg)
  * names[i], parses each with the plugin called plugin_name and returns
  * the frozen model (model_free it), or NULL on out of memory. *reg_out
  * receives the registry, to be freed after the model. */
+/* The mapping packs the model's builders ask (map_packs.h); a target that
+ * reads metric exports sets it once. NULL: none. */
+static const struct mapping_set *fuzz_mappings;
+
 static inline model *fuzz_model(const char *plugin_name, const char *const *names,
                          const uint8_t *data, size_t size,
                          plugin_reg **reg_out)
@@ -114,6 +118,7 @@ static inline model *fuzz_model(const char *plugin_name, const char *const *name
     m = model_new();
     if (!m)
         return NULL;
+    m->mappings = fuzz_mappings;
     for (i = 0; i <= size; i++) {
         int last = i == size || nfiles + 1 == FUZZ_MAX_FILES;
         int at_sep = !last && size - i >= seplen &&

@@ -9,33 +9,20 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fuzz_file.h"
+
 #include "config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char tmp_path[] = "/tmp/optipipe-fuzz-config-XXXXXX";
-
-static void remove_tmp(void)
-{
-    unlink(tmp_path);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int fd = -1;
     config c;
     op_error err;
+    const char *path = fuzz_file(data, size);
 
-    if (fd < 0) {
-        fd = mkstemp(tmp_path);
-        if (fd < 0)
-            abort();
-        atexit(remove_tmp);
-    }
-    if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
-        abort();
     op_error_clear(&err);
-    (void)config_load(tmp_path, &c, &err);
+    (void)config_load(path, &c, &err);
     config_free(&c); /* also after a failure: the load may have filled part */
     return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * fuzz_multipart.c - libFuzzer target for the server's streaming
- * multipart/form-data parser (cli/serve_multipart.c). The input's first
+ * multipart/form-data parser (serve/serve_multipart.c). The input's first
  * line is the request's Content-Type (its boundary parameter), the rest
  * the body, fed in chunks of varying size chosen by the bytes themselves
  * so that delimiters fall across every kind of feed boundary. The

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh TARGET SECONDS [BUILD_DIR] - runs one libFuzzer target (stream,
-# spark, flink, dbt, config, rules, multipart) for SECONDS on one core, seeded from
+# spark, flink, dbt, config, rules, rule_test, multipart, http) for SECONDS on one core, seeded from
 # fixtures/ (seeds.py) plus the corpus earlier runs left in BUILD_DIR.
 # BUILD_DIR (default: build-fuzz) is configured with
 #   CC=clang cmake -DOP_FUZZ=ON -DOP_SANITIZE=ON

@@ -3,6 +3,7 @@
 taken from fixtures/ (plus every codec's framing written here around a
 fixture line, since fixtures only hold zstd). Nothing is committed: the
 seeds are assembled at run time, small files only."""
+import glob
 import gzip
 import os
 import struct
@@ -177,6 +178,18 @@ def seeds(target):
             yield "dup-keys", head + end % (b"5", b"4", b"1") + (
                 b'{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":{'
                 + b",".join(b'"k%d":"v%d"' % (i % 7, i) for i in range(40)) + b'}}\n')
+            # a generic app name: the job key parses the driver's command
+            # line (plugins/spark/spark_jobkey.c), in both System Properties forms
+            start = (b'{"Event":"SparkListenerApplicationStart","App Name":"Spark shell",'
+                     b'"App ID":"app-1","Timestamp":1,"User":"u"}\n')
+            cmd = (b'org.apache.spark.deploy.SparkSubmit --class com.acme.Etl --name Spark '
+                   b'shell --conf spark.app.name=Spark shell etl.jar -i x.scala')
+            yield "generic-name", head + start + (
+                b'{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":{},'
+                b'"System Properties":{"sun.java.command":"' + cmd + b'"}}\n')
+            yield "generic-name-pairs", head + start + (
+                b'{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":[],'
+                b'"System Properties":[["sun.java.command","' + cmd + b'"]]}\n')
         if target == "stream":
             plain = small(text or b'{"Event":"SparkListenerLogStart"}\n')
             yield "plain", plain
@@ -202,8 +215,28 @@ def seeds(target):
                             '{"plan": {"nodes": [{"id": "v"}, {"id": "v"}]}}, '
                             '"/jobs/%s/vertices/v/metrics?get=a": [{"id": "0.x", '
                             '"value": "1e400"}]}}' % (j, j, j, j, j)).encode()
+    elif target == "prometheus":
+        sep = b"\n%%optipipe-fuzz-file%%\n"
+        conf = os.path.join(FIX, "prometheus", "conformance")
+        for p in sorted(glob.glob(os.path.join(conf, "*.txt"))):
+            yield os.path.basename(p), small(open(p, "rb").read())
+        for d in ("jmx", "strimzi", "micrometer"):
+            scrapes = sorted(glob.glob(os.path.join(FIX, "streaming", "kafka-streams-" + d, "*.prom")))
+            yield "kafka-streams-" + d, small(sep.join(open(p, "rb").read() for p in scrapes))
+        yield "range", (b'{"status":"success","data":{"resultType":"matrix","result":[{"metric":'
+                        b'{"__name__":"kafka_stream_task_restore_total","thread_id":"a-StreamThread-1",'
+                        b'"task_id":"0_0"},"values":[[1764583200,"1"],[1764583260,"NaN"]]}]}}')
+    elif target == "samza":
+        for p in files(os.path.join("streaming", "samza"), ".jsonl"):
+            yield os.path.basename(p), small(open(p, "rb").read())
     elif target == "dbt":
-        for d in sorted(os.listdir(os.path.join(FIX, "dbt"))) + ["../demo/dbt"]:
+        versions = os.path.join(FIX, "dbt", "versions")
+        for d in [f for f in sorted(os.listdir(os.path.join(FIX, "dbt"))) if f != "versions"] + [
+                "../demo/dbt"] + [
+                "versions/" + v for v in sorted(os.listdir(versions))] + [
+                # nights: a build with its manifest (and sources.json)
+                "%s/%s" % (h, n) for h in ("health", "health-fresh")
+                for n in sorted(os.listdir(os.path.join(FIX, "dbt", h)))[:2]]:
             base = os.path.join(FIX, "dbt", d)
             if not os.path.isdir(base):
                 continue
@@ -219,6 +252,45 @@ def seeds(target):
             yield d.replace("/", "_"), SEP.join(parts[:4])
             for i, part in enumerate(parts):
                 yield "%s-%d" % (d.replace("/", "_"), i), small(part)
+        # tests of a manifest before v9 (no attached_node): refs half
+        # written, quotes unclosed, a source with one argument, no match
+        yield "old-tests", (b'{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/'
+                            b'dbt/manifest/v5.json"}, "nodes": {'
+                            b'"test.p.a": {"resource_type": "test", "depends_on": {"nodes": '
+                            b'["model.p.x", "model.p.y"]}, "test_metadata": {"kwargs": {"model": '
+                            b'"ref(\'y\') ref(\\"x"}}}, '
+                            b'"test.p.b": {"resource_type": "test", "depends_on": {"nodes": '
+                            b'["source.p.s.t", "model.p.y"]}, "test_metadata": {"kwargs": {"model": '
+                            b'"source(\'s\', \'t\') source(\'s\') ref( , \'\')"}}}, '
+                            b'"test.p.c": {"resource_type": "test", "depends_on": {"nodes": '
+                            b'["model.p.x", "model.p.y"]}, "test_metadata": {"kwargs": {"model": 7}}}, '
+                            b'"model.p.x": {"resource_type": "model"}, "model.p.y": '
+                            b'{"resource_type": "model", "depends_on": {"nodes": ["model.p.x"]}}}}')
+        # sources.json beside a build: max_loaded_at not a time, missing,
+        # a source the manifest lacks, a freshness taken after the build
+        yield "fresh-bad", SEP.join([
+            b'{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/'
+            b'v12.json", "invocation_id": "b", "project_name": "p"}, "nodes": {"model.p.m": '
+            b'{"resource_type": "model", "depends_on": {"nodes": ["source.p.s.a", '
+            b'"source.p.s.b", "model.p.m"]}}, "model.p.n": {"resource_type": "model", '
+            b'"depends_on": {"nodes": ["model.p.m", "source.p.s.zz"]}}}, "sources": '
+            b'{"source.p.s.a": {"resource_type": "source"}, "source.p.s.b": '
+            b'{"resource_type": "source"}}}',
+            b'{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/run-results/'
+            b'v6.json", "invocation_id": "b", "generated_at": "2024-05-01T02:10:00Z"}, '
+            b'"results": [{"unique_id": "model.p.m", "status": "success", "timing": [{"name": '
+            b'"execute", "started_at": "2024-05-01T02:00:00Z", "completed_at": '
+            b'"2024-05-01T02:01:00Z"}]}, {"unique_id": "model.p.n", "status": "success"}], '
+            b'"args": {"which": "build"}}',
+            b'{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/sources/v3.json",'
+            b' "invocation_id": "f", "generated_at": "2024-05-01T01:50:00Z"}, "results": ['
+            b'{"unique_id": "source.p.s.a", "status": "pass", "max_loaded_at": "yesterday"}, '
+            b'{"unique_id": "source.p.s.b", "status": "pass", "max_loaded_at": '
+            b'"2024-05-01T01:00:00+00:00"}, {"unique_id": "source.p.s.zz", "status": "warn", '
+            b'"max_loaded_at": "2024-04-01T01:00:00-99:99"}]}',
+            b'{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/sources/v3.json",'
+            b' "invocation_id": "g", "generated_at": "2024-05-01T03:00:00Z"}, "results": ['
+            b'{"unique_id": "source.p.s.a", "max_loaded_at": "2024-05-01T02:30:00Z"}]}'])
         # wrong types and ranges, duplicated keys, numbers beyond range
         yield "bad-fields", (b'{"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/'
                              b'dbt/run-results/v6.json", "invocation_id": "x"}, "results": '
@@ -255,6 +327,50 @@ def seeds(target):
         yield "tiny", (b'{"schema": 1, "runs": [{"source": "flink", "id": "j", "nodes": ['
                        b'{"id": "a", "kind": "operator", "metrics": {"busy_ratio": 0.99}},'
                        b'{"id": "b", "kind": "operator", "parents": ["a"]}]}]}\n')
+    elif target == "rule_test":
+        # a rule SEP its test [SEP fz.json] (fuzz_rule_test.c): every bundled pair, then
+        # small ones that reach the limits and the harness's own checks
+        for pack in sorted(os.listdir(os.path.join(ROOT, "rules"))):
+            d = os.path.join(ROOT, "rules", pack)
+            if not os.path.isdir(d):
+                continue
+            for f in sorted(os.listdir(d)):
+                t = os.path.join(d, f[:-4] + "_test.lua")
+                if not f.endswith(".lua") or f.endswith("_test.lua") or not os.path.exists(t):
+                    continue
+                pair = open(os.path.join(d, f), "rb").read() + SEP + open(t, "rb").read()
+                if len(pair) <= MAX_SEED:
+                    yield "%s-%s" % (pack, f[:-4]), pair
+        rule = (b'return { id = "fz.slow", title = "slow", severity = "warning",\n'
+                b'  sources = { "spark" }, options = { max_ms = 10 },\n'
+                b'  check = function(run, ctx)\n'
+                b'    for _, n in ipairs(run.nodes) do\n'
+                b'      if (n.duration_ms or 0) > ctx.options.max_ms then\n'
+                b'        ctx.report { node = n.id, message = "slow " .. n.id,\n'
+                b'                     evidence = { duration_ms = n.duration_ms } }\n'
+                b'      end\n'
+                b'    end\n'
+                b'  end }\n')
+        run = b'{ source = "spark", id = "r", nodes = { { id = "n1", duration_ms = 99 } } }'
+        test = (b'return { rule = "fz.slow", cases = {\n'
+                b'  { name = "fires", inputs = { ' + run + b' },\n'
+                b'    expect = { { node = "n1", message = "slow n1" } } },\n'
+                b'  { name = "option", options = { max_ms = 1000 }, inputs = { ' + run + b' },\n'
+                b'    expect = {} },\n'
+                b'  { name = "history", history = { "fz.json", "fz.json" },\n'
+                b'    inputs = { "fz.json" }, expect = { { node = "n1" } } },\n'
+                b'  { name = "outside", inputs = { "/etc/hostname", "../x" }, expect = {} },\n'
+                b'} }\n')
+        data = (b'{"schema": 1, "runs": [{"source": "spark", "id": "r", "name": "job",\n'
+                b' "nodes": [{"id": "n1", "kind": "stage", "duration_ms": 99}]}]}\n')
+        yield "tiny", rule + SEP + test + SEP + data
+        yield "loop-rule", rule.replace(b"for _, n in", b"while true do end for _, n in") + SEP + test
+        yield "loop-test", rule + SEP + b"while true do end\n" + test
+        yield "big-test", rule + SEP + b'local s = ("x"):rep(1 << 20) local t = {} ' \
+            b'for i = 1, 1e6 do t[i] = s .. i end\n' + test
+        yield "no-sep", rule
+        yield "bad-shapes", rule + SEP + (b'return { rule = "fz.slow", cases = { { inputs = 1, '
+                                          b'expect = "x" }, { inputs = {}, expect = {} }, 7 } }\n')
     elif target == "unzip":
         yield from zip_seeds()
     elif target == "multipart":
@@ -286,6 +402,39 @@ def seeds(target):
         yield "many-headers", body(ct, [([cd + b"name=a"] + [b"X-%d: v" % i for i in range(16)],
                                         b"x")])
         yield "empty", ct + b"\n--XyZ--"
+    elif target == "http":
+        # one connection's raw bytes (fuzz_http.c): method x route x body x headers
+        h = b"Host: 127.0.0.1\r\n"
+        mp = (b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.json\"\r\n"
+              b"\r\n{}\r\n--B--\r\n")
+        yield "get-body", b"GET /healthz HTTP/1.1\r\n" + h + b"Content-Length: 1\r\n\r\nx"
+        yield "head-body", b"HEAD /login HTTP/1.1\r\n" + h + b"Content-Length: 5\r\n\r\nhello"
+        yield "chunked", (b"GET /static/app.css HTTP/1.1\r\n" + h +
+                          b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+        yield "upload", (b"POST /api/v1/analyses?name=x HTTP/1.1\r\n" + h +
+                         b"Content-Type: multipart/form-data; boundary=B\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(mp) + mp)
+        yield "decision", (b"POST /api/v1/decisions HTTP/1.1\r\n" + h +
+                           b"Content-Type: application/json\r\nContent-Length: 49\r\n\r\n"
+                           b'{"fingerprint":"0123456789abcdef","status":"ok"}')
+        yield "form", (b"POST /login HTTP/1.1\r\n" + h + b"Cookie: op_csrf=" + b"a" * 64 +
+                       b"\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                       b"Content-Length: 13\r\n\r\ntoken=x&csrf=")
+        yield "cursor", b"GET /api/v1/jobs?before=%00&limit=2 HTTP/1.1\r\n" + h + b"\r\n"
+        yield "pages", (b"GET /jobs?limit=1 HTTP/1.1\r\n" + h + b"\r\n"
+                        b"GET /diff?a=x%40latest&b=y HTTP/1.1\r\n" + h + b"\r\n")
+        yield "expect", (b"POST /api/v1/analyses HTTP/1.1\r\n" + h + b"Expect: 100-continue\r\n"
+                         b"Content-Length: 999999\r\n\r\n")
+        yield "odd", (b"BREW /analyses/0123456789abcdef/decisions HTTP/1.0\r\n"
+                      b"Origin: null\r\nSec-Fetch-Site: cross-site\r\n\r\n")
+    elif target == "users":
+        h = b"0" * 64
+        yield "users", (b"# people\n\nalice decide sha256:" + h + b"\n"
+                        b"bob\tread  sha256:" + h + b" \r\n")
+        yield "bad-lines", (b"alice decide\nal/ice read sha256:00\nx boss sha256:" + h +
+                            b"\ntoken read sha256:" + h + b"\n")
+        yield "twice", b"a read sha256:" + h + b"\na admin sha256:" + h + b"\n"
+        yield "cidrs", b"127.0.0.1\n10.0.0.0/8\n::1\nfd00::/8\n10.0.0.0/33\n::ffff:1.2.3.4/120\n/\n"
     else:
         sys.exit("seeds.py: unknown target " + target)
 

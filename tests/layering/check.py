@@ -11,10 +11,15 @@ as layering/*:
             plugin's parser files (plugins/<x>/*.c|h) include only their
             own folder's headers, the SDK (<optipipe/...>), cJSON and libc:
             nothing of core/ and nothing of host/.
+  layers    serve/ uses core only: it includes no CLI header and no engine
+            header; cli/ includes no header of serve/'s internals (only
+            serve/include); and neither includes a core header outside
+            core/include, core's public API.
 
-usage: check.py literals|includes|selftest SOURCE_DIR [FILE...]
-FILE...: check these files as if they were in core/. selftest: both checks
-find exactly what they must in tests/layering/selftest_core.c.
+usage: check.py literals|includes|layers|selftest SOURCE_DIR [FILE...]
+FILE...: check these files as if they were in core/ (layers: in serve/).
+selftest: each check finds exactly what it must in the fixtures
+tests/layering/selftest_core.c, selftest_serve.c and selftest_cli.c.
 Exit 0 when clean, 1 with one line per problem (FILE:LINE: ...).
 """
 import os
@@ -76,7 +81,7 @@ def files(root, sub, exts=(".c", ".h", ".in")):
 
 
 def core_files(root):
-    return files(root, "core")
+    return files(root, "core") + files(root, "core/include")
 
 
 def read(root, rel):
@@ -96,7 +101,8 @@ def check_literals(root, extra):
 
 def check_includes(root, extra):
     bad = []
-    cli_headers = {"cli.h"} | {os.path.basename(f) for f in files(root, "cli", (".h",))}
+    cli_headers = {"cli.h"} | {os.path.basename(f) for d in ("cli", "serve", "serve/include")
+                               for f in files(root, d, (".h",))}
     engine_headers = set()
     for dirpath, _, names in os.walk(os.path.join(root, "plugins")):
         engine_headers |= {n for n in names if n.endswith(".h")}
@@ -105,7 +111,7 @@ def check_includes(root, extra):
             if kind != "include" or val[0] != '"':
                 continue
             name = os.path.basename(val[1])
-            if (name in cli_headers or val[1].startswith("cli/")):
+            if (name in cli_headers or val[1].startswith(("cli/", "serve/"))):
                 bad.append("%s:%d: core includes the CLI header %s" % (rel, line, val[1]))
             elif name in engine_headers or "plugins/" in val[1]:
                 bad.append("%s:%d: core includes the engine header %s (ask the "
@@ -132,6 +138,44 @@ def check_includes(root, extra):
     return bad
 
 
+def basenames(root, sub):
+    return {os.path.basename(f) for f in files(root, sub, (".h",))}
+
+
+def check_layers(root, serve_extra=(), cli_extra=()):
+    bad = []
+    cli_h = basenames(root, "cli") | {"cli.h"}
+    serve_internal = basenames(root, "serve")
+    core_public = basenames(root, "core/include")
+    core_internal = basenames(root, "core") - core_public
+    engine_h = set()
+    for _, _, names in os.walk(os.path.join(root, "plugins")):
+        engine_h |= {n for n in names if n.endswith(".h")}
+    layers = [("serve", files(root, "serve") + files(root, "serve/include")
+               + list(serve_extra)),
+              ("cli", files(root, "cli") + list(cli_extra))]
+    for layer, rels in layers:
+        for rel in rels:
+            for kind, val, line in strip(read(root, rel)):
+                if kind != "include" or val[0] != '"':
+                    continue
+                name = os.path.basename(val[1])
+                if layer == "serve" and (name in cli_h or "cli/" in val[1]):
+                    bad.append("%s:%d: serve includes the CLI header %s (serve "
+                               "uses core only)" % (rel, line, val[1]))
+                elif layer == "cli" and (name in serve_internal or
+                                         ("serve/" in val[1] and "include/" not in val[1])):
+                    bad.append("%s:%d: cli includes %s, of serve's internals "
+                               "(serve/include is its API)" % (rel, line, val[1]))
+                elif name in core_internal:
+                    bad.append("%s:%d: %s includes core's internal %s (only "
+                               "core/include is public)" % (rel, line, layer, val[1]))
+                elif name in engine_h or "plugins/" in val[1]:
+                    bad.append("%s:%d: %s includes the engine header %s"
+                               % (rel, line, layer, val[1]))
+    return bad
+
+
 def selftest(root):
     fx = "tests/layering/selftest_core.c"
     lits = [int(b.split(":")[1]) for b in check_literals(root, [fx]) if b.startswith(fx)]
@@ -140,18 +184,29 @@ def selftest(root):
         print("selftest: literals found on lines %s (want [7, 8, 9, 10, 11, 12]), "
               "includes on %s (want [3, 4])" % (lits, incs))
         return 1
-    print("selftest: both checks find what they must")
+    fs, fc = "tests/layering/selftest_serve.c", "tests/layering/selftest_cli.c"
+    found = check_layers(root, [fs], [fc])
+    srv = [int(b.split(":")[1]) for b in found if b.startswith(fs)]
+    cli = [int(b.split(":")[1]) for b in found if b.startswith(fc)]
+    if srv != [3, 4, 5, 6] or cli != [3, 4, 5]:
+        print("selftest: layers found on lines %s of %s (want [3, 4, 5, 6]) and "
+              "%s of %s (want [3, 4, 5])" % (srv, fs, cli, fc))
+        return 1
+    print("selftest: every check finds what it must")
     return 0
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("literals", "includes", "selftest"):
+    if len(argv) < 3 or argv[1] not in ("literals", "includes", "layers", "selftest"):
         sys.stderr.write(__doc__)
         return 2
     root, extra = argv[2], argv[3:]
     if argv[1] == "selftest":
         return selftest(root)
-    bad = (check_literals if argv[1] == "literals" else check_includes)(root, extra)
+    if argv[1] == "layers":
+        bad = check_layers(root, extra)
+    else:
+        bad = (check_literals if argv[1] == "literals" else check_includes)(root, extra)
     for b in bad:
         print(b)
     if bad:

@@ -48,3 +48,33 @@ eq(#history.config_diff(nil, nil), 0, "nothing")
 for k, f in pairs(history) do
   assert(type(f) == "function", "history." .. k .. " is not a function")
 end
+
+-- date: civil dates from epoch ms (UTC), before and after 1970.
+eq(history.date(0), "1970-01-01", "epoch")
+eq(history.date(1700000000000), "2023-11-14", "2023")
+eq(history.date(951782400000), "2000-02-29", "leap day")
+eq(history.date(-86400000), "1969-12-31", "before 1970")
+
+-- growth: the kind by the input's growth; too few runs or span: nil.
+local D = 86400000
+local o = { min_runs = 4, min_span_ms = 2 * D, min_growth = 0.2, flat_input = 0.1 }
+local function pts(vs, ins)
+  local t = {}
+  for i, v in ipairs(vs) do
+    t[i] = { t = i * D, v = v, input = ins and ins[i] or nil }
+  end
+  return t
+end
+local g = history.growth(pts({ 100, 110, 120, 130, 140 }, { 50, 50, 50, 50, 50 }), o)
+eq(g.kind, "cleanup", "flat input")
+eq(g.per_day, 10, "per day")
+eq(math.abs(g.growth - 0.4) < 1e-9, true, "growth of the line")
+eq(history.growth(pts({ 100, 110, 120, 130, 140 }, { 50, 55, 60, 65, 70 }), o).kind, "capacity", "with input")
+eq(history.growth(pts({ 100, 150, 200, 250, 300 }, { 50, 52, 54, 56, 58 }), o).kind, "faster", "faster than input")
+eq(history.growth(pts({ 100, 110, 120, 130, 140 }), o).kind, "unknown", "no input")
+eq(history.growth(pts({ 100, 101, 102, 101, 103 }), o).kind, "flat", "flat")
+eq(history.growth(pts({ 100, 110, 120 }), o), nil, "too few runs")
+-- crossing: when a growing value meets a limit.
+eq(history.crossing(0, 100, 10, 200), 10 * D, "ten days")
+eq(history.crossing(0, 300, 10, 200), nil, "already over")
+eq(history.crossing(0, 100, -1, 200), nil, "not growing")

@@ -29,7 +29,7 @@ double tm_num(const mmap *map, const char *key)
 
     if (!e)
         fail_msg("missing metric %s", key);
-    return e->v.t == MV_INT ? (double)e->v.u.i : e->v.u.n;
+    return mentry_type(e) == MV_INT ? (double)e->u.i : e->u.n;
 }
 
 int64_t tm_inum(const mmap *map, const char *key)
@@ -38,8 +38,8 @@ int64_t tm_inum(const mmap *map, const char *key)
 
     if (!e)
         fail_msg("missing metric %s", key);
-    assert_int_equal(e->v.t, MV_INT);
-    return e->v.u.i;
+    assert_int_equal(mentry_type(e), MV_INT);
+    return e->u.i;
 }
 
 const char *tm_str(const mmap *map, const char *key)
@@ -48,8 +48,8 @@ const char *tm_str(const mmap *map, const char *key)
 
     if (!e)
         fail_msg("missing key %s", key);
-    assert_int_equal(e->v.t, MV_STR);
-    return e->v.u.s;
+    assert_int_equal(mentry_type(e), MV_STR);
+    return e->u.s;
 }
 
 const struct op_node *tm_node(const struct op_run *r, const char *id)

@@ -241,6 +241,32 @@ static void test_load_errors(void **state)
     baseline_free(&b);
 }
 
+/* A decisions file of many tiny values is refused before cJSON builds its
+ * tree (the bound of every JSON input), not parsed whole and then found
+ * wrong. */
+static void test_load_tree_bound(void **state)
+{
+    const size_t n = (size_t)2 << 20; /* 2 MiB of "0,": 40 tree bytes per byte */
+    baseline b;
+    op_error err;
+    char path[256];
+    FILE *f;
+
+    (void)state;
+    path_in_tmp(path, sizeof path, "tiny-values.json");
+    assert_non_null(f = fopen(path, "w"));
+    fputs("{\"optipipe_baseline\": 1, \"decisions\": [[", f);
+    for (size_t i = 0; i < n / 2; i++)
+        fputs("0,", f);
+    fputs("0]]}", f);
+    fclose(f);
+    op_error_clear(&err);
+    assert_int_equal(baseline_load(path, &b, 0, &err), OP_ELIMIT);
+    assert_non_null(strstr(err.msg, "tiny-values.json"));
+    assert_non_null(strstr(err.msg, "JSON tree"));
+    assert_int_equal(b.n, 0);
+}
+
 static void test_save_error(void **state)
 {
     baseline b;
@@ -281,10 +307,10 @@ static void test_model_plugin(void **state)
     assert_string_equal(r->id, "new");
     assert_int_equal(r->nhistory, 1);
     assert_true(an.m->runs[0]->superseded);
-    assert_string_equal(mmap_get(&r->config, "threads")->v.u.s, "4");
-    assert_string_equal(mmap_get(&r->config, "full")->v.u.s, "true");
-    assert_int_equal(mmap_get(&r->metrics, "b")->v.t, MV_INT);
-    assert_int_equal(mmap_get(&r->metrics, "a")->v.t, MV_NUM);
+    assert_string_equal(mmap_get(&r->config, "threads")->u.s, "4");
+    assert_string_equal(mmap_get(&r->config, "full")->u.s, "true");
+    assert_int_equal(mentry_type(mmap_get(&r->metrics, "b")), MV_INT);
+    assert_int_equal(mentry_type(mmap_get(&r->metrics, "a")), MV_NUM);
     n = model_find_node(r, "m");
     assert_non_null(n);
     assert_int_equal(n->duration_ms, 20);
@@ -309,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_save_load_format),
         cmocka_unit_test(test_apply_prune),
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_load_tree_bound),
         cmocka_unit_test(test_save_error),
         cmocka_unit_test(test_model_plugin),
     };

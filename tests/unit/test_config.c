@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "opts.h"
 #include "luadata.h"
 #include "rules.h"
 #include "support.h"
@@ -102,6 +103,33 @@ static void test_every_setting(void **state)
     config_free(&c);
 }
 
+/* The keys are rows (config_keys): the unknown-key message names each
+ * one, and what a typed row reads lands in its field. */
+static void test_key_rows(void **state)
+{
+    const opt_spec *k;
+    config c;
+    op_error err;
+
+    (void)state;
+    assert_int_equal(load("return { rulez = {} }", &c, &err), OP_EUSAGE);
+    for (k = config_keys(); k->name; k++) {
+        assert_non_null(k->help);
+        assert_non_null(k->metavar);
+        if (!strstr(err.msg, k->name))
+            fail_msg("'%s' does not name %s", err.msg, k->name);
+    }
+    config_free(&c);
+    assert_int_equal(load("return { fail_on = 'warning', allow_rule_errors = true,"
+                          " rule_pack_timeout_ms = 0, history = 'h.db' }",
+                          &c, &err), 0);
+    assert_string_equal(c.fail_on, "warning");
+    assert_int_equal(c.allow_rule_errors, 1);
+    assert_int_equal(c.rule_pack_timeout_ms, 0);
+    assert_non_null(strstr(c.history, "h.db"));
+    config_free(&c);
+}
+
 static void bad(const char *text, const char *want)
 {
     config c;
@@ -137,6 +165,11 @@ static void test_mistakes(void **state)
     bad("return { rules_dirs = { 3 } }", "paths are non-empty strings");
     bad("return { baseline = 1 }", "baseline: expected a non-empty string");
     bad("return { fail_on = 'fatal' }", "fail_on: expected");
+    bad("return { fail_on = 'fatal' }", "expected \"info\", \"warning\" or \"error\"");
+    bad("return { rule_pack_timeout_ms = -1 }",
+        "rule_pack_timeout_ms: expected a whole number from 0 to 4294967295");
+    bad("return { rule_pack_timeout_ms = 1.5 }", "expected a whole number");
+    bad("return { allow_rule_errors = 1 }", "allow_rule_errors: expected true or false");
     bad("return 42", "must return a table");
     bad("return {", "optipipe.lua:1:");
     bad("error('boom')", "boom");
@@ -354,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_every_setting),
         cmocka_unit_test(test_mistakes),
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_key_rows),
         cmocka_unit_test(test_option_types),
         cmocka_unit_test(test_apply),
         cmocka_unit_test(test_ignore),

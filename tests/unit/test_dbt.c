@@ -720,6 +720,102 @@ static void test_history_and_closest_manifest(void **state)
     done(an);
 }
 
+/* run_text with args.which replaced (NULL: no which, rpc_method given). */
+static const char *run_as(const char *inv, const char *which, const char *rpc)
+{
+    static char buf[4096];
+    const char *t = run_text(inv, "04", "10.0");
+    char *args;
+
+    snprintf(buf, sizeof buf, "%s", t);
+    args = strstr(buf, "\"args\":{\"which\":\"run\"");
+    assert_non_null(args);
+    if (which)
+        snprintf(args, sizeof buf - (size_t)(args - buf),
+                 "\"args\":{\"which\":\"%s\"}}", which);
+    else
+        snprintf(args, sizeof buf - (size_t)(args - buf),
+                 "\"args\":{\"rpc_method\":\"%s\"}}", rpc);
+    return buf;
+}
+
+/* Issue #27: a run that executed nothing (docs generate, compile, ls, an
+ * old RPC docs.generate) joined to its own manifest is a static DAG: the
+ * manifest's other entries become nodes, parents are depends_on (the
+ * ephemeral model kept), and every node has its state digest; a run
+ * joined to another invocation's manifest has none. The digest changes
+ * with a checksum upstream and only there. */
+static void test_static_dag_and_digest(void **state)
+{
+    const char *names[2] = {"run_results.json", "manifest.json"};
+    char man[4096], man2[4096], *dir, *at;
+    const char *texts[2] = {NULL, man};
+    const char *which[4] = {"generate", "compile", "ls", NULL};
+    const struct op_run *r;
+    const struct op_node *b, *eph;
+    double da, db, dx;
+    analysis *an;
+    size_t i;
+
+    (void)state;
+    snprintf(man, sizeof man, "%s", MANIFEST_SHOP);
+    at = strstr(man, "\"invocation_id\":\"other\"");
+    assert_non_null(at);
+    memcpy(at, "\"invocation_id\":\"inv-c\"", strlen("\"invocation_id\":\"inv-c\""));
+    for (i = 0; i < 4; i++) {
+        texts[0] = run_as("inv-c", which[i], "docs.generate");
+        dir = write_files(names, texts, 2);
+        an = analyze1(dir);
+        r = only_run(an);
+        assert_int_equal((int)tm_inum(&r->metrics, "executing"), 0);
+        assert_int_equal((int)tm_inum(&r->metrics, "static_dag"), 1);
+        eph = tm_node(r, "model.shop.eph");
+        assert_string_equal(eph->status, "unknown");
+        b = tm_node(r, "model.shop.b");
+        assert_true(has_parent(b, "model.shop.eph"));
+        assert_true(has_parent(b, "model.shop.a"));
+        assert_true(tm_has(&b->metrics, "state_digest"));
+        rm_dir(dir, names, 2);
+        done(an);
+    }
+    /* an executing run of the same invocation: no static nodes, a digest */
+    texts[0] = run_as("inv-c", "build", NULL);
+    dir = write_files(names, texts, 2);
+    an = analyze1(dir);
+    r = only_run(an);
+    assert_false(tm_has(&r->metrics, "static_dag"));
+    assert_null(model_find_node(r, "model.shop.eph"));
+    da = tm_num(&tm_node(r, "model.shop.a")->metrics, "state_digest");
+    db = tm_num(&tm_node(r, "model.shop.b")->metrics, "state_digest");
+    assert_true(da != db && da == (double)(int64_t)da && da < 4503599627370496.0);
+    rm_dir(dir, names, 2);
+    done(an);
+    /* a's checksum changes: a's and b's digests change */
+    at = strstr(man, "\"tags\":[\"x\",\"y\"],");
+    assert_non_null(at);
+    snprintf(man2, sizeof man2, "%.*s\"checksum\":{\"checksum\":\"9\"},%s",
+             (int)(at - man), man, at);
+    texts[1] = man2;
+    dir = write_files(names, texts, 2);
+    an = analyze1(dir);
+    r = only_run(an);
+    dx = tm_num(&tm_node(r, "model.shop.a")->metrics, "state_digest");
+    assert_true(dx != da);
+    assert_true(tm_num(&tm_node(r, "model.shop.b")->metrics, "state_digest") != db);
+    rm_dir(dir, names, 2);
+    done(an);
+    /* another invocation's manifest: joined (closest), no digest */
+    texts[0] = run_as("inv-other", "build", NULL);
+    texts[1] = man;
+    dir = write_files(names, texts, 2);
+    an = analyze1(dir);
+    r = only_run(an);
+    assert_string_equal(tm_str(&r->config, "optipipe.manifest_match"), "closest");
+    assert_false(tm_has(&tm_node(r, "model.shop.b")->metrics, "state_digest"));
+    rm_dir(dir, names, 2);
+    done(an);
+}
+
 /* Without any manifest the history key comes from the package set. */
 static void test_history_without_manifest(void **state)
 {
@@ -782,6 +878,195 @@ static void test_sources_json(void **state)
     assert_string_equal(n->status, "failed");
     assert_string_equal(tm_str(&n->attrs, "message"), "Database Error relation does not exist");
     rm_dir(dir, names, 1);
+    done(an);
+}
+
+/* --- manifest versions ----------------------------------------------------------- */
+
+#define VERSIONS OP_SOURCE_DIR "/fixtures/dbt/versions"
+#define REL_TEST "test.shop.relationships_fct_orders_customer_id.a33599fd3f"
+
+/* Maps a and b hold the same keys and values (what names the place). */
+static void same_map(const mmap *a, const mmap *b, const char *what, int v)
+{
+    size_t i;
+
+    for (i = 0; i < b->n; i++)
+        if (!mmap_get(a, mentry_key(&b->items[i])))
+            fail_msg("v%d: %s: no %s (v12 has it)", v, what, mentry_key(&b->items[i]));
+    if (a->n != b->n)
+        fail_msg("v%d: %s: %zu keys, v12 has %zu", v, what, a->n, b->n);
+    for (i = 0; i < a->n; i++) {
+        mvalue xv = mentry_value(&a->items[i]);
+        const mvalue *x = &xv;
+        const mentry *e = mmap_get(b, mentry_key(&a->items[i]));
+        int eq = e && mentry_type(e) == x->t;
+        if (eq && x->t == MV_STR)
+            eq = !strcmp(e->u.s, x->u.s);
+        else if (eq && x->t == MV_INT)
+            eq = e->u.i == x->u.i;
+        else if (eq && x->t == MV_NUM)
+            eq = e->u.n == x->u.n;
+        else if (eq)
+            eq = e->u.b == x->u.b;
+        if (!eq)
+            fail_msg("v%d: %s: %s differs from v12", v, what, mentry_key(&a->items[i]));
+    }
+}
+
+/* Run r (of manifest version v) has the nodes of ref with the same kind,
+ * status, parents, attrs and metrics (state_digest among them). */
+static void same_run(const struct op_run *r, const struct op_run *ref, int v)
+{
+    size_t i, p;
+
+    assert_int_equal(r->nnodes, ref->nnodes);
+    for (i = 0; i < ref->nnodes; i++) {
+        const struct op_node *want = ref->nodes[i];
+        const struct op_node *got = tm_node(r, want->id);
+        char what[300];
+        assert_string_equal(got->kind, want->kind);
+        assert_string_equal(got->status, want->status);
+        if (got->nparents != want->nparents)
+            fail_msg("v%d: %s: %zu parents, v12 %zu", v, want->id, got->nparents,
+                     want->nparents);
+        for (p = 0; p < want->nparents; p++)
+            assert_string_equal(got->parents[p], want->parents[p]);
+        snprintf(what, sizeof what, "attrs of %s", want->id);
+        same_map(&got->attrs, &want->attrs, what, v);
+        snprintf(what, sizeof what, "metrics of %s", want->id);
+        same_map(&got->metrics, &want->metrics, what, v);
+    }
+}
+
+/* Manifests v5 to v12 of one project (fixtures/dbt/versions, written by
+ * its gen.py from the published schemas) become the same model, alone and
+ * joined to their build; what a version lacks is a warning. */
+static void test_manifest_versions(void **state)
+{
+    static const char *const modes[2] = {"", "run_results.json"};
+    char mf[512], rr[512];
+    analysis *ref[2], *an;
+    int v, m;
+
+    (void)state;
+    for (m = 0; m < 2; m++) {
+        snprintf(mf, sizeof mf, "%s/v12/manifest.json", VERSIONS);
+        snprintf(rr, sizeof rr, "%s/v12/%s", VERSIONS, modes[m]);
+        ref[m] = m ? analyze2(mf, rr) : analyze1(mf);
+        assert_string_equal(tm_str(&tm_node(only_run(ref[m]), REL_TEST)->attrs,
+                                   "attached_node"), "model.shop.fct_orders");
+        assert_int_equal(only_run(ref[m])->nwarnings, m ? 0 : 1);
+    }
+    for (v = 5; v <= 11; v++)
+        for (m = 0; m < 2; m++) {
+            const struct op_run *r;
+            snprintf(mf, sizeof mf, "%s/v%d/manifest.json", VERSIONS, v);
+            snprintf(rr, sizeof rr, "%s/v%d/%s", VERSIONS, v, modes[m]);
+            an = m ? analyze2(mf, rr) : analyze1(mf);
+            r = only_run(an);
+            same_run(r, only_run(ref[m]), v);
+            assert_string_equal(r->history_key, only_run(ref[m])->history_key);
+            assert_int_equal(tm_has_warning(r, "has no attached_node on its tests "
+                                            "(written from manifest v9, dbt 1.5): "
+                                            "the model a test checks is found for "
+                                            "3 from the ref"), v < 9);
+            assert_int_equal(tm_has_warning(r, "has no metadata.project_name"), v < 10);
+            done(an);
+        }
+    done(ref[0]);
+    done(ref[1]);
+}
+
+/* A real v4 manifest: the relationships test on orders depends on
+ * customers first; its model is orders (from test_metadata). */
+static void test_real_v4_attached(void **state)
+{
+    analysis *an;
+    const struct op_run *r;
+
+    (void)state;
+    NEED_REAL();
+    an = analyze1(G7_MF);
+    r = only_run(an);
+    assert_string_equal(
+        tm_str(&tm_node(r, "test.jaffle_shop.relationships_orders_customer_id__"
+                           "customer_id__ref_customers_.c6ec7f58f2")->attrs,
+               "attached_node"),
+        "model.jaffle_shop.orders");
+    assert_true(tm_has_warning(r, "manifest v4 (dbt 1.0.0) has no attached_node"));
+    done(an);
+}
+
+/* --- freshness joined to builds --------------------------------------------------- */
+
+#define HF OP_SOURCE_DIR "/fixtures/dbt/health-fresh/2024-05-0"
+
+/* The build run of an analysis of a night's build and some sources.json. */
+static const struct op_run *run_named(const analysis *an, const char *what)
+{
+    size_t i;
+
+    for (i = 0; i < an->m->nruns; i++)
+        if (strstr(an->m->runs[i]->name, what))
+            return an->m->runs[i];
+    fail_msg("no %s run", what);
+    return NULL;
+}
+
+static const struct op_run *build_run(const analysis *an)
+{
+    return run_named(an, "dbt build");
+}
+
+static analysis *night(int build, int s1, int s2)
+{
+    char p[4][512];
+    const char *paths[4] = {p[0], p[1], p[2], p[3]};
+    size_t n = 2;
+
+    snprintf(p[0], sizeof p[0], HF "%d/run_results.json", build);
+    snprintf(p[1], sizeof p[1], HF "%d/manifest.json", build);
+    if (s1)
+        snprintf(p[n++], sizeof p[0], HF "%d/sources.json", s1);
+    if (s2)
+        snprintf(p[n++], sizeof p[0], HF "%d/sources.json", s2);
+    return analyze(paths, n);
+}
+
+/* A build gets what its sources held from the newest sources.json taken
+ * before it (at most 12 h): app.plans never changes, app.events does. */
+static void test_freshness_join(void **state)
+{
+    analysis *a1 = night(1, 1, 0), *a2 = night(2, 1, 2), *an;
+    const struct op_run *r1 = build_run(a1), *r2 = build_run(a2), *r;
+    const struct op_node *p1 = tm_node(r1, "model.shop.dim_plans");
+    const struct op_node *e1 = tm_node(r1, "model.shop.fct_events");
+
+    (void)state;
+    assert_int_equal((int)tm_inum(&p1->metrics, "sources_n"), 1);
+    assert_int_equal(tm_inum(&p1->metrics, "sources_max_loaded_at_ms"), 1714467600000LL);
+    assert_true(strstr(tm_str(&r2->config, "optipipe.freshness"), "05-02/sources.json"));
+    assert_int_equal(tm_inum(&tm_node(r2, "model.shop.dim_plans")->metrics, "sources_digest"),
+                     tm_inum(&p1->metrics, "sources_digest"));
+    assert_true(tm_inum(&tm_node(r2, "model.shop.fct_events")->metrics, "sources_digest") !=
+                tm_inum(&e1->metrics, "sources_digest"));
+    assert_int_equal(tm_inum(&tm_node(run_named(a1, "source-freshness"),
+                                      "source.shop.app.plans")->metrics,
+                             "max_loaded_at_ms"), 1714467600000LL);
+    /* a view reads its sources too (it is a model) */
+    assert_true(tm_has(&tm_node(r1, "model.shop.stg_plans")->metrics, "sources_n"));
+    done(a1);
+    done(a2);
+    /* taken after the build, or a day before it: says nothing of it */
+    an = night(1, 2, 0);
+    r = build_run(an);
+    assert_false(tm_has(&tm_node(r, "model.shop.dim_plans")->metrics, "sources_digest"));
+    assert_null(tm_get(&r->config, "optipipe.freshness"));
+    done(an);
+    an = night(2, 1, 0);
+    assert_false(tm_has(&tm_node(build_run(an), "model.shop.dim_plans")->metrics,
+                        "sources_digest"));
     done(an);
 }
 
@@ -975,7 +1260,11 @@ int main(void)
         cmocka_unit_test(test_real_history),
         cmocka_unit_test(test_history_and_closest_manifest),
         cmocka_unit_test(test_history_without_manifest),
+        cmocka_unit_test(test_static_dag_and_digest),
         cmocka_unit_test(test_sources_json),
+        cmocka_unit_test(test_manifest_versions),
+        cmocka_unit_test(test_real_v4_attached),
+        cmocka_unit_test(test_freshness_join),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_wrong_fields_warn),
         cmocka_unit_test(test_null_numbers_warn),

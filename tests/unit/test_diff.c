@@ -228,6 +228,85 @@ static void test_not_a_run(void **state)
     cJSON_Delete(b);
 }
 
+
+/* Findings of A and of B: one gone, one alike, one whose severity and
+ * evidence moved, one new, and one whose fingerprint changed with its
+ * job key but whose legacy fingerprint still names it. */
+static const char findings_a[] =
+    "[{\"fingerprint\":\"0000000000000001\",\"rule\":\"r.gone\",\"severity\":\"warning\",\"message\":\"gone\"},"
+    "{\"fingerprint\":\"0000000000000002\",\"rule\":\"r.same\",\"severity\":\"info\",\"message\":\"m\",\"evidence\":{\"x\":1}},"
+    "{\"fingerprint\":\"0000000000000003\",\"rule\":\"r.sev\",\"severity\":\"info\",\"node\":\"stage-1-0\",\"message\":\"m\",\"evidence\":{\"x\":1,\"y\":2}},"
+    "{\"fingerprint\":\"00000000000000a4\",\"rule\":\"r.rekey\",\"severity\":\"info\",\"message\":\"k\"}]";
+static const char findings_b[] =
+    "[{\"fingerprint\":\"0000000000000002\",\"rule\":\"r.same\",\"severity\":\"info\",\"message\":\"m\",\"evidence\":{\"x\":1}},"
+    "{\"fingerprint\":\"0000000000000003\",\"rule\":\"r.sev\",\"severity\":\"error\",\"node\":\"stage-11-0\",\"message\":\"m\",\"evidence\":{\"x\":5,\"z\":3}},"
+    "{\"fingerprint\":\"0000000000000005\",\"rule\":\"r.new\",\"severity\":\"error\",\"message\":\"new\"},"
+    "{\"fingerprint\":\"00000000000000b4\",\"legacy_fp\":\"00000000000000a4\",\"rule\":\"r.rekey\",\"severity\":\"info\",\"message\":\"k\"}]";
+
+static cJSON *run_with(const char *run, const char *findings)
+{
+    cJSON *r = cJSON_Parse(run);
+
+    assert_non_null(r);
+    if (findings)
+        assert_true(cJSON_AddItemToObject(r, "findings", cJSON_Parse(findings)));
+    return r;
+}
+
+static void test_findings(void **state)
+{
+    cJSON *a = run_with(run_a, findings_a), *b = run_with(run_b, findings_b), *d;
+    const cJSON *fs, *c, *ev;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    op_error err;
+
+    (void)state;
+    op_error_clear(&err);
+    assert_int_equal(diff_runs(a, "A", b, "B", NULL, &d, &err), 0);
+    fs = cJSON_GetObjectItemCaseSensitive(d, "findings");
+    assert_int_equal((int)num(fs, "a"), 4);
+    assert_int_equal((int)num(fs, "b"), 4);
+    assert_int_equal((int)num(fs, "unchanged"), 2); /* r.same, r.rekey */
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(fs, "new")), 1);
+    assert_string_equal(str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(fs, "new"), 0),
+                            "rule"), "r.new");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(fs, "resolved")), 1);
+    assert_string_equal(str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(fs, "resolved"), 0),
+                            "rule"), "r.gone");
+    c = find(cJSON_GetObjectItemCaseSensitive(fs, "changed"), "rule", "r.sev");
+    assert_non_null(c);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(fs, "changed")), 1);
+    assert_string_equal(str(c, "node"), "stage-11-0"); /* B's node id */
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "changed"), 0)->valuestring,
+                        "severity");
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "changed"), 1)->valuestring,
+                        "evidence");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "changed")), 2);
+    assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(c, "severity"), "a"), "info");
+    assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(c, "severity"), "b"), "error");
+    ev = cJSON_GetObjectItemCaseSensitive(c, "evidence_changes");
+    assert_int_equal(cJSON_GetArraySize(ev), 3); /* x changed, y gone, z added */
+    assert_int_equal((int)num(find(ev, "key", "x"), "b"), 5);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(find(ev, "key", "y"), "b")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(find(ev, "key", "z"), "a")));
+    f = open_memstream(&buf, &len);
+    assert_int_equal(report_diff(f, "text", d), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "findings: 1 new, 1 resolved, 1 changed, 2 unchanged (A has 4, B 4)"));
+    assert_non_null(strstr(buf, "~ error    r.sev  stage-11-0: severity info -> error; evidence x 1 -> 5"));
+    free(buf);
+    cJSON_Delete(d);
+    /* a side that carries no findings: not compared, never "all new" */
+    cJSON_DeleteItemFromObject(a, "findings");
+    assert_int_equal(diff_runs(a, "A", b, "B", NULL, &d, &err), 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(d, "findings")));
+    cJSON_Delete(d);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 /* cJSON allocations fail after `budget` successes. */
 static long budget = -1;
 
@@ -242,7 +321,7 @@ static void *failing_malloc(size_t n)
 
 static void test_alloc_failures(void **state)
 {
-    cJSON *a = cJSON_Parse(run_a), *b = cJSON_Parse(run_b), *d;
+    cJSON *a = run_with(run_a, findings_a), *b = run_with(run_b, findings_b), *d;
     cJSON_Hooks hooks = {failing_malloc, free};
     op_error err;
     long k;
@@ -298,6 +377,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_key),
         cmocka_unit_test(test_config_and_version),
+        cmocka_unit_test(test_findings),
         cmocka_unit_test(test_ignore_keys),
         cmocka_unit_test(test_metrics_and_resources),
         cmocka_unit_test(test_nodes_ranked),

@@ -96,6 +96,56 @@ static void test_validation(void **state)
     model_free(m);
 }
 
+/* A change whose from is its to changes nothing: it is dropped, and a
+ * finding left without changes is never made (`30s -> 30s`, `2 -> "2"`). */
+static void add_noop_case(cJSON *ch, const char *key, cJSON *from, cJSON *to)
+{
+    cJSON *c = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(c, "key", key);
+    cJSON_AddItemToObject(c, "from", from);
+    cJSON_AddItemToObject(c, "to", to);
+    cJSON_AddItemToArray(ch, c);
+}
+
+static void test_noop_changes(void **state)
+{
+    model *m = small_model();
+    results r;
+    op_error err;
+    cJSON *o, *ch;
+
+    (void)state;
+    results_init(&r);
+    o = finding_json("x.rule", "warning", "v1", "m");
+    ch = cJSON_AddArrayToObject(o, "changes");
+    add_noop_case(ch, "spark.dynamicAllocation.executorIdleTimeout",
+               cJSON_CreateString("30s"), cJSON_CreateString("30s"));
+    add_noop_case(ch, "spark.dynamicAllocation.maxExecutors",
+               cJSON_CreateString("2"), cJSON_CreateNumber(2));
+    assert_int_equal(results_add_finding(&r, m, o, &err), 0);
+    cJSON_Delete(o);
+    assert_int_equal(r.n, 0);
+    assert_int_equal(r.noop_dropped, 1);
+
+    o = finding_json("x.rule", "warning", "v1", "m");
+    ch = cJSON_AddArrayToObject(o, "changes");
+    add_noop_case(ch, "a", cJSON_CreateNumber(4), cJSON_CreateNumber(4));
+    add_noop_case(ch, "b", cJSON_CreateNumber(4), cJSON_CreateNumber(16));
+    assert_int_equal(results_add_finding(&r, m, o, &err), 0);
+    cJSON_Delete(o);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(cJSON_GetArraySize(r.f[0].changes), 1);
+    assert_string_equal(cJSON_GetArrayItem(r.f[0].changes, 0)->child->valuestring, "b");
+
+    o = finding_json("x.rule", "info", "v1", "m"); /* no changes: kept */
+    assert_int_equal(results_add_finding(&r, m, o, &err), 0);
+    cJSON_Delete(o);
+    assert_int_equal(r.n, 2);
+    results_free(&r);
+    model_free(m);
+}
+
 /* Adds the same three findings in the given order and returns them
  * fingerprinted and sorted. */
 static void fill(results *r, const model *m, const int *order)
@@ -262,6 +312,103 @@ static void test_change_reconciliation(void **state)
         assert_null(change_to(&r.f[i], "k"));
     results_free(&r);
     results_free(&alone);
+    model_free(m);
+}
+
+/* Issue #26: changes of one group are alternatives (a fixed cluster size
+ * or autoscaling): the first finding with a change of the group owns it;
+ * a later finding keeps a change of the group only when the owner proposes
+ * the same, loses the others with a note naming the owner's change, and
+ * keeps its ungrouped changes. One finding's own changes of a group stay
+ * together. */
+static cJSON *grouped(const char *rule, const char *sev, const char *const *ch, int nch)
+{
+    cJSON *o = change_finding(rule, sev, NULL, -1, ch, nch);
+    cJSON *c;
+
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "changes"))
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(c, "key")->valuestring, "free") != 0)
+            cJSON_AddStringToObject(c, "group", "cluster shape");
+    return o;
+}
+
+static cJSON *chosen(cJSON *o, const char *choice)
+{
+    cJSON *c;
+
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "changes"))
+        cJSON_AddStringToObject(c, "choice", choice);
+    return o;
+}
+
+static void test_change_groups(void **state)
+{
+    static const char *const amax[] = {"autoscale.max_workers", "4", "cluster"};
+    int i, n;
+    static const char *const fixed[] = {"num_workers", "3", "cluster", "n", "1", "cluster"};
+    static const char *const autos[] = {"autoscale.min_workers", "1", "cluster",
+                                        "free", "x", NULL};
+    static const char *const dup[] = {"num_workers", "3", "cluster"};
+    model *m = small_model();
+    results r;
+    const finding *f;
+    op_error err;
+    cJSON *bad;
+
+    (void)state;
+    results_init(&r);
+    add(&r, m, grouped("a.fixed", "warning", fixed, 2));
+    add(&r, m, grouped("b.auto", "warning", autos, 2));
+    add(&r, m, grouped("c.dup", "info", dup, 1));
+    assert_int_equal(results_finish(&r, m), 0);
+    f = by_rule(&r, "a.fixed");
+    assert_string_equal(change_to(f, "num_workers"), "3");
+    assert_string_equal(change_to(f, "n"), "1"); /* its own group stays whole */
+    f = by_rule(&r, "b.auto");
+    assert_null(change_to(f, "autoscale.min_workers"));
+    assert_string_equal(change_to(f, "free"), "x");
+    assert_string_equal(f->message,
+                        "msg [Not proposed: autoscale.min_workers = 1, because a.fixed "
+                        "proposes num_workers = 3 instead (one cluster shape, not both) "
+                        "and is kept: it ranks first (rule id).]");
+    assert_string_equal(change_to(by_rule(&r, "c.dup"), "num_workers"), "3");
+    results_free(&r);
+
+    /* with a `choice`, findings that made the same choice combine: two
+     * autoscaling changes stay; a fixed size loses to them */
+    results_init(&r);
+    add(&r, m, chosen(grouped("a.max", "warning", amax, 1), "autoscaling"));
+    add(&r, m, chosen(grouped("b.min", "warning", autos, 1), "autoscaling"));
+    add(&r, m, chosen(grouped("c.fixed", "info", dup, 1), "fixed"));
+    assert_int_equal(results_finish(&r, m), 0);
+    assert_string_equal(change_to(by_rule(&r, "a.max"), "autoscale.max_workers"), "4");
+    assert_string_equal(change_to(by_rule(&r, "b.min"), "autoscale.min_workers"), "1");
+    assert_null(change_to(by_rule(&r, "c.fixed"), "num_workers"));
+    results_free(&r);
+
+    /* many findings of one group, each on its own key: the first owns it,
+     * every other loses its change (linear: one table slot per change) */
+    results_init(&r);
+    for (i = 0; i < 3000; i++) {
+        char k[16];
+        const char *ch[] = {k, "1", NULL};
+        snprintf(k, sizeof k, "k%d", i);
+        add(&r, m, grouped("z.many", "warning", ch, 1));
+    }
+    assert_int_equal(results_finish(&r, m), 0);
+    for (i = 0, n = 0; i < 3000; i++)
+        n += cJSON_GetArraySize(r.f[i].changes);
+    assert_int_equal(n, 1);
+    results_free(&r);
+
+    results_init(&r);
+    bad = grouped("x.bad", "warning", dup, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(bad, "changes"), 0),
+                              "group", cJSON_CreateNumber(1));
+    assert_int_equal(results_add_finding(&r, m, bad, &err), OP_EPARSE);
+    assert_non_null(strstr(err.msg, "'group' must be a string"));
+    cJSON_Delete(bad);
+    results_free(&r);
     model_free(m);
 }
 
@@ -453,8 +600,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_noop_changes),
         cmocka_unit_test(test_fingerprints_and_order),
         cmocka_unit_test(test_change_reconciliation),
+        cmocka_unit_test(test_change_groups),
         cmocka_unit_test(test_reporters),
         cmocka_unit_test(test_emit_refusals),
     };

@@ -267,7 +267,7 @@ static void test_real_checkpoints(void **state)
     assert_int_equal(tm_inum(&ck->recs[0]->fields, "checkpointed_size_bytes"),
                      8646);
     assert_false(tm_has(&ck->recs[0]->fields, "state_size_bytes"));
-    assert_int_equal(tm_get(&ck->recs[1]->fields, "is_savepoint")->v.u.b, 1);
+    assert_int_equal(tm_get(&ck->recs[1]->fields, "is_savepoint")->u.b, 1);
     model_free(m);
 
     m = real("jobs-jid-checkpoints_flink-1.15_savepoint-restored-history10_"
@@ -475,9 +475,9 @@ static void test_sentinels(void **state)
      * not through a double, which would round it to MIN); MAX is kept. */
     assert_non_null(wm);
     assert_int_equal(wm->n, 4);
-    assert_int_equal(tm_get(&wm->recs[0]->fields, "has_watermark")->v.u.b, 0);
+    assert_int_equal(tm_get(&wm->recs[0]->fields, "has_watermark")->u.b, 0);
     assert_false(tm_has(&wm->recs[0]->fields, "watermark_ms"));
-    assert_int_equal(tm_get(&wm->recs[1]->fields, "has_watermark")->v.u.b, 1);
+    assert_int_equal(tm_get(&wm->recs[1]->fields, "has_watermark")->u.b, 1);
     assert_int_equal(tm_inum(&wm->recs[1]->fields, "watermark_ms"),
                      INT64_MIN + 1);
     assert_int_equal(tm_inum(&wm->recs[2]->fields, "watermark_ms"), INT64_MAX);
@@ -732,6 +732,79 @@ static void test_metrics_endpoints(void **state)
     assert_true(fabs(tm_num(&win->metrics, "late_records_dropped") - 7) < 1e-12);
     assert_true(tm_has_warning(r, "Flink returned an error: Vertex not found"));
     model_free(m);
+}
+
+/* RocksDB / ForSt native metrics (flink_rocksdb.c): column families of a
+ * subtask summed for amounts, the largest taken for per-DB values, the
+ * hit ratio from the tickers, unusable values left out. */
+static void test_rocksdb_native(void **state)
+{
+    model *m = parse_ok(
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        "  \"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "   \"vertices\": [{\"id\": \"" WIN "\", \"name\": \"w\","
+        "    \"parallelism\": 2}]},"
+        "  \"/jobs/" JID "/vertices/" WIN "/metrics?get=x\": ["
+        "   {\"id\": \"0.w.a.rocksdb.estimate-num-keys\", \"value\": \"100\"},"
+        "   {\"id\": \"0.w.b.rocksdb.estimate-num-keys\", \"value\": \"50\"},"
+        "   {\"id\": \"1.w.a.rocksdb.estimate-num-keys\", \"value\": \"1000\"},"
+        "   {\"id\": \"1.w.b.rocksdb.estimate-num-keys\", \"value\": \"-3\"},"
+        "   {\"id\": \"0.w.a.rocksdb.block-cache-capacity\", \"value\": \"64\"},"
+        "   {\"id\": \"0.w.b.rocksdb.block-cache-capacity\", \"value\": \"64\"},"
+        "   {\"id\": \"0.w.a.rocksdb.is-write-stopped\", \"value\": \"1\"},"
+        "   {\"id\": \"0.w.rocksdb.block_cache_hit\", \"value\": \"30\"},"
+        "   {\"id\": \"0.w.rocksdb.block_cache_miss\", \"value\": \"70\"},"
+        "   {\"id\": \"1.w.rocksdb.block_cache_hit\", \"value\": \"90\"},"
+        "   {\"id\": \"1.w.rocksdb.block_cache_miss\", \"value\": \"10\"},"
+        "   {\"id\": \"1.w.rocksdb.stall_micros\", \"value\": \"5000\"},"
+        "   {\"id\": \"1.w.a.rocksdb.not-a-property\", \"value\": \"9\"}]"
+        " }}");
+    const struct op_run *r = m->runs[0];
+    const struct op_node *w = tm_node(r, WIN);
+
+    (void)state;
+    assert_string_equal(tm_str(&w->attrs, "rocksdb_metrics"), "native");
+    assert_true(tm_num(&w->metrics, "estimated_keys") == 1150);
+    assert_true(tm_num(&w->metrics, "estimated_keys_max") == 1000);
+    assert_int_equal((int)tm_dist(w, "estimated_keys")->count, 2);
+    assert_true(tm_num(&w->metrics, "block_cache_capacity_bytes") == 64);
+    assert_true(tm_num(&w->metrics, "write_stopped") == 1);
+    assert_true(fabs(tm_num(&w->metrics, "block_cache_hit_ratio") - 0.6) < 1e-12);
+    assert_int_equal((int)tm_dist(w, "block_cache_hit_ratio")->count, 2);
+    assert_true(fabs(tm_num(&w->metrics, "write_stall_duration_total_ms") - 5) < 1e-12);
+    assert_null(tm_dist(w, "not_a_property"));
+    assert_true(tm_has_warning(r, "vertex " WIN ": RocksDB native metrics not all "
+                                  "read: 0 values over 256 operator/column family "
+                                  "names, 0 over 1048576 values per vertex, 1 not a "
+                                  "number >= 0"));
+    model_free(m);
+}
+
+/* Past 256 operator/column family names a vertex keeps the first ones and
+ * says how many values it did not read. */
+static void test_rocksdb_native_bound(void **state)
+{
+    size_t cap = 1 << 16, n = 0, i;
+    char *doc = malloc(cap);
+    model *m;
+
+    (void)state;
+    assert_non_null(doc);
+    n += (size_t)snprintf(doc + n, cap - n,
+        "{\"flink_rest_export\": 1, \"responses\": {"
+        "\"/jobs/" JID "\": {\"jid\": \"" JID "\", \"state\": \"RUNNING\","
+        "\"vertices\": [{\"id\": \"" WIN "\", \"name\": \"w\", \"parallelism\": 1}]},"
+        "\"/jobs/" JID "/vertices/" WIN "/metrics?get=x\": [");
+    for (i = 0; i < 300; i++)
+        n += (size_t)snprintf(doc + n, cap - n,
+            "%s{\"id\": \"0.w.cf%zu.rocksdb.estimate-num-keys\", \"value\": \"1\"}",
+            i ? "," : "", i);
+    snprintf(doc + n, cap - n, "]}}");
+    m = parse_ok(doc);
+    assert_true(tm_num(&tm_node(m->runs[0], WIN)->metrics, "estimated_keys") == 256);
+    assert_true(tm_has_warning(m->runs[0], "RocksDB native metrics not all read: 44 values over 256"));
+    model_free(m);
+    free(doc);
 }
 
 static void test_checkpoint_details_and_exceptions(void **state)
@@ -1675,6 +1748,8 @@ int main(void)
         cmocka_unit_test(test_config_keys_one_table),
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_metrics_endpoints),
+        cmocka_unit_test(test_rocksdb_native),
+        cmocka_unit_test(test_rocksdb_native_bound),
         cmocka_unit_test(test_checkpoint_details_and_exceptions),
         cmocka_unit_test(test_checkpoint_subtasks),
         cmocka_unit_test(test_lone_responses),

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,47 @@ static void test_part_of(void **state)
     assert_int_equal(input_part_of(path, NULL, &p), 0);
     snprintf(path, sizeof path, "%s/missing", tm_tmpdir);
     assert_int_equal(input_part_of(path, NULL, &p), 0);
+}
+
+/* Issue #26: Databricks parts without their metadata line are parts by
+ * name (op_engine.part_name): eventlog-<date>--<time> in time order, then
+ * the current eventlog; the key holds the folder, so parts of two folders
+ * never join; other names, or a first line that is no Spark event, are
+ * no part. */
+static void test_part_by_name(void **state)
+{
+    static const char ev[] = "{\"Event\":\"SparkListenerTaskEnd\"}\n";
+    char path[256], key[sizeof ((input_part *)0)->key];
+    input_part p;
+
+    (void)state;
+    put("eventlog-2024-01-01--09-00", ev);
+    put("eventlog", ev);
+    put("eventlog-2024-01-01--9-00", ev);
+    put("eventlog-2024-01-01--10-00.txt", "not json\n");
+    snprintf(path, sizeof path, "%s/eventlog-2024-01-01--09-00", tm_tmpdir);
+    assert_int_equal(input_part_of(path, NULL, &p), 1);
+    assert_int_equal(p.order, 202401010900);
+    assert_non_null(strstr(p.key, "spark:databricks-eventlog@"));
+    memcpy(key, p.key, sizeof key);
+    free(p.path);
+    snprintf(path, sizeof path, "%s/eventlog", tm_tmpdir);
+    assert_int_equal(input_part_of(path, NULL, &p), 1);
+    assert_int_equal(p.order, INT64_MAX); /* the current file last */
+    assert_string_equal(p.key, key);      /* one folder, one log */
+    free(p.path);
+    snprintf(path, sizeof path, "%s/eventlog-2024-01-01--9-00", tm_tmpdir);
+    assert_int_equal(input_part_of(path, NULL, &p), 0);
+    snprintf(path, sizeof path, "%s/eventlog-2024-01-01--10-00.txt", tm_tmpdir);
+    assert_int_equal(input_part_of(path, NULL, &p), 0);
+    /* the same name in another folder: another key */
+    snprintf(path, sizeof path, "%s/sub", tm_tmpdir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    put("sub/eventlog", ev);
+    snprintf(path, sizeof path, "%s/sub/eventlog", tm_tmpdir);
+    assert_int_equal(input_part_of(path, NULL, &p), 1);
+    assert_string_not_equal(p.key, key);
+    free(p.path);
 }
 
 /* The engine table's probe sees the first line as bytes with a length:
@@ -145,6 +187,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_part_of),
+        cmocka_unit_test(test_part_by_name),
         cmocka_unit_test(test_probe_bounded),
         cmocka_unit_test(test_sort_and_name),
         cmocka_unit_test(test_analysis_reads_groups),

@@ -233,7 +233,7 @@ static void test_modules_load_bare(void **state)
 {
     static const char *const mods[] = {"optipipe.stats", "optipipe.units",
                                        "optipipe.history",
-                                       "optipipe.graph", NULL};
+                                       "optipipe.graph", "optipipe.rocksdb", NULL};
     static const char *const absent[] = {"io", "os", "debug", "package",
                                          NULL};
     lua_State *L = bare_state();

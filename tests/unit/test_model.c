@@ -88,9 +88,9 @@ static void test_runs_and_nodes(void **state)
     model_freeze(m);
 
     assert_int_equal(m->nruns, 2);
-    assert_string_equal(r->config.items[0].key, "a.key"); /* sorted */
-    assert_string_equal(mmap_get(&r->config, "a.key")->v.u.s, "3");
-    assert_int_equal(mmap_get(&r->metrics, "restarts")->v.u.i, INT64_MIN);
+    assert_string_equal(mentry_key(&r->config.items[0]), "a.key"); /* sorted */
+    assert_string_equal(mmap_get(&r->config, "a.key")->u.s, "3");
+    assert_int_equal(mmap_get(&r->metrics, "restarts")->u.i, INT64_MIN);
     assert_null(mmap_get(&r->metrics, "nope"));
     assert_int_equal(r->nnodes, 5000);
     assert_ptr_equal(model_find_node(r, "v4999"), r->nodes[4999]);
@@ -172,9 +172,9 @@ static void test_series(void **state)
     s = model_find_series(r, "checkpoints");
     assert_non_null(s);
     assert_int_equal(s->n, 100);
-    assert_string_equal(s->recs[99]->fields.items[0].key, "duration_ms");
-    assert_int_equal(mmap_get(&s->recs[7]->fields, "id")->v.u.i, 7);
-    assert_true(mmap_get(&s->recs[3]->fields, "savepoint")->v.u.b);
+    assert_string_equal(mentry_key(&s->recs[99]->fields.items[0]), "duration_ms");
+    assert_int_equal(mmap_get(&s->recs[7]->fields, "id")->u.i, 7);
+    assert_true(mmap_get(&s->recs[3]->fields, "savepoint")->u.b);
     assert_string_equal(r->series[0].name, "another"); /* sorted */
     assert_null(model_find_series(r, "nope"));
     model_builder_free(b);

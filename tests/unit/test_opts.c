@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cli_table.h"
+#include "engine.h"
 #include "opts.h"
 #include "report.h"
 #include "util.h"
@@ -24,9 +25,9 @@ typedef struct demo {
     unsigned small;
     uint64_t big;
     double ratio;
-    const char *tags[2];
+    const char **tags; /* grown by opts_parse, freed by opts_free */
     size_t ntags;
-    const char *words[3];
+    const char **words;
     size_t nwords;
     int scaled;
 } demo;
@@ -62,13 +63,13 @@ static const opt_spec demo_specs[] = {
     {"--scaled", NULL, .type = OPT_INT, .set = set_scaled, .hi = 9,
      .metavar = "N", .help = "times ten"},
     {.name = NULL}};
-static const opt_group demo_group = {"Options", demo_specs};
+static const opt_group demo_group = {"Options", demo_specs, NULL, NULL};
 static const opt_cmd demo_cmd = {
     "demo", "[options] WORD...", "a demo", "About the demo.",
     {&demo_group, NULL}, NULL,
     {.name = "operand", .metavar = "WORD", .type = OPT_LIST,
      .off = offsetof(demo, words), .count_off = offsetof(demo, nwords),
-     .max = 3}};
+     .max = 3}, NULL, NULL};
 
 /* Parses the words of line (space-separated, at most 32) into d. */
 static int parse(demo *d, const char *line, op_error *err)
@@ -91,6 +92,7 @@ static void bad(const char *line, const char *msg)
     op_error err;
 
     assert_int_equal(parse(&d, line, &err), OP_EUSAGE);
+    opts_free(&demo_cmd, &d);
     if (!strstr(err.msg, msg))
         fail_msg("'%s': expected '%s' in '%s'", line, msg, err.msg);
 }
@@ -115,6 +117,10 @@ static void test_values(void **state)
     assert_string_equal(d.words[1], "-");
     /* the enum stores the table's own string, not argv's */
     assert_ptr_equal(d.mode, mode_at(2));
+    opts_free(&demo_cmd, &d);
+    assert_null(d.tags);
+    assert_int_equal(d.ntags, 0);
+    assert_null(d.words);
 }
 
 static void test_equals_form(void **state)
@@ -132,6 +138,7 @@ static void test_equals_form(void **state)
     assert_int_equal(d.ntags, 1);
     assert_string_equal(d.tags[0], "");
     assert_int_equal(d.scaled, 30);
+    opts_free(&demo_cmd, &d);
     bad("--flag=1", "--flag takes no value");
 }
 
@@ -145,7 +152,9 @@ static void test_end_of_options(void **state)
     assert_int_equal(d.flag, 0);
     assert_int_equal(d.nwords, 2);
     assert_string_equal(d.words[0], "--flag");
+    opts_free(&demo_cmd, &d);
     assert_int_equal(parse(&d, "w --help --bogus", &err), OPTS_HELP);
+    opts_free(&demo_cmd, &d);
     assert_int_equal(parse(&d, "-h", &err), OPTS_HELP);
 }
 
@@ -177,11 +186,12 @@ static void test_width(void **state)
     static const opt_spec s[] = {
         {"--u", NULL, .type = OPT_SIZE, F(small), .metavar = "N"},
         {.name = NULL}};
-    static const opt_group g = {"Options", s};
+    static const opt_group g = {"Options", s, NULL, NULL};
     static const opt_cmd c = {"w", NULL, NULL, NULL, {&g, NULL}, NULL,
                               {.name = "operand", .metavar = "W", .type = OPT_LIST,
                                .off = offsetof(demo, words),
-                               .count_off = offsetof(demo, nwords), .max = 3}};
+                               .count_off = offsetof(demo, nwords), .max = 3},
+                              NULL, NULL};
     char a0[] = "--u", a1[] = "4g", a2[] = "4294967295";
     char *argv[] = {a0, a1};
     demo d;
@@ -228,8 +238,9 @@ static void test_cli_tables(void **state)
         assert_string_equal(fmt->choice(i), report_format_name(i));
     assert_null(fmt->choice(i));
     assert_string_equal(fmt->def, report_format_name(0));
-    for (i = 0; cli_cmds[i]; i++) {
-        const opt_cmd *c = cli_cmds[i];
+    for (i = 0; cli_commands()[i]; i++) {
+        const opt_cmd *c = cli_commands()[i];
+        const opt_group *gr;
         const char *names[256];
         cli_opts o;
         op_error err;
@@ -237,10 +248,12 @@ static void test_cli_tables(void **state)
         char *argv[] = {h};
 
         cli_opts_default(&o);
+        assert_non_null(c->run);
         assert_int_equal(opts_parse(c, &o, 1, argv, &err), OPTS_HELP);
-        for (n = 0, g = 0; g < OPTS_MAX_GROUPS && c->groups[g]; g++)
-            for (k = 0; c->groups[g]->specs[k].name; k++) {
-                const opt_spec *s = &c->groups[g]->specs[k];
+        opts_free(c, &o);
+        for (n = 0, g = 0; (gr = opts_group_at(c, g)) != NULL; g++)
+            for (k = 0; gr->specs[k].name; k++) {
+                const opt_spec *s = &gr->specs[k];
                 assert_non_null(s->help);
                 assert_true(n < 256);
                 names[n++] = s->name;
@@ -250,6 +263,44 @@ static void test_cli_tables(void **state)
                 if (strcmp(names[j], names[k]) == 0)
                     fail_msg("%s: %s twice", c->name, names[j]);
     }
+}
+
+/* The pipeline's options land in the op_session_opts their rows bind
+ * to (cli_opts.session), with nothing copied in between. */
+static void test_cli_session_binding(void **state)
+{
+    char w[][40] = {"--rules", "r1", "--rules", "r2", "--pack", "spark",
+                    "--no-bundled", "--config", "c.lua", "--fail-on",
+                    "warning", "--allow-rule-errors", "--baseline", "b.json",
+                    "--history", "h.db", "--plugin-path", "p", "--max-line",
+                    "1k", "-v", "--rule-timeout-ms", "9", "a", "b"};
+    char *argv[25];
+    cli_opts o;
+    op_error err;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 25; i++)
+        argv[i] = w[i];
+    cli_opts_default(&o);
+    assert_int_equal(opts_parse(&cli_cmd_analyze, &o, 25, argv, &err), 0);
+    assert_int_equal(o.session.nrules_dirs, 2);
+    assert_string_equal(o.session.rules_dirs[1], "r2");
+    assert_int_equal(o.session.npacks, 1);
+    assert_string_equal(o.session.packs[0], "spark");
+    assert_int_equal(o.session.no_bundled, 1);
+    assert_string_equal(o.session.config_path, "c.lua");
+    assert_string_equal(o.session.fail_on, "warning");
+    assert_int_equal(o.session.allow_rule_errors, 1);
+    assert_string_equal(o.session.baseline, "b.json");
+    assert_string_equal(o.session.history, "h.db");
+    assert_string_equal(o.session.plugin_path, "p");
+    assert_int_equal(o.session.limits.max_line, 1024);
+    assert_int_equal(o.session.verbose, 1);
+    assert_int_equal(o.session.rlimits.timeout_ms, 9);
+    assert_int_equal(o.session.ninputs, 2);
+    assert_string_equal(o.session.inputs[1], "b");
+    opts_free(&cli_cmd_analyze, &o);
 }
 
 /* The values cli_opts gets are the ones the old parser gave. */
@@ -268,16 +319,132 @@ static void test_cli_values(void **state)
         argv[i] = w[i];
     cli_opts_default(&o);
     assert_int_equal(opts_parse(&cli_cmd_analyze, &o, 11, argv, &err), 0);
-    assert_int_equal(o.rlimits.mem_bytes, 2u << 20);
-    assert_int_equal(o.rlimits.isolate, 0);
-    assert_int_equal(o.rlimits.pack_timeout_ms, 5);
-    assert_int_equal(o.pack_timeout_set, 1);
+    assert_int_equal(o.session.rlimits.mem_bytes, 2u << 20);
+    assert_int_equal(o.session.rlimits.isolate, 0);
+    assert_int_equal(o.session.rlimits.pack_timeout_ms, 5);
+    assert_int_equal(o.session.pack_timeout_set, 1);
     assert_true(o.fetch.timeout_s == 1.5);
     assert_int_equal(o.fetch.nheaders, 1);
     assert_string_equal(o.fetch.headers[0], "X: 1");
-    assert_int_equal(o.quiet, 1);
-    assert_int_equal(o.ninputs, 1);
+    assert_int_equal(o.session.quiet, 1);
+    assert_int_equal(o.session.ninputs, 1);
     assert_string_equal(o.format, "text");
+    opts_free(&cli_cmd_analyze, &o);
+}
+
+/* A command's words and a repeatable option are lists that grow (no
+ * array of the limit's size in every cli_opts): every word up to the
+ * limit is kept in order, one more is a usage error naming the limit,
+ * never a silent drop; opts_free empties them. */
+static void test_list_growth(void **state)
+{
+    static char words[CLI_MAX_INPUTS + 1][12];
+    static char *argv[CLI_MAX_INPUTS + 3];
+    cli_opts o;
+    op_error err;
+    size_t i;
+    char hdr[] = "--header", h1[] = "A: 1";
+
+    (void)state;
+    for (i = 0; i <= CLI_MAX_INPUTS; i++) {
+        snprintf(words[i], sizeof words[i], "in%zu", i);
+        argv[i + 2] = words[i];
+    }
+    argv[0] = hdr;
+    argv[1] = h1;
+    cli_opts_default(&o);
+    assert_int_equal(opts_parse(&cli_cmd_analyze, &o, CLI_MAX_INPUTS + 2,
+                                argv, &err), 0);
+    assert_int_equal(o.session.ninputs, CLI_MAX_INPUTS);
+    for (i = 0; i < CLI_MAX_INPUTS; i++)
+        assert_string_equal(o.session.inputs[i], words[i]);
+    assert_int_equal(o.fetch.nheaders, 1);
+    assert_string_equal(o.fetch.headers[0], "A: 1");
+    opts_free(&cli_cmd_analyze, &o);
+    assert_null(o.session.inputs);
+    assert_int_equal(o.session.ninputs, 0);
+    assert_null(o.fetch.headers);
+    assert_int_equal(o.fetch.nheaders, 0);
+
+    cli_opts_default(&o);
+    op_error_clear(&err);
+    assert_int_equal(opts_parse(&cli_cmd_analyze, &o, CLI_MAX_INPUTS + 3,
+                                argv, &err), OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "at most 65536 INPUTs"));
+    opts_free(&cli_cmd_analyze, &o);
+}
+
+/* A group with bind stores into the struct bind gives (an engine's own
+ * options inside the command's), and opts_defaults fills what a row's
+ * default says. */
+typedef struct outer {
+    int quiet;
+    demo inner;
+} outer;
+
+static void *bind_inner(void *base, const void *ctx)
+{
+    (void)ctx;
+    return &((outer *)base)->inner;
+}
+
+static void test_bind_and_defaults(void **state)
+{
+    static const opt_spec q[] = {
+        {"--quiet", NULL, .type = OPT_FLAG, .off = offsetof(outer, quiet),
+         .width = sizeof(int), .help = "q"},
+        {.name = NULL}};
+    static const opt_group gq = {"Messages", q, NULL, NULL};
+    static const opt_group gi = {"Inner", demo_specs, bind_inner, NULL};
+    static const opt_cmd c = {"o", NULL, NULL, NULL, {&gq, &gi, NULL}, NULL,
+                              {.name = "operand", .metavar = "W",
+                               .type = OPT_LIST,
+                               .off = offsetof(outer, inner.words),
+                               .count_off = offsetof(outer, inner.nwords),
+                               .max = 3}, NULL, NULL};
+    char a0[] = "--quiet", a1[] = "--small", a2[] = "7";
+    char *argv[] = {a0, a1, a2};
+    outer x;
+    op_error err;
+
+    (void)state;
+    memset(&x, 0, sizeof x);
+    opts_defaults(demo_specs, &x.inner);
+    assert_int_equal(x.inner.small, 5); /* the row's .def */
+    assert_string_equal(x.inner.mode, "safe");
+    assert_int_equal(opts_parse(&c, &x, 3, argv, &err), 0);
+    assert_int_equal(x.quiet, 1);
+    assert_int_equal(x.inner.small, 7);
+}
+
+/* Every engine option reaches the engine's struct through analyze (URL
+ * inputs) when its fetch reads into memory, and through its own fetch
+ * command; the fetch commands come from the engine table. */
+static void test_engine_options(void **state)
+{
+    const op_engine *e;
+    size_t i, nfetch = 0, k;
+
+    (void)state;
+    for (i = 0; (e = op_builtin_engines[i]) != NULL; i++) {
+        const op_engine_options *eo = ENGINE_HAS(e, options) ? e->options : NULL;
+        char name[80];
+        const opt_cmd *fc = NULL;
+        if (!e->fetch)
+            continue;
+        nfetch++;
+        snprintf(name, sizeof name, "fetch %s", e->fetch->name);
+        for (k = 0; cli_commands()[k]; k++)
+            if (strcmp(cli_commands()[k]->name, name) == 0)
+                fc = cli_commands()[k];
+        assert_non_null(fc);
+        for (k = 0; eo && eo->specs[k].name; k++) {
+            assert_non_null(opts_find(fc, eo->specs[k].name));
+            if (e->fetch->to_memory)
+                assert_non_null(opts_find(&cli_cmd_analyze, eo->specs[k].name));
+        }
+    }
+    assert_true(nfetch >= 2);
 }
 
 static void test_suggest(void **state)
@@ -318,6 +485,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values),
+        cmocka_unit_test(test_list_growth),
+        cmocka_unit_test(test_cli_session_binding),
         cmocka_unit_test(test_equals_form),
         cmocka_unit_test(test_end_of_options),
         cmocka_unit_test(test_mistakes),
@@ -326,6 +495,8 @@ int main(void)
         cmocka_unit_test(test_cli_tables),
         cmocka_unit_test(test_cli_values),
         cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_bind_and_defaults),
+        cmocka_unit_test(test_engine_options),
         cmocka_unit_test(test_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

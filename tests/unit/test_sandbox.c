@@ -274,7 +274,7 @@ static void check_slow(int isolate)
 
     rule_limits_default(&l);
     l.instructions = UINT64_C(1) << 50; /* huge: only the clock stops it */
-    l.timeout_ms = 300;
+    l.timeout_ms = 1000; /* t.after_slow must finish within it on a loaded machine */
     l.isolate = isolate;
     run_dir(LUA_DIR "/slow", &l, 1, &out);
     expect_exact(&out, "t.slow", "timeout");
@@ -304,7 +304,7 @@ static void test_stall_in_c(void **state)
 
     (void)state;
     rule_limits_default(&l);
-    l.timeout_ms = 1000; /* generous: the next rule must finish in time */
+    l.timeout_ms = 2000; /* generous: the next rule must finish in time, under load too */
     l.isolate = 1;
     run_dir(LUA_DIR "/stall", &l, 0, &out);
     expect_exact(&out, "t.stall", "timeout");
@@ -323,7 +323,7 @@ static void test_stall_at_load(void **state)
 
     (void)state;
     rule_limits_default(&l);
-    l.timeout_ms = 1000;
+    l.timeout_ms = 2000; /* the next file must load within it, under load too */
     l.isolate = -1; /* auto: the pack is untrusted, so isolated */
     rs = ruleset_new(&l);
     results_init(&errs);
@@ -568,6 +568,107 @@ static void pack_budget(int isolate)
     ruleset_free(rs);
 }
 
+/* One budget per pack per analysis: a load that used its whole 2 s limit
+ * of a 3 s budget leaves the run at most 1 s, less than the call's own
+ * 2 s, so a call that never ends stops on the pack's budget (each used to
+ * get a budget of its own); the next analysis (ruleset_run) has a whole
+ * budget again, more than the own limit, so the same call stops on its
+ * own limit. Both hold however fast or loaded the machine is, as long as
+ * the second file loads within the 1 s left (a worker start when
+ * isolated): with 200/300 ms that margin was 100 ms and failed under
+ * load. */
+static void budget_per_analysis(int isolate)
+{
+    char dir[128], path[256];
+    rule_limits l = hostile_limits(isolate);
+    model *m = tm_fixture_model();
+    ruleset *rs;
+    results errs, out;
+    op_error err;
+
+    snprintf(dir, sizeof dir, "%s/analysis%d", tm_tmpdir, isolate);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/a_slow_load.lua", dir);
+    write_file(path, "while true do end\n");
+    snprintf(path, sizeof path, "%s/b_loop.lua", dir);
+    write_file(path, "return { id = 't.loop', title = 'loop', severity = 'info',\n"
+                     "  sources = { '*' }, check = function() while true do end end }\n");
+    l.instructions = 0;
+    l.timeout_ms = 2000;
+    l.pack_timeout_ms = 3000;
+    rs = ruleset_new(&l);
+    results_init(&errs);
+    assert_int_equal(ruleset_load_dir(rs, dir, "budget", SDK_DIR, 0, &errs, &err), 0);
+    assert_int_equal(errs.ne, 1);
+    assert_string_equal(errs.e[0].error, SBX_REASON_TIME); /* its own 2 s */
+    assert_int_equal(ruleset_count(rs), 1);
+    results_init(&out);
+    assert_int_equal(ruleset_run(rs, m, &out, &err), 0);
+    assert_int_equal(out.ne, 1);
+    assert_string_equal(out.e[0].rule, "t.loop");
+    assert_string_equal(out.e[0].error, RULES_REASON_PACK_TIME);
+    results_free(&out);
+    results_init(&out);
+    assert_int_equal(ruleset_run(rs, m, &out, &err), 0);
+    assert_int_equal(out.ne, 1);
+    assert_string_equal(out.e[0].error, SBX_REASON_TIME);
+    results_free(&out);
+    results_free(&errs);
+    ruleset_free(rs);
+    model_free(m);
+}
+
+static void test_budget_per_analysis_inproc(void **state)
+{
+    (void)state;
+    budget_per_analysis(0);
+}
+
+static void test_budget_per_analysis_isolated(void **state)
+{
+    (void)state;
+    budget_per_analysis(1);
+}
+
+/* Each rule file is read once per process: an isolated pack's run worker
+ * runs the text the load read, not a file changed since (it used to read
+ * every file again in each worker). */
+static void test_rule_read_once(void **state)
+{
+    char dir[128], path[256];
+    rule_limits l = hostile_limits(1);
+    model *m = tm_fixture_model();
+    ruleset *rs;
+    results errs, out;
+    op_error err;
+    static const char rule[] =
+        "return { id = 't.once', title = 'once', severity = 'info',\n"
+        "  sources = { '*' }, check = function(b, ctx) ctx.report { message = '%s' } end }\n";
+    char text[sizeof rule + 16];
+
+    (void)state;
+    snprintf(dir, sizeof dir, "%s/once", tm_tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/once.lua", dir);
+    snprintf(text, sizeof text, rule, "as loaded");
+    write_file(path, text);
+    rs = ruleset_new(&l);
+    results_init(&errs);
+    assert_int_equal(ruleset_load_dir(rs, dir, "once", SDK_DIR, 0, &errs, &err), 0);
+    assert_int_equal(errs.ne, 0);
+    snprintf(text, sizeof text, rule, "changed after");
+    write_file(path, text);
+    results_init(&out);
+    assert_int_equal(ruleset_run(rs, m, &out, &err), 0);
+    assert_int_equal(out.ne, 0);
+    assert_non_null(finding_of(&out, "t.once", "as loaded"));
+    assert_null(finding_of(&out, "t.once", "changed after"));
+    results_free(&out);
+    results_free(&errs);
+    ruleset_free(rs);
+    model_free(m);
+}
+
 static void test_pack_budget_inproc(void **state)
 {
     (void)state;
@@ -597,6 +698,9 @@ int main(void)
         cmocka_unit_test(test_open_inside_pack),
         cmocka_unit_test(test_pack_budget_inproc),
         cmocka_unit_test(test_pack_budget_isolated),
+        cmocka_unit_test(test_budget_per_analysis_inproc),
+        cmocka_unit_test(test_budget_per_analysis_isolated),
+        cmocka_unit_test(test_rule_read_once),
     };
     return cmocka_run_group_tests(tests, tm_tmpdir_setup, tm_tmpdir_teardown);
 }

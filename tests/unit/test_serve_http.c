@@ -1,6 +1,6 @@
 /*
  * test_serve_http.c - the pure pieces of the server's HTTP core
- * (cli/serve_http.c): the --listen address, path segments and their
+ * (serve/serve_http.c): the --listen address, path segments and their
  * decoding, cookies, token comparison and the token file, the CSRF check,
  * and file names for Content-Disposition.
  */

@@ -1,5 +1,5 @@
 /*
- * test_serve_jobs.c - the analyses of `optipipe serve` (cli/serve_jobs.c):
+ * test_serve_jobs.c - the analyses of `optipipe serve` (serve/serve_jobs.c):
  * the bounded queue, ids, meta.json, recovery of a DATA written by an
  * earlier server, the order of jobs_each, and how a worker's end becomes
  * done or failed. The worker is a small shell script (s.self_exe, as the
@@ -48,6 +48,7 @@ static const char worker_script[] =
     "echo '{}' > \"$dir/report.json\"\n";
 
 static serve_opts O;
+static const char *allow[1]; /* O.fetch_allow */
 static srv S;
 static unsigned ndata, nstage;
 
@@ -133,6 +134,7 @@ static void fresh_server(void)
     O.workers = 1;
     O.analysis_timeout_s = 60;
     O.analysis_memory = 1ull << 30;
+    O.fetch_allow = allow; /* the CLI's list (a growing array) */
     O.fetch_allow[O.nfetch_allow++] = "127.0.0.1";
     memset(&S, 0, sizeof S);
     S.o = &O;
@@ -196,13 +198,13 @@ static void pause_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-/* Waits (bounded: 30 s) until analysis id is in state st; returns it. */
+/* Waits (bounded: 120 s, a safety net) until analysis id is in state st. */
 static srv_analysis wait_state(srv_jobs *j, const char *id, srv_state st)
 {
     srv_analysis a;
     op_error err;
 
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < 12000; i++) {
         assert_int_equal(jobs_get(j, id, &a, &err), 0);
         if (a.state == st)
             return a;
@@ -219,7 +221,7 @@ static void release(void)
     int fd = -1;
 
     snprintf(path, sizeof path, "%s/gate", S.data);
-    for (int i = 0; i < 3000 && fd < 0; i++)
+    for (int i = 0; i < 12000 && fd < 0; i++)
         if ((fd = open(path, O_WRONLY | O_NONBLOCK)) < 0)
             pause_ms(10);
     assert_true(fd >= 0);
@@ -233,7 +235,7 @@ static char *wait_started(size_t n)
     char path[4096 + 16], *t = NULL;
 
     snprintf(path, sizeof path, "%s/order.txt", S.data);
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < 12000; i++) {
         size_t lines = 0;
         t = read_text(path);
         for (const char *p = t; p && *p; p++)
@@ -252,7 +254,7 @@ static void wait_gone(pid_t pid)
     char path[64], *stat;
 
     snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < 12000; i++) {
         stat = read_text(path);
         if (!stat || strstr(stat, ") Z "))
             return;
@@ -641,10 +643,12 @@ static void test_submit_checks(void **state)
 static void test_url_allowed(void **state)
 {
     serve_opts o;
+    const char *hosts[3];
 
     (void)state;
     memset(&o, 0, sizeof o);
     assert_false(srv_url_allowed(&o, "http://127.0.0.1/")); /* none allowed */
+    o.fetch_allow = hosts;
     o.fetch_allow[o.nfetch_allow++] = "127.0.0.1";
     o.fetch_allow[o.nfetch_allow++] = "::1";
     o.fetch_allow[o.nfetch_allow++] = "JobManager.example";

@@ -1,6 +1,6 @@
 /*
  * test_serve_multipart.c - the streaming multipart/form-data parser
- * (cli/serve_multipart.c): every body is fed whole, a byte at a time, cut
+ * (serve/serve_multipart.c): every body is fed whole, a byte at a time, cut
  * at every position into two feeds and at random positions, and must give
  * the same parts, data and error (byte offset included) each time; the
  * boundary forms of a Content-Type, every error case and the limits at

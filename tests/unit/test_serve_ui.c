@@ -1,5 +1,5 @@
 /*
- * test_serve_ui.c - the HTML of optipipe serve's pages (cli/serve_ui*.c)
+ * test_serve_ui.c - the HTML of optipipe serve's pages (serve/serve_ui*.c)
  * without a server: a finding and a report with hostile strings render
  * escaped, forms carry the CSRF field, ids and references are validated,
  * URLs are percent-encoded, and the page frame and assets keep the strict
@@ -71,7 +71,7 @@ static void finding_escaped(void **state)
                             "\"from\":\"<img src=x onerror=1>\",\"to\":\"\\\"><x>\"}]");
     cJSON *ev = cJSON_Parse("{\"<x evil>\":\"<img src=x onerror=1>\",\"n\":3}");
     ui_finding f = {hostile, "warning", "0123456789abcdef", hostile, hostile, hostile,
-                    hostile, ch, ev, "approved", hostile};
+                    hostile, ch, ev, "approved", hostile, hostile, hostile};
     srv_req r = {0};
     page pg;
     char *html;
@@ -91,6 +91,8 @@ static void finding_escaped(void **state)
     assert_non_null(strstr(html, "value=\"dismissed\""));
     assert_non_null(strstr(html, "value=\"open\""));
     assert_non_null(strstr(html, "state-approved"));
+    /* its run (a page of several runs): linked, the id percent-encoded */
+    assert_non_null(strstr(html, "<span class=\"run\">in <a href=\"/runs/%3Cscript%3E"));
     free(html);
     cJSON_Delete(ch);
     cJSON_Delete(ev);
@@ -101,7 +103,7 @@ static void finding_escaped(void **state)
 static void finding_bad_fingerprint(void **state)
 {
     ui_finding f = {"r", "<evil>", "\"><x>", NULL, NULL, "m", NULL, NULL, NULL,
-                    "\"><x>", NULL};
+                    "\"><x>", NULL, NULL, NULL};
     srv_req r = {0};
     page pg;
     char *html;

@@ -1,5 +1,5 @@
 /*
- * test_serve_upload.c - staging uploads (cli/serve_upload.c) in a scratch
+ * test_serve_upload.c - staging uploads (serve/serve_upload.c) in a scratch
  * DATA: client file names sanitized and made unique, "../../x" kept
  * inside, files and rules in their folders with their bytes, text fields,
  * every limit exact at its edge, a full disk named, abort and failure

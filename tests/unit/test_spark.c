@@ -192,14 +192,14 @@ static void assert_same_model(const model *a, const model *b)
     assert_int_equal(ra->nnodes, rb->nnodes);
     assert_int_equal(ra->metrics.n, rb->metrics.n);
     for (k = 0; k < ra->metrics.n; k++)
-        assert_true(tm_num(&ra->metrics, ra->metrics.items[k].key) ==
-                    tm_num(&rb->metrics, ra->metrics.items[k].key));
+        assert_true(tm_num(&ra->metrics, mentry_key(&ra->metrics.items[k])) ==
+                    tm_num(&rb->metrics, mentry_key(&ra->metrics.items[k])));
     for (i = 0; i < ra->nnodes; i++) {
         const struct op_node *x = ra->nodes[i], *y = tm_node(rb, x->id);
         assert_int_equal(x->metrics.n, y->metrics.n);
         for (k = 0; k < x->metrics.n; k++)
-            assert_true(tm_num(&x->metrics, x->metrics.items[k].key) ==
-                        tm_num(&y->metrics, x->metrics.items[k].key));
+            assert_true(tm_num(&x->metrics, mentry_key(&x->metrics.items[k])) ==
+                        tm_num(&y->metrics, mentry_key(&x->metrics.items[k])));
         assert_int_equal(x->ndists, y->ndists);
         for (k = 0; k < x->ndists; k++)
             assert_memory_equal(&x->dists[k].d, &y->dists[k].d,
@@ -307,7 +307,7 @@ static int compare_stage(const struct op_run *r, const cJSON *s,
     {
         const mentry *st = mmap_get(&n->attrs, "spark_status");
         assert_non_null(st);
-        assert_string_equal(st->v.u.s, status);
+        assert_string_equal(st->u.s, status);
     }
     return checked + 2;
 }

@@ -5,7 +5,14 @@
  * here from SQL text, a newer schema refused, foreign and corrupt files
  * named, a writer killed mid-transaction leaving the store as it was, and
  * decisions of their own (schema 3: decide, undo, load, the 2 -> 3
- * migration).
+ * migration), and their audit trail (schema 4: every change kept, a
+ * file's older decision never replacing a newer stored one, conflicts
+ * noted once).
+ * The tests of what the interface promises run twice: on an
+ * SQLite file and on a PostgreSQL database of a throw-away server
+ * (pgtest.h; skipped with a notice when PostgreSQL is not installed),
+ * and a PostgreSQL store answers as the SQLite one does, byte for byte,
+ * also after store_copy both ways (its audit trail too).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,13 +27,35 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef OP_HAVE_LIBPQ
+#include <libpq-fe.h>
+#endif
+
 #include "baseline.h"
 #include "findings.h"
+#include "pgtest.h"
+#include "sha256.h"
 #include "store.h"
 #include "support.h"
 
+/* The backend the running group tests: 0 SQLite, 1 PostgreSQL. */
+static int on_pg;
+
+/* A new store named name: a file of the group's folder, or (PostgreSQL)
+ * a new database. */
 static void tmp_path(char *buf, size_t len, const char *name)
 {
+    char db[64];
+    size_t i;
+
+    if (on_pg) {
+        snprintf(db, sizeof db, "%s", name);
+        for (i = 0; db[i]; i++)
+            if (db[i] == '.')
+                db[i] = '_';
+        pgtest_db(db, buf, len);
+        return;
+    }
     snprintf(buf, len, "%s/%s", tm_tmpdir, name);
     unlink(buf);
 }
@@ -321,6 +350,126 @@ static void test_prune(void **state)
     assert_int_equal(runs_of(path, "nightly", "none", 0).n, 2);
 }
 
+/* A big prune works in short transactions: between two of them another
+ * connection records without waiting at all (a wait of 0 ms fails at
+ * once on a held lock). */
+static const char *batch_path;
+static size_t batch_seen, batch_recorded;
+static void record_between(size_t batches)
+{
+    store *s = NULL;
+    op_error err;
+    char id[32];
+    model *m;
+
+    batch_seen = batches;
+    if (batches != 2)
+        return;
+    snprintf(id, sizeof id, "between-%zu", batches);
+    m = night(id, 999999, 1, 100);
+    assert_int_equal(store_open(batch_path, 1, &s, &err), 0);
+    store_set_wait(s, 0);
+    assert_int_equal(store_record(s, m, NULL, NULL, NULL, &err), 0);
+    batch_recorded++;
+    store_close(s);
+    model_free(m);
+}
+
+static int64_t first_pk_of;
+
+static int count_node(void *ud, const store_node *n)
+{
+    (void)n;
+    ((seen *)ud)->n++;
+    return 0;
+}
+
+static void test_prune_batches(void **state)
+{
+    const int n = 3 * STORE_PRUNE_BATCH + 5;
+    char path[128];
+    store *s = NULL;
+    op_error err;
+    size_t removed = 0;
+    model *m;
+    int i;
+
+    (void)state;
+    tmp_path(path, sizeof path, "pb.db");
+    assert_int_equal(store_open(path, 1, &s, &err), 0);
+    for (i = 1; i <= n; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "app-%d", i);
+        m = night(id, i * 1000, 1, 100);
+        assert_int_equal(store_record(s, m, NULL, NULL, NULL, &err), 0);
+        model_free(m);
+    }
+    assert_int_equal(store_find_run(s, "app-1", first_pk, &first_pk_of, &err), 1);
+    batch_path = path;
+    batch_seen = batch_recorded = 0;
+    store_prune_hook = record_between;
+    assert_int_equal(store_prune(s, 1, 0, &removed, &err), 0);
+    store_prune_hook = NULL;
+    assert_int_equal(removed, (size_t)n - 1);
+    assert_int_equal(batch_seen, (size_t)(n - 1 + STORE_PRUNE_BATCH - 1) / STORE_PRUNE_BATCH);
+    assert_int_equal(batch_recorded, 1);
+    /* the run recorded meanwhile was not chosen (newer than the choice) */
+    assert_int_equal(runs_of(path, "nightly", "none", 0).n, 2);
+    /* the nodes of the removed runs went with them */
+    {
+        seen g;
+        memset(&g, 0, sizeof g);
+        assert_int_equal(store_each_node(s, first_pk_of, count_node, &g, &err), 0);
+        assert_int_equal(g.n, 0);
+    }
+    if (!on_pg) {
+        sqlite3 *db;
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM nodes",
+                                            -1, &st, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_int_equal(sqlite3_column_int(st, 0), 2);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+    }
+    store_close(s);
+}
+
+/* Another connection in a write transaction: a recording that may not
+ * wait fails naming the lock and the variable; the store is unchanged. */
+static void test_held_store(void **state)
+{
+    char path[128];
+    store *s = NULL;
+    sqlite3 *db;
+    op_error err;
+    model *m = night("app-1", 1000, 2, 100), *m2 = night("app-2", 2000, 2, 100);
+
+    (void)state;
+    tmp_path(path, sizeof path, "held.db");
+    record(path, m, NULL, NULL);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(store_open(path, 1, &s, &err), 0);
+    store_set_wait(s, 0);
+    op_error_clear(&err);
+    assert_int_equal(store_record(s, m2, NULL, NULL, NULL, &err), OP_EIO);
+    assert_non_null(strstr(err.msg, "another writer held the run store"));
+    assert_non_null(strstr(err.msg, STORE_WAIT_ENV));
+    assert_int_equal(store_decide(s, "0123456789abcdef", "approved", NULL, NULL,
+                                  &err), OP_EIO);
+    assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(runs_of(path, "nightly", "none", 0).n, 1);
+    /* let go: the same connection records */
+    assert_int_equal(store_record(s, m2, NULL, NULL, NULL, &err), 0);
+    store_close(s);
+    assert_int_equal(runs_of(path, "nightly", "none", 0).n, 2);
+    model_free(m);
+    model_free(m2);
+}
+
 /* A schema-0 store as the first store wrote it, built from SQL text. */
 static void make_v0(const char *path)
 {
@@ -397,6 +546,13 @@ static void test_refusals(void **state)
     assert_int_equal(store_open(path, 1, &s, &err), OP_EUSAGE);
     assert_non_null(strstr(err.msg, "newer than this optipipe"));
     assert_non_null(strstr(err.msg, path));
+    /* a negative schema: refused by writers and readers alike (a writer
+     * used to write into it, a reader then to ask for a migration) */
+    set_version(path, -2);
+    assert_int_equal(store_open(path, 1, &s, &err), OP_EPARSE);
+    assert_non_null(strstr(err.msg, "schema -2 is not one optipipe writes"));
+    assert_int_equal(store_open(path, 0, &s, &err), OP_EPARSE);
+    assert_non_null(strstr(err.msg, "schema -2 is not one optipipe writes"));
     /* not SQLite */
     tmp_path(path, sizeof path, "junk.db");
     f = fopen(path, "w");
@@ -631,6 +787,9 @@ static void test_migrate_v2(void **state)
     /* back to schema 2: no decisions table */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "DROP TABLE decisions;"
+                                  "DROP TABLE decision_log;"
+                                  "DROP TABLE notify_said;"
+                                  "DROP TABLE notify_log;"
                                   "PRAGMA user_version = 2", NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
@@ -650,6 +809,144 @@ static void test_migrate_v2(void **state)
     baseline_free(&bl);
     results_free(&ra);
     model_free(a);
+}
+
+/* ---- the audit trail (schema 4) ------------------------------------------ */
+
+typedef struct cseen {
+    int n;
+    char kind[4][16], from[4][16], to[4][16], by[4][32], comment[4][32];
+} cseen;
+
+static int collect_change(void *ud, const store_decision_change *c)
+{
+    cseen *v = ud;
+
+    if (v->n < 4) {
+        snprintf(v->kind[v->n], sizeof v->kind[0], "%s", c->kind);
+        snprintf(v->from[v->n], sizeof v->from[0], "%s", c->old_status);
+        snprintf(v->to[v->n], sizeof v->to[0], "%s", c->new_status);
+        snprintf(v->by[v->n], sizeof v->by[0], "%s",
+                 c->changed_by ? c->changed_by : "-");
+        snprintf(v->comment[v->n], sizeof v->comment[0], "%s",
+                 c->new_comment ? c->new_comment : "-");
+    }
+    v->n++;
+    return 0;
+}
+
+static cseen changes_of(const char *path, const char *fp)
+{
+    store *s = NULL;
+    op_error err;
+    cseen v;
+
+    memset(&v, 0, sizeof v);
+    assert_int_equal(store_open(path, 0, &s, &err), 0);
+    assert_int_equal(store_each_decision_change(s, fp, 0, collect_change, &v,
+                                                &err), 0);
+    store_close(s);
+    return v;
+}
+
+/* Every change is kept, newest first, with who and from what to what; a
+ * decision set again unchanged is no change. */
+static void test_audit_trail(void **state)
+{
+    char path[128];
+    model *a = night("app-1", 1000, 2, 100);
+    results ra;
+    baseline bl;
+    cseen c;
+    const char *fp;
+
+    (void)state;
+    tmp_path(path, sizeof path, "trail.db");
+    one_finding(&ra, a);
+    fp = ra.f[0].fingerprint;
+    record(path, a, &ra, NULL);
+    assert_int_equal(decide(path, fp, "approved", "ok", "alice"), 0);
+    assert_int_equal(decide(path, fp, "approved", "ok", "alice"), 0);
+    assert_int_equal(decide(path, fp, "dismissed", "noise", "bob"), 0);
+    assert_int_equal(decide(path, fp, "open", NULL, "carol"), 0);
+    c = changes_of(path, fp);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.kind[2], "decided");
+    assert_string_equal(c.from[2], "open");
+    assert_string_equal(c.to[2], "approved");
+    assert_string_equal(c.by[2], "alice");
+    assert_string_equal(c.from[1], "approved");
+    assert_string_equal(c.to[1], "dismissed");
+    assert_string_equal(c.comment[1], "noise");
+    assert_string_equal(c.by[1], "bob");
+    assert_string_equal(c.from[0], "dismissed");
+    assert_string_equal(c.to[0], "open");
+    assert_string_equal(c.by[0], "carol");
+    /* a decisions file's decision is a change of kind "file" */
+    baseline_init(&bl);
+    assert_int_equal(baseline_set(&bl, &ra.f[0], DECISION_DISMISSED, "later",
+                                  NULL), 0);
+    record(path, a, &ra, &bl);
+    record(path, a, &ra, &bl); /* the same again: no change */
+    c = changes_of(path, fp);
+    assert_int_equal(c.n, 4);
+    assert_string_equal(c.kind[0], "file");
+    assert_string_equal(c.to[0], "dismissed");
+    assert_string_equal(c.by[0], "-");
+    assert_int_equal(changes_of(path, "0123456789abcdef").n, 0);
+    baseline_free(&bl);
+    results_free(&ra);
+    model_free(a);
+}
+
+/* A decisions file's older decision never replaces a newer stored one
+ * (store_record), neither in the decisions table nor on the findings;
+ * store_note_conflict notes it once. */
+static void test_newest_wins(void **state)
+{
+    char path[128];
+    model *a = night("app-1", 1000, 2, 100), *b = night("app-2", 2000, 2, 100);
+    results ra, rb;
+    baseline old;
+    store *s = NULL;
+    op_error err;
+    seen v;
+    dseen d;
+    cseen c;
+    const char *fp;
+
+    (void)state;
+    tmp_path(path, sizeof path, "newest.db");
+    one_finding(&ra, a);
+    one_finding(&rb, b);
+    fp = ra.f[0].fingerprint;
+    record(path, a, &ra, NULL);
+    assert_int_equal(decide(path, fp, "approved", "fine", "alice"), 0);
+    baseline_init(&old);
+    assert_int_equal(baseline_set(&old, &ra.f[0], DECISION_DISMISSED, "stale",
+                                  "2020-01-01T00:00:00Z"), 0);
+    record(path, b, &rb, &old);
+    d = decisions_of(path, fp);
+    assert_string_equal(d.status, "approved");
+    assert_string_equal(d.by, "alice");
+    assert_string_equal(stored_decision(path, "app-1", &v), "approved");
+    c = changes_of(path, fp);
+    assert_int_equal(c.n, 1); /* not applied: no change */
+    assert_int_equal(store_open(path, 1, &s, &err), 0);
+    assert_int_equal(store_note_conflict(s, &old.d[0], "old.json", &err), 0);
+    assert_int_equal(store_note_conflict(s, &old.d[0], "old.json", &err), 0);
+    store_close(s);
+    c = changes_of(path, fp);
+    assert_int_equal(c.n, 2);
+    assert_string_equal(c.kind[0], "conflict");
+    assert_string_equal(c.from[0], "approved"); /* kept */
+    assert_string_equal(c.to[0], "dismissed");  /* the file's, not applied */
+    assert_string_equal(c.comment[0], "stale");
+    baseline_free(&old);
+    results_free(&ra);
+    results_free(&rb);
+    model_free(a);
+    model_free(b);
 }
 
 static size_t kill_after;
@@ -698,6 +995,439 @@ static void test_killed_writer(void **state)
     model_free(b);
 }
 
+/* ---- PostgreSQL: the same answers, its refusals, a lost connection ------ */
+
+/* A run whose texts need COPY's escapes and JSON's: tab, newline,
+ * backslash, quotes, non-ASCII; a fractional metric and an attribute. */
+static model *odd_run(void)
+{
+    model *m = model_new();
+    op_builder *b;
+    op_run *r;
+    op_node *n;
+
+    assert_non_null(m);
+    b = model_builder_new(m, "odd.json");
+    r = op_run_get(b, "spark", "odd-1");
+    op_run_str(b, r, OP_F_NAME, "odd\tname \"q\" \\ é");
+    op_run_job(b, r, "nightly");
+    op_run_int(b, r, OP_I_STARTED_AT, 5000);
+    op_run_config(b, r, "k\nv", "a\\b\tc");
+    op_run_metric_int(b, r, "tasks", 7);
+    n = op_node_get(b, r, "n 1\\x");
+    op_node_str(b, n, OP_F_NAME, "line\nbreak\r\n ünï");
+    op_node_metric(b, n, "ratio", 0.1);
+    op_node_metric(b, n, "input_bytes", 1e300);
+    op_node_attr(b, n, "path", "C:\\dir\\file");
+    n = op_node_get(b, r, "plain");
+    op_node_int(b, n, OP_I_PARALLELISM, 8);
+    model_builder_free(b);
+    model_freeze(m);
+    return m;
+}
+
+typedef struct dump {
+    FILE *f;
+    store *s;
+    char job[STORE_JOB_KEY_MAX]; /* the first job's key */
+} dump;
+
+static const char *nz(const char *v)
+{
+    return v ? v : "(null)";
+}
+
+static int dump_value(void *ud, const char *id, double v)
+{
+    fprintf(((dump *)ud)->f, "  value %s %.17g\n", id, v);
+    return 0;
+}
+
+static int dump_node(void *ud, const store_node *n)
+{
+    fprintf(((dump *)ud)->f, "  node %s|%s|%s|%s|%lld|%lld|%lld|%lld|%u|%s|%s|%s\n",
+            n->id, nz(n->kind), nz(n->name), nz(n->status),
+            (long long)n->started_at, (long long)n->ended_at,
+            (long long)n->duration_ms, (long long)n->parallelism, n->set,
+            nz(n->metrics_json), nz(n->dist_json), nz(n->attrs_json));
+    return 0;
+}
+
+static int dump_finding(void *ud, const store_finding *f)
+{
+    fprintf(((dump *)ud)->f, "  finding %s|%s|%s|%s|%s|%s|%s|%s|%.17g|%s|%s\n",
+            f->rule, f->fingerprint, nz(f->node), nz(f->severity),
+            nz(f->message), nz(f->legacy_fp), nz(f->changes_json),
+            nz(f->evidence_json), f->impact_ms, nz(f->decision),
+            nz(f->comment));
+    return 0;
+}
+
+static int dump_run(void *ud, const store_run *r)
+{
+    static const char *const metrics[] = {"input_bytes", "ratio", "parallelism"};
+    dump *d = ud;
+    op_error err;
+
+    fprintf(d->f, "run %s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%lld|%lld|%lld|%u|%lld|%lld|%lld\n",
+            r->job, r->source, r->run_id, nz(r->name), nz(r->status),
+            nz(r->engine_version), nz(r->origin), nz(r->content_hash),
+            nz(r->config_json), nz(r->metrics_json), nz(r->attrs_json),
+            (long long)r->started_at, (long long)r->ended_at,
+            (long long)r->duration_ms, r->set, (long long)r->recorded_at,
+            (long long)r->nnodes, (long long)r->nfindings);
+    assert_int_equal(store_each_node(d->s, r->pk, dump_node, d, &err), 0);
+    assert_int_equal(store_each_finding(d->s, r->pk, dump_finding, d, &err), 0);
+    if (store_each_node_value(d->s, r->pk, metrics, 3, NULL, dump_value, d,
+                              &err))
+        fail_msg("%s", err.msg);
+    return 0;
+}
+
+static int dump_job(void *ud, const store_job *j)
+{
+    dump *d = ud;
+    op_error err;
+
+    if (!d->job[0])
+        snprintf(d->job, sizeof d->job, "%s", j->job);
+    fprintf(d->f, "job %s|%s|%lld|%lld\n", j->job, j->source,
+            (long long)j->nruns, (long long)j->last_started);
+    assert_int_equal(store_each_run(d->s, j->job, NULL, NULL, 0, 100, dump_run,
+                                    d, &err), 0);
+    return 0;
+}
+
+static int dump_decision(void *ud, const store_decision *x)
+{
+    fprintf(((dump *)ud)->f, "decision %s|%s|%s|%s|%s|%s|%s|%s|%s\n",
+            x->fingerprint, nz(x->legacy_fp), x->rule, nz(x->job),
+            nz(x->run_id), nz(x->node), x->status, nz(x->comment),
+            nz(x->decided_by));
+    return 0;
+}
+
+/* Everything the interface hands out of the store at path, as text (the
+ * run keys pk left out: a PostgreSQL identity may skip numbers). */
+static char *dump_store(const char *path)
+{
+    char *buf = NULL, key[STORE_JOB_KEY_MAX], near[STORE_JOB_KEY_MAX];
+    size_t len = 0;
+    op_error err;
+    dump d;
+
+    memset(&d, 0, sizeof d);
+    assert_non_null(d.f = open_memstream(&buf, &len));
+    assert_int_equal(store_open(path, 0, &d.s, &err), 0);
+    assert_int_equal(store_each_job(d.s, dump_job, &d, &err), 0);
+    assert_int_equal(store_each_decision(d.s, NULL, dump_decision, &d, &err), 0);
+    assert_int_equal(store_find_job(d.s, "nightl", key, sizeof key, near,
+                                    sizeof near, &err), OP_ENOTFOUND);
+    fprintf(d.f, "near %s\n", near);
+    assert_int_equal(store_find_job(d.s, d.job, key, sizeof key,
+                                    near, sizeof near, &err), 0);
+    fprintf(d.f, "found %s\n", key);
+    store_close(d.s);
+    fclose(d.f);
+    return buf;
+}
+
+/* The same analyses into SQLite and PostgreSQL: every answer is the same,
+ * texts, content hashes, order, decisions. */
+static void test_pg_same_answers(void **state)
+{
+    char uri[128], file[128], *a, *b;
+    model *m1 = night("app-1", 1000, 3, 500), *m2 = night("app-2", 2000, 3, 600),
+          *odd = odd_run();
+    results r1, r2;
+    baseline bl;
+    int k;
+
+    (void)state;
+    setenv("SOURCE_DATE_EPOCH", "1732870000", 1); /* the same recorded_at */
+    tmp_path(uri, sizeof uri, "same.db");
+    snprintf(file, sizeof file, "%s/same-sqlite.db", tm_tmpdir);
+    unlink(file);
+    one_finding(&r1, m1);
+    one_finding(&r2, m2);
+    baseline_init(&bl);
+    assert_int_equal(baseline_set(&bl, &r1.f[0], DECISION_DISMISSED, "noise",
+                                  NULL), 0);
+    for (k = 0; k < 2; k++) {
+        const char *p = k ? file : uri;
+        record(p, m1, &r1, NULL);
+        record(p, m2, &r2, &bl);
+        record(p, odd, NULL, NULL);
+        record(p, m1, &r1, &bl); /* replaced */
+        assert_int_equal(decide(p, r2.f[0].fingerprint, "approved", "ok",
+                                "alice"), 0);
+    }
+    a = dump_store(uri);
+    b = dump_store(file);
+    if (strcmp(a, b)) { /* the two dumps side by side, for diff(1) */
+        char pa[128];
+        FILE *f;
+        snprintf(pa, sizeof pa, "/tmp/test_store.%d.pg", (int)getpid());
+        if ((f = fopen(pa, "w")))
+            fputs(a, f), fclose(f);
+        snprintf(pa, sizeof pa, "/tmp/test_store.%d.sqlite", (int)getpid());
+        if ((f = fopen(pa, "w")))
+            fputs(b, f), fclose(f);
+        fail_msg("the stores answer differently: diff /tmp/test_store.%d.*",
+                 (int)getpid());
+    }
+    assert_non_null(strstr(a, "line\nbreak\r\n ünï"));
+    assert_non_null(strstr(a, "value n 1\\x 1.0000000000000001e+300"));
+    free(a);
+    free(b);
+    unsetenv("SOURCE_DATE_EPOCH");
+    baseline_free(&bl);
+    results_free(&r1);
+    results_free(&r2);
+    model_free(m1);
+    model_free(m2);
+    model_free(odd);
+}
+
+/* store_copy: SQLite -> PostgreSQL -> SQLite answers as the first store
+ * did, counts said; a DST holding runs is refused and left as it was. */
+static void test_pg_copy(void **state)
+{
+    char uri[128], file[128], back[128], *a, *b;
+    model *m1 = night("app-1", 1000, 3, 500), *odd = odd_run();
+    results r1;
+    store *src = NULL, *dst = NULL;
+    store_counts n;
+    op_error err;
+
+    (void)state;
+    snprintf(file, sizeof file, "%s/copy-src.db", tm_tmpdir);
+    snprintf(back, sizeof back, "%s/copy-back.db", tm_tmpdir);
+    unlink(file);
+    unlink(back);
+    one_finding(&r1, m1);
+    record(file, m1, &r1, NULL);
+    record(file, odd, NULL, NULL);
+    assert_int_equal(decide(file, r1.f[0].fingerprint, "approved", "ok", "bo"), 0);
+    assert_int_equal(decide(file, r1.f[0].fingerprint, "dismissed", "no", "al"), 0);
+    tmp_path(uri, sizeof uri, "copy");
+    assert_int_equal(store_open(file, 0, &src, &err), 0);
+    assert_int_equal(store_open(uri, 1, &dst, &err), 0);
+    assert_int_equal(store_copy(src, dst, &n, &err), 0);
+    assert_int_equal(n.runs, 2);
+    assert_int_equal(n.nodes, 5);
+    assert_int_equal(n.findings, 1);
+    assert_int_equal(n.decisions, 1);
+    assert_int_equal(n.changes, 2);
+    assert_int_equal(store_copy(src, dst, &n, &err), OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "holds 2 runs"));
+    store_close(dst);
+    store_close(src);
+    assert_int_equal(store_open(uri, 0, &src, &err), 0);
+    assert_int_equal(store_open(back, 1, &dst, &err), 0);
+    assert_int_equal(store_copy(src, dst, &n, &err), 0);
+    store_close(dst);
+    store_close(src);
+    a = dump_store(file);
+    b = dump_store(uri);
+    assert_string_equal(a, b);
+    free(b);
+    b = dump_store(back);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    /* the audit trail, in its order, on both sides */
+    {
+        cseen c1 = changes_of(file, r1.f[0].fingerprint),
+              c2 = changes_of(back, r1.f[0].fingerprint);
+        assert_int_equal(c1.n, 2);
+        assert_memory_equal(&c1, &c2, sizeof c1);
+        assert_string_equal(c2.to[0], "dismissed");
+        assert_string_equal(c2.by[1], "bo");
+    }
+    results_free(&r1);
+    model_free(m1);
+    model_free(odd);
+}
+
+#ifdef OP_HAVE_LIBPQ
+/* Runs sql on the database at uri (another connection than the store's). */
+static void pg_sql(const char *uri, const char *sql)
+{
+    PGconn *c = PQconnectdb(uri);
+    PGresult *r;
+
+    assert_int_equal(PQstatus(c), CONNECTION_OK);
+    r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK &&
+        PQresultStatus(r) != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(c);
+}
+#endif
+
+/* What a PostgreSQL store refuses, each named: a password in the URI
+ * (it would show in ps), a bad URI, a server not there, another
+ * application's database, no store for a reader, a newer schema. */
+static void test_pg_refusals(void **state)
+{
+    char uri[128];
+    store *s = NULL;
+    op_error err;
+
+    (void)state;
+    assert_int_equal(store_open("postgresql://u:s3cret@127.0.0.1:1/x", 0, &s,
+                                &err), OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "pgpass"));
+    assert_null(strstr(err.msg, "s3cret"));
+    assert_int_equal(store_open("postgresql://u@127.0.0.1:1/x?password=s3cret",
+                                0, &s, &err), OP_EUSAGE);
+    assert_null(strstr(err.msg, "s3cret"));
+    assert_int_equal(store_open("postgresql://[::1", 0, &s, &err), OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "not a PostgreSQL connection URI"));
+    assert_int_equal(store_open("postgresql://u@127.0.0.1:1/x", 1, &s, &err),
+                     OP_EIO);
+    assert_non_null(strstr(err.msg, "cannot connect"));
+    assert_null(s);
+    tmp_path(uri, sizeof uri, "empty");
+    assert_int_equal(store_open(uri, 0, &s, &err), OP_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "no run store there"));
+#ifdef OP_HAVE_LIBPQ
+    tmp_path(uri, sizeof uri, "foreign");
+    pg_sql(uri, "CREATE TABLE accounts(id int)");
+    assert_int_equal(store_open(uri, 1, &s, &err), OP_EPARSE);
+    assert_non_null(strstr(err.msg, "not an opti-pipe run store"));
+    tmp_path(uri, sizeof uri, "newer");
+    assert_int_equal(store_open(uri, 1, &s, &err), 0);
+    store_close(s);
+    pg_sql(uri, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+    assert_int_equal(store_open(uri, 1, &s, &err), OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "schema 99 is newer"));
+#endif
+}
+
+/* The server drops the store's connection (a restart, a failover): the
+ * next recording and read reconnect, and nothing is counted twice. */
+static void test_pg_reconnect(void **state)
+{
+#ifdef OP_HAVE_LIBPQ
+    char uri[128];
+    model *a = night("app-1", 1000, 2, 100), *b = night("app-2", 2000, 2, 100);
+    store *s = NULL;
+    op_error err;
+    seen v;
+
+    (void)state;
+    tmp_path(uri, sizeof uri, "reconnect");
+    assert_int_equal(store_open(uri, 1, &s, &err), 0);
+    assert_int_equal(store_record(s, a, NULL, NULL, NULL, &err), 0);
+    pg_sql(uri, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = 'optipipe' AND pid <> pg_backend_pid()");
+    assert_int_equal(store_record(s, b, NULL, NULL, NULL, &err), 0);
+    memset(&v, 0, sizeof v);
+    pg_sql(uri, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = 'optipipe' AND pid <> pg_backend_pid()");
+    assert_int_equal(store_each_run(s, "nightly", NULL, NULL, 0, 30,
+                                    collect_run, &v, &err), 0);
+    assert_int_equal(v.n, 2);
+    store_close(s);
+    model_free(a);
+    model_free(b);
+#else
+    (void)state;
+#endif
+}
+
+static int pg_group_setup(void **state)
+{
+    on_pg = 1;
+    return tm_tmpdir_setup(state);
+}
+
+static int pg_group_teardown(void **state)
+{
+    on_pg = 0;
+    return tm_tmpdir_teardown(state);
+}
+
+/* Notifications (schema 5): what an endpoint was told of an event is
+ * remembered per endpoint by a sent delivery only, the newest replacing
+ * it; every delivery is logged, newest first; a read-only store and an
+ * over-long text are refused. */
+typedef struct nseen {
+    int n;
+    char status[4][16], endpoint[4][16], error[4][64];
+    int64_t attempts[4];
+} nseen;
+
+static int notification_cb(void *ud, const store_notification *n)
+{
+    nseen *c = ud;
+
+    if (c->n < 4) {
+        snprintf(c->status[c->n], 16, "%s", n->status);
+        snprintf(c->endpoint[c->n], 16, "%s", n->endpoint);
+        snprintf(c->error[c->n], 64, "%s", n->error ? n->error : "");
+        c->attempts[c->n] = n->attempts;
+    }
+    c->n++;
+    return 0;
+}
+
+static void test_notifications(void **state)
+{
+    char path[128], said[SHA256_HEX_LEN + 1], big[STORE_NOTIFY_TEXT_MAX + 2];
+    store *s = NULL;
+    op_error err;
+    nseen c;
+    store_notification n = {0, NULL, "team", "finding", "00000000000000aa",
+                            "failed", 4, "HTTP 500", NULL};
+
+    (void)state;
+    tmp_path(path, sizeof path, "notify.db");
+    assert_int_equal(store_open(path, 1, &s, &err), 0);
+    assert_int_equal(store_notify_said(s, "team", n.fingerprint, said,
+                                       sizeof said, &err), 0);
+    assert_string_equal(said, "");
+    assert_int_equal(store_notify_log(s, &n, &err), 0); /* failed: not said */
+    assert_int_equal(store_notify_said(s, "team", n.fingerprint, said,
+                                       sizeof said, &err), 0);
+    assert_string_equal(said, "");
+    n.status = "sent", n.error = NULL, n.digest = "d1", n.attempts = 2;
+    assert_int_equal(store_notify_log(s, &n, &err), 0);
+    n.digest = "d2";
+    assert_int_equal(store_notify_log(s, &n, &err), 0);
+    assert_int_equal(store_notify_said(s, "team", n.fingerprint, said,
+                                       sizeof said, &err), 0);
+    assert_string_equal(said, "d2");
+    assert_int_equal(store_notify_said(s, "chat", n.fingerprint, said,
+                                       sizeof said, &err), 0);
+    assert_string_equal(said, ""); /* per endpoint */
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    n.error = big;
+    assert_int_equal(store_notify_log(s, &n, &err), OP_EUSAGE);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(store_each_notification(s, 0, notification_cb, &c, &err),
+                     0);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.status[0], "sent");
+    assert_string_equal(c.status[2], "failed");
+    assert_string_equal(c.error[2], "HTTP 500");
+    assert_int_equal(c.attempts[2], 4);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(store_each_notification(s, 1, notification_cb, &c, &err),
+                     0);
+    assert_int_equal(c.n, 1);
+    store_close(s);
+    assert_int_equal(store_open(path, 0, &s, &err), 0);
+    n.error = NULL;
+    assert_int_equal(store_notify_log(s, &n, &err), OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "read-only"));
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -705,12 +1435,53 @@ int main(void)
         cmocka_unit_test(test_findings_and_decisions),
         cmocka_unit_test(test_later_decisions),
         cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_prune_batches),
+        cmocka_unit_test(test_held_store),
         cmocka_unit_test(test_migrate_v0),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_killed_writer),
         cmocka_unit_test(test_decide),
         cmocka_unit_test(test_migrate_v2),
         cmocka_unit_test(test_record_own),
+        cmocka_unit_test(test_audit_trail),
+        cmocka_unit_test(test_newest_wins),
+        cmocka_unit_test(test_notifications),
     };
-    return cmocka_run_group_tests(tests, tm_tmpdir_setup, tm_tmpdir_teardown);
+    /* what the interface promises, on PostgreSQL */
+    const struct CMUnitTest pg_tests[] = {
+        cmocka_unit_test(test_record_and_read),
+        cmocka_unit_test(test_findings_and_decisions),
+        cmocka_unit_test(test_later_decisions),
+        cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_prune_batches),
+        cmocka_unit_test(test_killed_writer),
+        cmocka_unit_test(test_decide),
+        cmocka_unit_test(test_record_own),
+        cmocka_unit_test(test_audit_trail),
+        cmocka_unit_test(test_newest_wins),
+        cmocka_unit_test(test_notifications),
+        cmocka_unit_test(test_pg_same_answers),
+        cmocka_unit_test(test_pg_copy),
+        cmocka_unit_test(test_pg_refusals),
+        cmocka_unit_test(test_pg_reconnect),
+    };
+    int failed = cmocka_run_group_tests_name("sqlite", tests, tm_tmpdir_setup,
+                                             tm_tmpdir_teardown);
+    int pg;
+
+#ifndef OP_HAVE_LIBPQ
+    fprintf(stderr, "SKIP: the PostgreSQL store tests: PostgreSQL support is "
+                    "not compiled in\n");
+    return failed;
+#endif
+    if ((pg = pgtest_start()) == 77)
+        return failed; /* pg.sh said why */
+    if (pg != 0) {
+        fprintf(stderr, "test_store: the PostgreSQL test server did not start\n");
+        return 1;
+    }
+    failed += cmocka_run_group_tests_name("postgresql", pg_tests,
+                                          pg_group_setup, pg_group_teardown);
+    pgtest_stop();
+    return failed;
 }

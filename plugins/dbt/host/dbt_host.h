@@ -16,4 +16,11 @@ void html_charts_dbt(hout *h, const struct op_run *r);
  * {{ config(...) }} line for the .sql file (emit_writer_fn). */
 void dbt_patch_write(emit_out *o, const finding *const *fs, size_t n);
 
+/* cost_dbt.c: the costs keys dbt reads and a run's rate (core/engine.h). */
+struct cJSON;
+struct op_cost_rate;
+extern const char *const dbt_cost_keys[];
+int dbt_cost_rate(const struct op_run *r, const struct cJSON *c,
+                  struct op_cost_rate *out);
+
 #endif

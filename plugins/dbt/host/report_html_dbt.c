@@ -17,6 +17,7 @@
 #define DB_ROW 26
 #define DB_LEFT 150
 #define DB_WIDTH 960
+#define DB_RIGHT 40
 #define DB_TOP 10
 #define HI_W 480
 #define HI_H 250
@@ -228,7 +229,8 @@ static void gantt_chart(hout *h, const struct op_run *r)
         return;
     }
     height = DB_TOP + (int)g->nthreads * DB_ROW + 34;
-    x = hs_make(0, (double)(g->t1 - g->t0) * 1.01 + 1, DB_LEFT, DB_WIDTH - 16);
+    /* DB_RIGHT: the last tick's label is centred on its tick and must fit */
+    x = hs_make(0, (double)(g->t1 - g->t0) * 1.01 + 1, DB_LEFT, DB_WIDTH - DB_RIGHT);
     snprintf(desc, sizeof desc, "Gantt chart of %s%s on %s; nodes on the "
              "critical path are highlighted.", fmt_count(cn, sizeof cn, (double)g->n, "node", NULL),
              g->n < g->total ? " (the longest)" : "",

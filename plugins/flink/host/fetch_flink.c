@@ -94,7 +94,9 @@ typedef struct fx_job {
 } fx_job;
 
 typedef struct fx {
-    const fetch_opts *o;
+    const fetch_opts *o;         /* &conn */
+    fetch_opts conn;             /* the caller's, with the polls set */
+    const flink_fetch_opts *fo;  /* Flink's own options */
     http_client *http;
     char *base;
     uint64_t max_response;
@@ -504,7 +506,9 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 }
 
 /* Per subtask (/vertices/<vid>/metrics), names "<n>.<operator>.<metric>":
- * output watermarks in every poll; a Kafka source's per-partition offsets
+ * output watermarks and RocksDB / ForSt native metrics ("...rocksdb.<name>",
+ * there only when the job turned them on) in every poll; a Kafka source's
+ * per-partition offsets
  * ("...KafkaSourceReader.topic.<t>.partition.<p>.currentOffset") once,
  * for their names: the plugin counts the partitions from them. */
 static int want_subtask(const char *id)
@@ -516,13 +520,24 @@ static int want_subtask(const char *id)
         p++;
     if (p == id || *p != '.')
         return W_NO;
-    if (ends_with(id, n, ".currentOutputWatermark"))
+    if (ends_with(id, n, ".currentOutputWatermark") || strstr(id, ".rocksdb."))
         return W_EVERY;
     return ends_with(id, n, ".currentOffset") &&
                    strstr(id, ".KafkaSourceReader.topic.") &&
                    strstr(id, ".partition.")
                ? W_FIRST
                : W_NO;
+}
+
+/* Per subtask, for a vertex that is not a source: only the RocksDB /
+ * ForSt native metrics ("<n>.<operator>[.<cf>].rocksdb.<name>"). */
+static int want_native(const char *id)
+{
+    const char *p = id;
+
+    while (isdigit((unsigned char)*p))
+        p++;
+    return p > id && *p == '.' && strstr(p, ".rocksdb.") ? W_EVERY : W_NO;
 }
 
 static int want_job(const char *id)
@@ -598,8 +613,8 @@ static void left_add(fx *x, fx_left *l, const char *id)
 /* The names a vertex (or the job's own list) may ask for. */
 static size_t metric_room(const fx *x)
 {
-    return x->o->max_metric_names ? x->o->max_metric_names
-                                  : FETCH_METRIC_NAMES;
+    return x->fo->max_metric_names ? x->fo->max_metric_names
+                                   : FLINK_METRIC_NAMES;
 }
 
 static void left_note(fx *x, fx_left *l, const char *list)
@@ -914,11 +929,12 @@ static void vertex_main(fx *x, fx_job *j, fx_vertex *v)
     snprintf(path, sizeof path, "/jobs/%s/vertices/%s/subtasks/metrics",
              j->jid, v->id);
     metric_gets(x, path, want_agg, FX_AGG, &room, &v->gets, NULL);
-    if (v->is_source) {
-        snprintf(path, sizeof path, "/jobs/%s/vertices/%s/metrics", j->jid,
-                 v->id);
+    snprintf(path, sizeof path, "/jobs/%s/vertices/%s/metrics", j->jid,
+             v->id);
+    if (v->is_source)
         metric_gets(x, path, want_subtask, "", &room, &v->gets, &v->gets0);
-    }
+    else
+        metric_gets(x, path, want_native, "", &room, &v->gets, NULL);
     fetch_gets(x, &v->gets);
     fetch_gets(x, &v->gets0);
 }
@@ -984,8 +1000,8 @@ static void job_sample(fx *x, fx_job *j)
  * refresh interval (what the Web UI does), a bounded number of times. */
 static void backpressure_rounds(fx *x)
 {
-    double wait = x->o->bp_wait_s >= 0 ? x->o->bp_wait_s
-                                       : (double)x->refresh_ms / 1000.0;
+    double wait = x->fo->bp_wait_s >= 0 ? x->fo->bp_wait_s
+                                        : (double)x->refresh_ms / 1000.0;
     int round;
     size_t i, k;
     op_error why;
@@ -1065,8 +1081,8 @@ static int choose_jobs(fx *x, op_error *err)
     const cJSON *j;
     size_t running = 0;
 
-    if (x->o->job)
-        return add_job(x, x->o->job) ? OP_ENOMEM : 0;
+    if (x->fo->job)
+        return add_job(x, x->fo->job) ? OP_ENOMEM : 0;
     if (!cJSON_IsArray(cJSON_GetObjectItem(x->overview, "jobs")))
         return op_error_set(err, FETCH_ENOTHING,
                             "%s: cannot list the jobs (GET /jobs/overview "
@@ -1078,11 +1094,11 @@ static int choose_jobs(fx *x, op_error *err)
         const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(j, "state"));
         if (id_ok(jid) && st && !strcmp(st, "RUNNING")) {
             running++;
-            if ((x->o->all_running || running == 1) && add_job(x, jid))
+            if ((x->fo->all_running || running == 1) && add_job(x, jid))
                 return OP_ENOMEM;
         }
     }
-    if (running == 1 || (running > 1 && x->o->all_running))
+    if (running == 1 || (running > 1 && x->fo->all_running))
         return 0;
     if (running == 0) {
         list_jobs(x, NULL, list, sizeof list);
@@ -1259,7 +1275,7 @@ static void fx_free(fx *x)
     free(x->base);
 }
 
-static int check_opts(const fetch_opts *o, op_error *err)
+static int check_opts(const flink_fetch_opts *o, op_error *err)
 {
     if (o->job && o->all_running)
         return op_error_set(err, FETCH_EUSAGE,
@@ -1323,7 +1339,7 @@ static void samples(fx *x)
         progress(x, "waiting for the interval");
         op_error_clear(&why);
         if (http_stopped(x->http, &why) ||
-            http_sleep(x->http, x->o->interval_s, &why)) {
+            http_sleep(x->http, x->fo->interval_s, &why)) {
             samples_missed(x, k, &why);
             return;
         }
@@ -1357,31 +1373,39 @@ static void summary(const fx *x, op_error *err)
                  x->skipped ? x->stop.msg : "");
 }
 
-int fetch_flink_to_memory(const char *url, const fetch_opts *o, char **buf,
-                          size_t *len, op_error *err)
+int fetch_flink_to_memory(const char *url, const fetch_opts *o,
+                          const void *eo, char **buf, size_t *len,
+                          op_error *err)
 {
+    static const flink_fetch_opts dflt = {NULL, 0, 0, 60, -1,
+                                          FLINK_METRIC_NAMES};
     fx x;
     int rc;
 
     *buf = NULL;
     *len = 0;
     memset(&x, 0, sizeof x);
-    x.o = o;
+    x.fo = eo ? eo : &dflt;
+    x.conn = *o;
+    x.conn.polls = x.fo->samples;
+    x.conn.poll_interval_s = x.fo->interval_s;
+    x.o = &x.conn;
     x.refresh_ms = 3000;
     x.max_response = o->max_response ? o->max_response : FX_DEFAULT_MAX;
-    if ((rc = check_opts(o, err)))
+    if ((rc = check_opts(x.fo, err)))
         goto out;
     if ((rc = http_base_url(url, &x.base, err)) ||
-        (rc = http_client_new(o, &x.http, err))) {
+        (rc = http_client_new(x.o, &x.http, err))) {
         rc = rc == OP_ENOMEM ? FETCH_ENOTHING : FETCH_EUSAGE;
         goto out;
     }
-    x.npolls = 1 + (size_t)o->samples;
-    x.polls = calloc(x.npolls, sizeof *x.polls);
+    /* npolls counts what polls holds: fx_free walks it */
+    x.polls = calloc(1 + (size_t)x.fo->samples, sizeof *x.polls);
     if (!x.polls) {
         rc = op_error_set(err, FETCH_ENOTHING, "out of memory");
         goto out;
     }
+    x.npolls = 1 + (size_t)x.fo->samples;
     x.polls[0].at = now_epoch_ms();
     snprintf(x.phase, sizeof x.phase, "discovery");
     x.discovery = 1;

@@ -34,6 +34,7 @@
 
 typedef struct fs {
     const fetch_opts *o;
+    const spark_fetch_opts *so;
     http_client *http;
     char *base;
     const char *dir;
@@ -110,7 +111,7 @@ static int check_app(fs *s, op_error *err)
     int rc = FETCH_OK;
     op_error why;
 
-    snprintf(path, sizeof path, "/api/v1/applications/%s", s->o->app);
+    snprintf(path, sizeof path, "/api/v1/applications/%s", s->so->app);
     op_error_clear(&why);
     if (get_json(s, path, &app, &status, &why))
         return op_error_set(err, FETCH_ENOTHING, "cannot fetch from %s: %s",
@@ -118,7 +119,7 @@ static int check_app(fs *s, op_error *err)
     if (status == 404)
         rc = op_error_set(err, FETCH_ENOTHING,
                           "application %s not found on %s (GET %s: HTTP 404)",
-                          s->o->app, s->base, path);
+                          s->so->app, s->base, path);
     else if (status < 200 || status > 299)
         rc = op_error_set(err, FETCH_ENOTHING, "GET %s%s: HTTP %ld %s%s",
                           s->base, path, status, http_reason(status),
@@ -131,10 +132,10 @@ static int check_app(fs *s, op_error *err)
                           "%s does not look like a Spark History Server: GET "
                           "%s did not answer an application",
                           s->base, path);
-    else if (s->o->attempt && !has_attempt(app, s->o->attempt))
+    else if (s->so->attempt && !has_attempt(app, s->so->attempt))
         rc = op_error_set(err, FETCH_ENOTHING,
-                          "application %s has no attempt '%s'", s->o->app,
-                          s->o->attempt);
+                          "application %s has no attempt '%s'", s->so->app,
+                          s->so->attempt);
     cJSON_Delete(app);
     return rc;
 }
@@ -165,7 +166,7 @@ static int unpack(fs *s, const char *zip_path, op_error *err)
         else
             skip += 2;
         return op_error_set(err, FETCH_ENOTHING, "the logs of %s from %s: %s",
-                            s->o->app, s->base, why.msg + skip);
+                            s->so->app, s->base, why.msg + skip);
     }
     if (s->res.left) {
         char left[80];
@@ -211,12 +212,12 @@ static int download(fs *s, int fd, op_error *err)
     uint64_t bytes = 0;
     long status = 0;
 
-    if (s->o->attempt)
+    if (s->so->attempt)
         snprintf(path, sizeof path, "/api/v1/applications/%s/%s/logs",
-                 s->o->app, s->o->attempt);
+                 s->so->app, s->so->attempt);
     else
         snprintf(path, sizeof path, "/api/v1/applications/%s/logs",
-                 s->o->app);
+                 s->so->app);
     snprintf(url, sizeof url, "%s%s", s->base, path);
     if (s->o->progress && s->o->diag)
         fprintf(s->o->diag, "fetch: GET %s ...\n", path);
@@ -228,32 +229,39 @@ static int download(fs *s, int fd, op_error *err)
     if (status == 404)
         return op_error_set(err, FETCH_ENOTHING,
                             "no event logs for %s on %s (GET %s: HTTP 404)",
-                            s->o->app, s->base, path);
+                            s->so->app, s->base, path);
     if (status < 200 || status > 299)
         return op_error_set(err, FETCH_ENOTHING, "GET %s: HTTP %ld %s", url,
                             status, http_reason(status));
     return 0;
 }
 
-int fetch_spark_history(const char *url, const fetch_opts *o,
+int fetch_spark_history(const char *url, const fetch_opts *o, const void *eo,
                         const char *dir, op_error *err)
 {
+    const spark_fetch_opts *so = eo;
     fs s;
     char tmp[FS_PATH_MAX];
     int rc, fd = -1, slot = -1;
 
     memset(&s, 0, sizeof s);
     s.o = o;
-    s.dir = dir;
+    s.so = so;
     tmp[0] = '\0';
-    if (!app_id_ok(o->app))
+    if (!so || !so->app)
+        return op_error_set(err, FETCH_EUSAGE,
+                            "spark-history needs --app APP_ID");
+    if (!dir)
+        dir = so->app;
+    s.dir = dir;
+    if (!app_id_ok(so->app))
         return op_error_set(err, FETCH_EUSAGE,
                             "--app: '%.80s' is not a Spark application id",
-                            o->app ? o->app : "");
-    if (o->attempt && !app_id_ok(o->attempt))
+                            so->app);
+    if (so->attempt && !app_id_ok(so->attempt))
         return op_error_set(err, FETCH_EUSAGE,
                             "--attempt: '%.80s' is not an attempt id",
-                            o->attempt);
+                            so->attempt);
     if ((rc = http_base_url(url, &s.base, err)) ||
         (rc = http_client_new(o, &s.http, err))) {
         rc = rc == OP_ENOMEM ? FETCH_ENOTHING : FETCH_EUSAGE;
@@ -278,7 +286,7 @@ int fetch_spark_history(const char *url, const fetch_opts *o,
     if (s.res.files == 0)
         rc = op_error_set(err, FETCH_ENOTHING,
                           "the logs archive of %s held no usable file%s%s",
-                          o->app, s.res.refused ? "; first refused: " : "",
+                          so->app, s.res.refused ? "; first refused: " : "",
                           s.first_refused);
     else if (s.res.refused)
         rc = op_error_set(err, FETCH_INCOMPLETE,

@@ -9,6 +9,7 @@
  * Rollover Number order (the order). The numbers are taken as raw text:
  * the SparkContext Id is beyond a double's exact range.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,5 +55,38 @@ int spark_part_probe(const char *line, size_t len, char *key, size_t cap,
         !raw_number(line, len, "\"Rollover Number\"", num, sizeof num))
         return 0;
     *order = strtoll(num, NULL, 10);
+    return 1;
+}
+
+/* Databricks' names, for parts written without the metadata line (as
+ * NVIDIA's spark-rapids-tools reads them: by name): eventlog-YYYY-MM-DD--
+ * HH-MM[.codec] in the order of that time, then the current eventlog. */
+int spark_part_name(const char *base, const char *line, size_t len,
+                    char *key, size_t cap, int64_t *order)
+{
+    static const char pre[] = "eventlog";
+    static const char shape[] = "-dddd-dd-dd--dd-dd";
+    static const char ev[] = "{\"Event\":\"";
+    int64_t t = 0;
+    size_t i;
+
+    if (len < sizeof ev - 1 || memcmp(line, ev, sizeof ev - 1) != 0 ||
+        strncmp(base, pre, sizeof pre - 1) != 0 || cap < sizeof "databricks-eventlog")
+        return 0;
+    base += sizeof pre - 1;
+    if (*base == '\0') {
+        *order = INT64_MAX; /* the current file comes last */
+    } else {
+        for (i = 0; i < sizeof shape - 1; i++) {
+            if (shape[i] == 'd' ? (base[i] < '0' || base[i] > '9') : base[i] != shape[i])
+                return 0;
+            if (shape[i] == 'd')
+                t = t * 10 + (base[i] - '0');
+        }
+        if (base[i] != '\0' && base[i] != '.')
+            return 0;
+        *order = t;
+    }
+    memcpy(key, "databricks-eventlog", sizeof "databricks-eventlog");
     return 1;
 }

@@ -21,6 +21,54 @@ function M.executing(run)
   return not M.is_freshness(run)
 end
 
+-- Runs checked as a DAG without timings: a manifest alone, or a run that
+-- executed nothing (compile, docs generate, ls) joined to its manifest.
+function M.static(run)
+  return run.metrics.manifest_only == 1 or run.metrics.static_dag == 1
+end
+
+-- A model's materialization (from the manifest), else nil.
+function M.mat(n)
+  return n and n.kind == "model" and n.attrs.materialized or nil
+end
+
+-- Whether the run's nodes carry the manifest (materializations, files):
+-- what the DAG rules need.
+function M.has_dag(run)
+  if M.static(run) then
+    return true
+  end
+  for _, n in ipairs(run.nodes) do
+    if n.attrs.materialized then
+      return true
+    end
+  end
+  return false
+end
+
+-- The run's model nodes reading n directly (sorted by name), and every
+-- child.
+function M.model_children(run, n)
+  local out = {}
+  for _, cid in ipairs(n.children) do
+    local c = run.by_id[cid]
+    if c and c.kind == "model" then
+      out[#out + 1] = c
+    end
+  end
+  table.sort(out, function(a, b) return M.name(a) < M.name(b) end)
+  return out
+end
+
+-- Names of a list of nodes.
+function M.names(nodes)
+  local out = {}
+  for i, n in ipairs(nodes) do
+    out[i] = M.name(n)
+  end
+  return out
+end
+
 function M.is_freshness(run)
   local w = run.config.which
   return w == "source-freshness" or w == "freshness"
@@ -171,6 +219,67 @@ function M.node_history(runs, id)
     end
   end
   return vals
+end
+
+-- The runs of a history rule, oldest first, the current run last: the
+-- comparable earlier runs (M.history, at most `limit` of them, the
+-- newest) and run itself.
+function M.window(run, ctx, limit)
+  local hist = M.history(run, ctx)
+  local out = {}
+  for i = math.max(1, #hist - limit + 1), #hist do
+    out[#out + 1] = hist[i]
+  end
+  out[#out + 1] = run
+  return out
+end
+
+-- Sorts list in place, largest size(x) first, ties by id(x) ascending (so
+-- reports are stable), and returns it.
+function M.largest_first(list, size, id)
+  table.sort(list, function(a, b)
+    local sa, sb = size(a), size(b)
+    if sa ~= sb then
+      return sa > sb
+    end
+    return id(a) < id(b)
+  end)
+  return list
+end
+
+-- What a history rule starts from: the ids of run's nodes that pick(n)
+-- accepts and M.window(run, ctx, o.window - 1); nil when no node is picked
+-- or the window has fewer than o.min_runs runs.
+function M.picked_window(run, ctx, o, pick)
+  local ids = {}
+  for _, n in ipairs(run.nodes) do
+    if pick(n) then
+      ids[#ids + 1] = n.id
+    end
+  end
+  if #ids == 0 then
+    return nil
+  end
+  local runs = M.window(run, ctx, o.window - 1)
+  if #runs < o.min_runs then
+    return nil
+  end
+  return ids, runs
+end
+
+-- For each run of `runs` (oldest first), fn(i, run, node) for every id in
+-- `ids` (a list) the run has a node of. Each run's nodes are read once
+-- (stored runs load them lazily) and not kept.
+function M.each_node(runs, ids, fn)
+  for i, h in ipairs(runs) do
+    local by = h.by_id
+    for _, id in ipairs(ids) do
+      local n = by[id]
+      if n then
+        fn(i, h, n)
+      end
+    end
+  end
 end
 
 -- Joins formatted durations: "4m 02s, 3m 58s, 4m 05s".

@@ -559,6 +559,31 @@ function M.live(run)
   return run.status == "running" or run.status == "unknown"
 end
 
+-- A source's input rate: records_in_per_s when it reports one
+-- (Source__<name>.numRecordsInPerSecond), else what it emits.
+function M.source_rate(n)
+  local m = n.metrics
+  if m.records_in_per_s and m.records_in_per_s > 0 then
+    return m.records_in_per_s
+  end
+  return m.records_out_per_s
+end
+
+-- Whether the run's DAG is known: a job of two or more vertices without a
+-- single edge has an empty plan (still deploying, or a restore that keeps
+-- failing), and every vertex would look like a source (flink.empty-plan).
+function M.plan_known(run)
+  if #run.nodes < 2 then
+    return #run.nodes == 1
+  end
+  for _, n in ipairs(run.nodes) do
+    if #n.parents > 0 then
+      return true
+    end
+  end
+  return false
+end
+
 -- Backpressure at or below this is Flink's "ok" level (the Web UI's 10 %).
 M.BP_OK = 0.1
 

@@ -5,6 +5,8 @@
 -- docs/sql-performance-tuning.md of each Spark release; the RAPIDS
 -- Accelerator's docs/configs.md for spark.rapids.*. docs/spark.md
 -- "Versions" lists them. sparkutil reads it (conf, has_key, change).
+-- Vendors' own defaults (Databricks, EMR, Dataproc) are in sparkplatform,
+-- which sparkutil.conf asks first.
 
 local M = {}
 

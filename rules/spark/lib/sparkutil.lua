@@ -19,6 +19,7 @@ local GIB = 1024 * MIB
 M.MIB, M.GIB = MIB, GIB
 
 local keys = require "sparkconf"
+local platform = require "sparkplatform"
 
 -- The major.minor of the run's Spark (LogStart); nil when unknown.
 function M.version(run)
@@ -56,18 +57,25 @@ function M.key_name(run, key)
   return key
 end
 
--- The value the app ran with and whether it was set (false: Spark's
--- default). nil when neither is known.
+-- The value the app ran with, whether it was set (false: a default), and
+-- where it came from: "set", "platform default" (sparkplatform: the
+-- vendor's), "inferred" (the log shows it, sparkplatform) or "default"
+-- (Spark's), with the source or evidence of the two middle ones. nil when
+-- nothing is known.
 function M.conf(run, key)
   local v = run.config[M.key_name(run, key)]
   if v ~= nil then
-    return v, true
+    return v, true, "set"
+  end
+  local pv, how, why = platform.default(run, key)
+  if pv ~= nil then
+    return pv, false, how, why
   end
   local e = keys.KEYS[key]
   if e and type(e.default) == "function" then
-    return e.default(run, M), false
+    return e.default(run, M), false, "default"
   end
-  return keys.default(key, M.version(run)), false
+  return keys.default(key, M.version(run)), false, "default"
 end
 
 -- A change of key to `to` for the app, from the value it ran with (or
@@ -80,6 +88,15 @@ function M.change(run, key, to, from)
   end
   return { target = M.target(run), key = M.key_name(run, key),
            from = from or (M.conf(run, key)), to = to }
+end
+
+-- Whether the run's settings are unknown: its log has no
+-- EnvironmentUpdate (run attr incomplete; a rolled part without the first
+-- part). Then an unset key's default says nothing of what the app used,
+-- and no size may be derived from it.
+function M.settings_unknown(run)
+  local inc = run.attrs and run.attrs.incomplete
+  return inc ~= nil and inc:find("no environment", 1, true) ~= nil
 end
 
 function M.conf_bool(run, key)
@@ -256,14 +273,16 @@ function M.stage_control(run, n)
         .. "and no key changes that"):format(
         tasks, cur, dp and (" nor spark.default.parallelism (" .. dp .. ")") or "", tasks, tasks) }
   elseif source == "input" then
-    if M.has_key(run, "spark.sql.files.maxPartitionBytes") then
+    if M.has_key(run, "spark.sql.files.maxPartitionBytes") and not M.rdd_stage(run, n) then
       return { kind = "files", key = "spark.sql.files.maxPartitionBytes", tasks = tasks,
                from = M.conf(run, "spark.sql.files.maxPartitionBytes") }
     end
-    local _, since = M.has_key(run, "spark.sql.files.maxPartitionBytes")
+    local ok, since = M.has_key(run, "spark.sql.files.maxPartitionBytes")
     return { kind = "splits", tasks = tasks,
-      why = ("Spark %s splits input by the files' blocks (spark.sql.files.maxPartitionBytes "
-        .. "exists from %s)"):format(run.engine_version, since) }
+      why = ok and ("an RDD read (textFile, hadoopFile): the Hadoop input format splits the "
+        .. "files by their blocks; spark.sql.files.maxPartitionBytes splits DataFrame scans "
+        .. "only") or ("Spark %s splits input by the files' blocks (spark.sql.files."
+        .. "maxPartitionBytes exists from %s)"):format(run.engine_version, since) }
   end
   return { kind = "other", key = "spark.default.parallelism", tasks = tasks,
            from = run.config["spark.default.parallelism"] or tostring(tasks) }
@@ -283,12 +302,14 @@ function M.resize(run, n, factor)
     c = { kind = "shuffle", key = "spark.sql.shuffle.partitions", from = c.partitions,
           tasks = c.tasks }
   end
-  if c.kind == "code" or c.kind == "splits" then
+  if c.kind == "splits" then
+    return M.split_change(run, n, c, want, factor)
+  elseif c.kind == "code" then
     local to = M.nice_count(want, factor > 1 and M.total_cores(run) or nil)
-    if c.kind == "splits" then
-      return nil, ("repartition(%d) after reading, in the code (%s)"):format(to, c.why)
-    end
-    return nil, ("repartition(%d) -> repartition(%d) in the code (%s)"):format(c.tasks, to, c.why)
+    -- a change of the code, reconciled like a key: one value per call site
+    return { target = M.code_target(n), key = "numPartitions", from = tostring(c.tasks),
+             to = tostring(to) },
+      ("repartition(%d) -> repartition(%d) in the code (%s)"):format(c.tasks, to, c.why)
   elseif c.kind == "aqe" or c.kind == "files" then
     local b = M.parse_mem(c.from) or (c.kind == "aqe" and 64 or 128) * MIB
     local to = math.max(MIB, math.min(c.kind == "aqe" and GIB or 2 * GIB, b / factor))
@@ -301,6 +322,52 @@ function M.resize(run, n, factor)
   local to = M.nice_count(want, (c.kind == "shuffle" and factor > 1) and M.total_cores(run) or nil)
   return M.change(run, c.key, tostring(to), c.from),
     ("%s from %s to %d"):format(c.key, c.from, to)
+end
+
+-- A stage of RDD code: its job belongs to no SQL execution, none of its
+-- RDDs is in a SQL Exchange scope (spark_detect's sql_exchange) and it
+-- reads through no SQL scan operator (attr scan "Scan parquet db.t").
+function M.rdd_stage(run, n)
+  if n.attrs.sql_exchange == "true" or (n.attrs.scan or ""):find("Scan ", 1, true) then
+    return false
+  end
+  for _, j in ipairs(run.nodes) do
+    if j.id == n.attrs.job then
+      return j.attrs.sql == nil
+    end
+  end
+  return false -- no job known: not said to be RDD code
+end
+
+-- What a code change applies to: the stage's call site (one line of code,
+-- one value however many stages run it), else the stage.
+function M.code_target(n)
+  if n.name and n.name ~= n.id then
+    return n.name
+  end
+  return M.stage_label(n)
+end
+
+-- A read split by the Hadoop input format (RDD reads; every read before
+-- Spark 2.0): the split size is the knob, not a repartition() after the
+-- read, which shuffles everything read and leaves the read as it was.
+-- More tasks: the read's minPartitions (textFile(path, N): the goal size
+-- total/N undercuts the block size). Fewer: a larger minimum split size
+-- (Hadoop's split size = max(minsize, min(goal, block))).
+function M.split_change(run, n, c, want, factor)
+  local to = M.nice_count(want, factor > 1 and M.total_cores(run) or nil)
+  if factor > 1 then
+    return { target = M.code_target(n), key = "minPartitions", from = tostring(c.tasks),
+             to = tostring(to) },
+      ("read with minPartitions = %d (textFile(path, %d), hadoopFile(..., %d)) instead of "
+        .. "the %d splits it got, not a repartition() after the read, which would shuffle "
+        .. "all of it (%s)"):format(to, to, to, c.tasks, c.why)
+  end
+  local bytes = n.metrics.input_bytes or 0
+  local split = M.mem_string(math.max(bytes / math.max(to, 1), MIB))
+  local key = "spark.hadoop.mapreduce.input.fileinputformat.split.minsize"
+  return { target = M.target(run), key = key, to = split },
+    ("%s = %s: splits of about that size instead of %d (%s)"):format(key, split, c.tasks, c.why)
 end
 
 -- Where the app ran and on what (spark-read's run attrs, docs/model-spark.md
@@ -326,6 +393,17 @@ local function databricks_cluster(run, have)
   }
 end
 
+-- Changes that size the cluster are one choice of shape (a fixed size,
+-- or autoscaling / dynamic allocation): the engine keeps one finding's
+-- shape per run and drops the others' (the change group, rules-engine.md).
+M.SHAPE = "cluster shape"
+local function shape(changes, choice)
+  for _, c in ipairs(changes) do
+    c.group, c.choice = M.SHAPE, choice
+  end
+  return changes
+end
+
 local DATABRICKS = "Databricks runs one executor per worker and sizes the cluster by "
   .. "workers: spark.executor.instances and dynamic allocation are not the knobs there"
 
@@ -341,7 +419,8 @@ function M.executor_count(run, want, have)
     if dc.auto then
       key, from = "autoscale.max_workers", dc.max or tostring(have)
     end
-    return { { target = "cluster", key = key, from = from, to = tostring(want) } },
+    return shape({ { target = "cluster", key = key, from = from, to = tostring(want) } },
+                 dc.auto and "autoscaling" or "fixed"),
       ("set the cluster's %s from %s to %d (%s)"):format(key, from, want, DATABRICKS)
   end
   local dyn = M.conf_bool(run, "spark.dynamicAllocation.enabled")
@@ -357,7 +436,7 @@ function M.executor_count(run, want, have)
       .. "(else spark.executor.cores) and spark.executor.memory plus overhead, so fewer pods "
       .. "free that much of the node pool"
   end
-  return { M.change(run, key, tostring(want), from) }, txt
+  return shape({ M.change(run, key, tostring(want), from) }, dyn and "dynamic" or "fixed"), txt
 end
 
 -- Releasing executors that wait (driver work, idle cores), the platform's
@@ -368,14 +447,16 @@ function M.release_idle(run)
   local p = M.platform(run)
   if p == "databricks" then
     local dc = databricks_cluster(run, run.metrics.executors_max or 1)
-    return { { target = "cluster", key = "autoscale.min_workers", from = dc.min, to = "1" } },
+    return shape({ { target = "cluster", key = "autoscale.min_workers", from = dc.min, to = "1" } },
+                 "autoscaling"),
       ("let the cluster autoscale down to autoscale.min_workers 1%s: Databricks then "
         .. "releases idle workers itself"):format(
         dc.auto and "" or (" with max_workers %s"):format(dc.workers))
   end
   if M.conf_bool(run, "spark.dynamicAllocation.enabled") then
     local cur = M.conf(run, "spark.dynamicAllocation.executorIdleTimeout")
-    return { M.change(run, "spark.dynamicAllocation.executorIdleTimeout", "30s", cur) },
+    return shape({ M.change(run, "spark.dynamicAllocation.executorIdleTimeout", "30s", cur) },
+                 "dynamic"),
       "release idle executors sooner"
   end
   local out = { M.change(run, "spark.dynamicAllocation.enabled", "true", "false") }
@@ -384,7 +465,7 @@ function M.release_idle(run)
     out[#out + 1] = M.change(run, "spark.dynamicAllocation.shuffleTracking.enabled", "true", track)
       or M.change(run, "spark.shuffle.service.enabled", "true")
   end
-  return out, "enable dynamic allocation"
+  return shape(out, "dynamic"), "enable dynamic allocation"
 end
 
 function M.secs(ms)

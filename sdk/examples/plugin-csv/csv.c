@@ -186,7 +186,8 @@ static int stage_name_ok(const char *s)
  * return value is only for fatal conditions (memory, caps). */
 static int parse_row(csv_state *st, char *line, op_error *err)
 {
-    char *f[CSV_MAX_FIELDS];
+    /* zeroed: gcc -O3 cannot see that split() set the n read below */
+    char *f[CSV_MAX_FIELDS] = {0};
     int want = st->has_bytes ? 4 : 3;
     int n = split(line, f);
     double dur, bytes = NAN;

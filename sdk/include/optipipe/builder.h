@@ -26,6 +26,8 @@ typedef struct op_builder op_builder;
 typedef struct op_run op_run;
 typedef struct op_node op_node;
 typedef struct op_record op_record;
+struct op_series_ref; /* mapping.h */
+struct op_map;
 
 /* Run and node string fields. */
 enum op_field {
@@ -134,6 +136,11 @@ struct op_builder_api {
      * run store key on it. Unset: the history key, else the name, else
      * the id. */
     void (*run_job)(op_builder *b, op_run *r, const char *key);
+
+    /* Where an exported series belongs, by the host's mapping packs
+     * (optipipe/mapping.h, which wraps it). Check b->api->size first. */
+    int (*map_series)(op_builder *b, const struct op_series_ref *s,
+                      struct op_map *out, op_error *err);
 };
 
 /* Every builder starts with its function table. */

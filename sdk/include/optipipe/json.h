@@ -404,8 +404,8 @@ static inline void op_json_note(void *ud, const char *msg)
     if (notes->n >= OP_JSON_MAX_NOTES)
         return;
     if (notes->prefix)
-        snprintf(notes->msg[notes->n++], OP_ERROR_MAX, "%.200s: %s",
-                 notes->prefix, msg);
+        snprintf(notes->msg[notes->n++], OP_ERROR_MAX, "%.200s: %.300s",
+                 notes->prefix, msg); /* 200 + 2 + 300 < OP_ERROR_MAX */
     else
         snprintf(notes->msg[notes->n++], OP_ERROR_MAX, "%s", msg);
 }

@@ -19,7 +19,7 @@
 
 #define OP_ABI_MAGIC 0x4f505450u /* "OPTP" */
 #define OP_ABI_MAJOR 1
-#define OP_ABI_MINOR 1 /* 1: builder run_attr, run_job */
+#define OP_ABI_MINOR 2 /* 1: builder run_attr, run_job; 2: map_series */
 
 /* What detect() may look at: the input's name and its first decompressed
  * bytes (up to OP_PROBE_HEAD). */

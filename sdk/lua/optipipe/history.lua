@@ -5,6 +5,8 @@
 -- Pure Lua 5.4 (base/table/math/string) so it runs inside the sandbox;
 -- arguments are read, never modified. docs/lua-helpers.md#optipipehistory.
 
+local stats = require "optipipe.stats"
+
 local M = {}
 
 local DEFAULT_LIMIT = 30
@@ -94,6 +96,92 @@ function M.describe_diff(diff, max)
     parts[#parts + 1] = ("%s %s -> %s"):format(d.key, d.from or "unset", d.to or "unset")
   end
   return table.concat(parts, ", ")
+end
+
+--- The UTC calendar date "YYYY-MM-DD" of epoch milliseconds ms (civil
+--- from days, proleptic Gregorian; the sandbox has no os.date).
+function M.date(ms)
+  local z = ms // 86400000 + 719468
+  local era = (z >= 0 and z or z - 146096) // 146097
+  local doe = z - era * 146097
+  local yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+  local doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+  local mp = (5 * doy + 2) // 153
+  local d = doy - (153 * mp + 2) // 5 + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400 + (m <= 2 and 1 or 0)
+  return ("%04d-%02d-%02d"):format(y, m, d)
+end
+
+--- How a measure grows over runs and with what: points = { { t = epoch ms,
+--- v = the measure, input = what drives it or nil }, ... } in any order.
+--- Returns nil with fewer than min_runs points or a span under
+--- min_span_ms; else { first, last, growth (last/first - 1 of the robust
+--- line's ends), per_day (Theil-Sen slope), input_growth (the same for
+--- input, nil when not every point has one), kind } where kind is
+--- "cleanup" (grows at least min_growth while the input moved less than
+--- flat_input), "capacity" (grows no faster than flat_input above the
+--- input's growth), "faster" (both grow, the measure faster), "unknown"
+--- (no input) or "flat" (grew less than min_growth).
+function M.growth(points, o)
+  local pts = {}
+  for _, p in ipairs(points) do
+    if type(p.t) == "number" and type(p.v) == "number" and p.v == p.v then
+      pts[#pts + 1] = p
+    end
+  end
+  table.sort(pts, function(a, b) return a.t < b.t end)
+  local n = #pts
+  if n < o.min_runs or pts[n].t - pts[1].t < o.min_span_ms then
+    return nil
+  end
+  local function ends(f)
+    local xs, ys = {}, {}
+    for i, p in ipairs(pts) do
+      local y = f(p)
+      if type(y) ~= "number" or y ~= y then
+        return nil
+      end
+      xs[i], ys[i] = p.t, y
+    end
+    local line = stats.theil_sen(xs, ys)
+    if not line then
+      return nil
+    end
+    local a, b = line.slope * xs[1] + line.intercept, line.slope * xs[n] + line.intercept
+    return a, b, line.slope * 86400000
+  end
+  local a, b, per_day = ends(function(p) return p.v end)
+  if not a or a <= 0 then
+    return nil
+  end
+  local r = { first = a, last = b, growth = b / a - 1, per_day = per_day, n = n,
+              span_ms = pts[n].t - pts[1].t, newest_t = pts[n].t }
+  local ia, ib = ends(function(p) return p.input end)
+  if ia and ia > 0 then
+    r.input_growth = ib / ia - 1
+  end
+  if r.growth < o.min_growth then
+    r.kind = "flat"
+  elseif not r.input_growth then
+    r.kind = "unknown"
+  elseif math.abs(r.input_growth) < o.flat_input then
+    r.kind = "cleanup"
+  elseif r.growth <= r.input_growth + o.flat_input then
+    r.kind = "capacity"
+  else
+    r.kind = "faster"
+  end
+  return r
+end
+
+--- When a measure at value now (at epoch ms t) growing per_day crosses
+--- limit: epoch ms, or nil when it does not grow or is already over.
+function M.crossing(t, value, per_day, limit)
+  if not per_day or per_day <= 0 or value >= limit then
+    return nil
+  end
+  return t + (limit - value) / per_day * 86400000
 end
 
 return M

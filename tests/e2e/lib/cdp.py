@@ -6,7 +6,8 @@ browser) and fd 4 (its answers and events), each message JSON ended by a
 NUL byte, so no websocket is needed.
 
 Usage: cdp.py CHROMIUM BASE_URL PROFILE_DIR FILE...
-Loads BASE_URL/, puts FILE... into the page's file input, submits the form
+With OP_CDP_TOKEN it first signs in at /login with that token ("signed_in":
+what the pages then say). Loads BASE_URL/, puts FILE... into the page's file input, submits the form
 (the page's own script uploads with progress and waits for the analysis),
 waits for the analysis page, clicks the first finding's Approve button and
 waits for the page that comes back. Prints one JSON object on stdout:
@@ -15,6 +16,10 @@ waits for the page that comes back. Prints one JSON object on stdout:
 showed while uploading and waiting, and console lists every console message, script exception and log entry
 of level warning or error (CSP violations are such entries). Every wait is
 bounded; a failure prints the reason on stderr and exits 1.
+With OP_CDP_STEPS=DIR, after the approval it hands over to the test
+(DIR/approved.json, then waits for DIR/go) and opens the finding's page
+from its "Decision history" link: "decision" (its decision line) and
+"trail" (the rows of its history table: class and text).
 """
 import json
 import os
@@ -23,7 +28,7 @@ import subprocess
 import sys
 import time
 
-TIMEOUT = 60.0  # seconds for any one wait
+TIMEOUT = float(os.environ.get("OP_TEST_WAIT_S", 120))  # any one wait: a safety net
 
 
 class Browser:
@@ -167,6 +172,15 @@ class Browser:
             time.sleep(0.1)
         raise TimeoutError("waiting for " + what)
 
+    def wait_new_page(self, start, expr, what):
+        """Runs start() (a navigation: Page.navigate, a reload, a click)
+        and polls expr on the document it brings. The page before is
+        marked first: a condition it met too (a reload of the same page)
+        is never taken for the new one, which may still be loading."""
+        self.eval("window.__opBefore = true, true")
+        start()
+        return self.wait_for("!window.__opBefore && (%s)" % expr, what)
+
 
 def console_entries(events):
     out = []
@@ -189,6 +203,95 @@ def console_entries(events):
     return out
 
 
+def sign_in(b, base, token):
+    """With a token (OP_CDP_TOKEN): signs in at /login as a person would
+    (types it, clicks Sign in) and returns what the page then says of who
+    is signed in; None without one."""
+    if not token:
+        return None
+    b.send("Page.navigate", {"url": base + "/login"})
+    b.wait_for("document.readyState === 'complete' && "
+               "!!document.querySelector('input[name=token]')", "the sign-in page")
+    b.eval("document.querySelector('input[name=token]').value = %s, true" % json.dumps(token))
+    b.eval("document.querySelector('form button[type=submit]').click(), true")
+    return b.wait_for("location.pathname !== '/login' && document.readyState === 'complete' "
+                      "&& (document.querySelector('nav .who') || {}).textContent",
+                      "a page that says who is signed in")
+
+
+def audit_trail(b, base, analysis, fp, steps):
+    """With OP_CDP_STEPS=DIR: once approved, writes DIR/approved.json
+    ({analysis, fingerprint}) and waits (bounded) for DIR/go, which the test
+    makes after its CLI run (the conflict); then opens the finding's page
+    from the analysis page's link and returns its decision line and the
+    rows of its history table."""
+    if not steps:
+        return None
+    with open(os.path.join(steps, "approved.json.tmp"), "w") as f:
+        json.dump({"analysis": analysis, "fingerprint": fp}, f)
+    os.rename(os.path.join(steps, "approved.json.tmp"), os.path.join(steps, "approved.json"))
+    b.wait_until(lambda: os.path.exists(os.path.join(steps, "go")), "the test's go")
+    b.wait_new_page(lambda: b.eval("location.reload(), true"),
+                    "document.readyState === 'complete' && "
+                    "!!document.querySelector('#f-%s a[href=\"/findings/%s\"]')" % (fp, fp),
+                    "the finding's history link")
+    b.eval("document.querySelector('#f-%s a[href=\"/findings/%s\"]').click(), true" % (fp, fp))
+    rows = b.wait_for("location.pathname === '/findings/%s' && document.readyState === 'complete' "
+                      "&& JSON.stringify(Array.from(document.querySelectorAll('table.trail tbody tr'))"
+                      ".map(function(r){return {cls: r.className, text: r.textContent};}))" % fp,
+                      "the finding's history")
+    decision = b.eval("document.querySelector('main p').textContent")
+    return {"trail": json.loads(rows), "decision": decision}
+
+
+def narrow(b, base, analysis):
+    """At a phone's width (390 px): how far each page scrolls sideways
+    (document width beyond the viewport, 0 when it does not), for the
+    upload page, the analyses, the analysis, the jobs, the runs the
+    analysis links and their jobs; and what /favicon.ico answers. {"narrow": {path: px}, "favicon": {status, type}}."""
+    # not "mobile": a mobile viewport widens itself to fit what overflows
+    # (innerWidth grows), which would hide the very overflow measured
+    b.send("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844,
+                                                  "deviceScaleFactor": 1, "mobile": False})
+    out, culprits = {}, {}
+    paths = ["/", "/analyses", "/analyses/" + analysis, "/jobs"]
+    ready = "document.readyState === 'complete' && !!document.querySelector('footer')"
+    i = 0
+    while i < len(paths):
+        path = paths[i]
+        b.wait_new_page(lambda: b.send("Page.navigate", {"url": base + path}), ready, path)
+        out[path] = b.eval("document.documentElement.scrollWidth - "
+                           "document.documentElement.clientWidth")
+        if out[path] > 0:  # what sticks out, for the failure's message
+            culprits[path] = b.eval(
+                "(function(){var w=document.documentElement.clientWidth,o=[];"
+                "function clipped(e){for(e=e.parentElement;e;e=e.parentElement)"
+                "if(/auto|scroll|hidden/.test(getComputedStyle(e).overflowX))return true;"
+                "return false;}"
+                "document.querySelectorAll('body *').forEach(function(e){"
+                "var r=e.getBoundingClientRect();if(r.right>w+1&&o.length<8&&!clipped(e))"
+                "o.push(e.tagName+'.'+e.className+' '+Math.round(r.right));});"
+                "var t=document.createTreeWalker(document.body,NodeFilter.SHOW_TEXT),n;"
+                "while((n=t.nextNode())&&o.length<8){var g=document.createRange();"
+                "g.selectNodeContents(n);var r=g.getBoundingClientRect();"
+                "if(r.right>w+1&&!clipped(n))o.push(n.parentElement.tagName+' \"'+"
+                "n.textContent.slice(0,40)+'\" '+Math.round(r.right));}return o;})()")
+        # then the runs the analysis links (each engine's), and their jobs
+        sel = {"/analyses/" + analysis: "main a[href^='/runs/']"}.get(
+            path, "main a[href^='/jobs/']" if path.startswith("/runs/") else None)
+        if sel:
+            hrefs = b.eval("Array.prototype.map.call(document.querySelectorAll(\"%s\"),"
+                           "function(a){return a.getAttribute('href');})" % sel)
+            for href in (hrefs or [])[:4]:
+                if href not in paths and len(paths) < 16:
+                    paths.append(href)
+        i += 1
+    b.send("Emulation.clearDeviceMetricsOverride")
+    icon = b.eval("fetch('/favicon.ico').then(function(r){return {status: r.status, "
+                  "type: r.headers.get('content-type')};})")
+    return {"narrow": out, "narrow_culprits": culprits, "favicon": icon}
+
+
 def main():
     exe, base, profile = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3]
     files = [os.path.abspath(f) for f in sys.argv[4:]]
@@ -202,9 +305,10 @@ def main():
             b.send(dom + ".enable")
         b.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True,
                                         "flatten": True})
-        b.send("Page.navigate", {"url": base + "/"})
-        b.wait_for("document.readyState === 'complete' && !!document.getElementById('file')",
-                   "the upload page")
+        signed_in = sign_in(b, base, os.environ.get("OP_CDP_TOKEN"))
+        b.wait_new_page(lambda: b.send("Page.navigate", {"url": base + "/"}),
+                        "document.readyState === 'complete' && !!document.getElementById('file')",
+                        "the upload page")
         doc = b.send("DOM.getDocument")
         node = b.send("DOM.querySelector", {"nodeId": doc["root"]["nodeId"],
                                             "selector": "#file"})
@@ -242,10 +346,19 @@ def main():
                 b.send("Runtime.evaluate", {"expression": "1"}, sid=sid)
             except RuntimeError:
                 pass  # a frame of the page before (gone)
+        trail = audit_trail(b, base, analysis, fp, os.environ.get("OP_CDP_STEPS"))
+        phone = None if os.environ.get("OP_CDP_STEPS") else narrow(b, base, analysis)
         progress = [e["params"]["payload"] for e in b.events
                     if e.get("method") == "Runtime.bindingCalled"]
-        print(json.dumps({"analysis": analysis, "fingerprint": fp, "state": state,
-                          "progress": progress, "console": console_entries(b.events)}))
+        out = {"analysis": analysis, "fingerprint": fp, "state": state,
+               "progress": progress, "console": console_entries(b.events)}
+        if signed_in is not None:
+            out["signed_in"] = signed_in
+        if trail is not None:
+            out.update(trail)
+        if phone is not None:
+            out.update(phone)
+        print(json.dumps(out))
         return 0
     except (RuntimeError, TimeoutError, EOFError, KeyError) as e:
         print("cdp.py: %s" % e, file=sys.stderr)

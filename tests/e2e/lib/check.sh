@@ -35,3 +35,7 @@ finish() { # the summary line; the exit status says whether all passed
     echo "$pass passed, $fail failed"
     [ "$fail" = 0 ]
 }
+
+
+# wait_until and the test hooks' helpers (hooks_on, hook_wait, ...)
+. "$(dirname "${BASH_SOURCE[0]}")/wait.sh"

@@ -4,18 +4,21 @@
 #
 #   serve_start DATA [ARGS...]  starts "$bin serve --listen 127.0.0.1:0
 #                               --data DATA ARGS" in the background, waits
-#                               (bounded poll, up to 30 s) for its
+#                               (bounded by OP_TEST_WAIT_S) for its
 #                               "listening on" line; exports SERVE_URL,
 #                               SERVE_PORT, SERVE_PID, SERVE_ERR (its stderr)
 #                               and installs an EXIT trap that stops it.
 #                               Returns 1 when it exited or never listened.
-#   serve_stop                  SIGTERM, wait (bounded: 30 s, then SIGKILL
-#                               and 1); returns the server's exit code
+#   serve_stop                  SIGTERM, wait (bounded by OP_TEST_WAIT_S,
+#                               then SIGKILL and 1); returns the server's
+#                               exit code
 #   json_field FILE PATH        prints a field of a JSON file: PATH is a
 #                               dotted path ("report.findings.0.rule");
 #                               exit 1 when absent
-#   serve_poll N CMD...         runs CMD up to N times, 0.1 s apart, until it
-#                               succeeds (a bounded wait for a state)
+#   serve_poll N CMD...         wait_until CMD (lib/check.sh) with a bound of
+#                               N tenths of a second or OP_TEST_WAIT_S,
+#                               whichever is longer: a safety net, not a
+#                               synchronisation
 #   serve_get PATH FILE         GET $SERVE_URL$PATH, the body into FILE, the
 #                               status code printed
 #   serve_post_json PATH BODY FILE  POST BODY as application/json, the same
@@ -42,7 +45,8 @@ serve_start() {
     SERVE_ERR=$tmp/serve.$$.$RANDOM.err
     "$bin" serve --listen 127.0.0.1:0 --data "$data" "$@" 2>"$SERVE_ERR" &
     SERVE_PID=$!
-    for i in $(seq 300); do
+    local end=$((SECONDS + ${OP_TEST_WAIT_S:-120}))
+    while [ "$SECONDS" -lt "$end" ]; do
         if grep -q '^optipipe serve: listening on http://' "$SERVE_ERR"; then
             SERVE_URL=$(sed -n 's/^optipipe serve: listening on \(http:[^ ]*\)$/\1/p' \
                 "$SERVE_ERR" | head -1)
@@ -55,19 +59,16 @@ serve_start() {
             SERVE_PID=
             return 1
         fi
-        sleep 0.1
+        sleep 0.05
     done
     return 1
 }
 
-serve_stop() { # bounded: a server still there after 30 s is killed, 1
-    local rc=0 i
+serve_stop() { # bounded (OP_TEST_WAIT_S): a server still there then is killed, 1
+    local rc=0
     [ -n "$SERVE_PID" ] || return 0
     kill -TERM "$SERVE_PID" 2>/dev/null
-    for i in $(seq 300); do
-        kill -0 "$SERVE_PID" 2>/dev/null || break
-        sleep 0.1
-    done
+    wait_until _serve_gone
     if kill -0 "$SERVE_PID" 2>/dev/null; then
         echo "serve_stop: the server did not stop on SIGTERM" >&2
         kill -KILL "$SERVE_PID" 2>/dev/null
@@ -99,25 +100,23 @@ print(json.dumps(v) if isinstance(v, (dict, list)) else
 PYEOF
 }
 
+_serve_gone() { ! kill -0 "$SERVE_PID" 2>/dev/null; }
 serve_poll() {
-    local n=$1 i
+    local n=$(($1 / 10)) w=${OP_TEST_WAIT_S:-120}
     shift
-    for i in $(seq "$n"); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
+    OP_TEST_WAIT_S=$((n > w ? n : w)) wait_until "$@"
 }
 
 # hold_start DIR               a URL input that blocks until the test says
 #                              so: a python3 HTTP server on 127.0.0.1 that
 #                              appends each request's path to DIR/asked and
 #                              answers it (404) only once DIR/release exists
-#                              (bounded: 120 s). Exports HOLD_URL
+#                              (bounded: 1 h, a safety net; the trap
+#                              releases it). Exports HOLD_URL
 #                              (http://127.0.0.1:PORT) and HOLD_PID; the EXIT
 #                              trap releases it, stops it and then the server.
 hold_start() {
-    local dir=$1 i
+    local dir=$1
     cat >"$dir/hold.py" <<'PYEOF'
 import http.server, os, sys, time
 d = sys.argv[1]
@@ -125,10 +124,11 @@ class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         with open(os.path.join(d, "asked"), "a") as f:
             f.write(self.path + "\n")
-        for _ in range(1200):
+        end = time.monotonic() + 3600
+        while time.monotonic() < end:
             if os.path.exists(os.path.join(d, "release")):
                 break
-            time.sleep(0.1)
+            time.sleep(0.05)
         self.send_response(404)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -144,15 +144,9 @@ PYEOF
     python3 "$dir/hold.py" "$dir" &
     HOLD_PID=$!
     trap "touch '$dir/release'; kill $HOLD_PID 2>/dev/null; wait $HOLD_PID 2>/dev/null; _serve_cleanup" EXIT
-    for i in $(seq 300); do
-        if [ -s "$dir/hold.port" ]; then
-            HOLD_URL=http://127.0.0.1:$(cat "$dir/hold.port")
-            export HOLD_URL HOLD_PID
-            return 0
-        fi
-        sleep 0.1
-    done
-    return 1
+    wait_until test -s "$dir/hold.port" || return 1
+    HOLD_URL=http://127.0.0.1:$(cat "$dir/hold.port")
+    export HOLD_URL HOLD_PID
 }
 
 serve_get() {
@@ -165,13 +159,14 @@ serve_post_json() {
 }
 
 # serve_status ID              prints analysis ID's status (queued, running,
-#                              done, failed) from GET /api/v1/analyses/ID
-# serve_ended ID               succeeds when analysis ID is done or failed
+#                              done, failed, record-failed) from GET /api/v1/analyses/ID
+# serve_ended ID               succeeds when analysis ID is done, failed or
+#                              record-failed
 serve_status() {
     serve_get "/api/v1/analyses/$1" "$tmp/serve_status.json" >/dev/null &&
         json_field "$tmp/serve_status.json" status
 }
-serve_ended() { case $(serve_status "$1") in done | failed) return 0 ;; esac; return 1; }
+serve_ended() { case $(serve_status "$1") in done | failed | record-failed) return 0 ;; esac; return 1; }
 
 # json_eval FILE EXPR: prints the Python expression EXPR over the JSON
 # document of FILE (bound to d), e.g. "[f['rule'] for f in d['findings']]"
