@@ -819,6 +819,11 @@ static const opt_spec serve_limit_specs[] = {
      FIELD(serve.analysis_timeout_s), .lo = 1, .hi = 86400 * 7,
      .metavar = "SECONDS", .def = DEF_OF(SRV_ANALYSIS_TIMEOUT_DEFAULT),
      .help = "wall clock per analysis, then its worker is killed"},
+    {"--heartbeat-stale", NULL, .type = OPT_INT,
+     FIELD(serve.heartbeat_stale_s), .lo = 1, .hi = 86400,
+     .metavar = "SECONDS", .def = DEF_OF(SRV_HEARTBEAT_STALE_DEFAULT),
+     .help = "with a PostgreSQL --store: a running analysis whose instance "
+             "gave no heartbeat this long is queued again"},
     {"--analysis-memory", NULL, .type = OPT_SIZE, FIELD(serve.analysis_memory),
      .lo = 1 << 20, .metavar = "BYTES", .def = "4g",
      .help = "address space per analysis worker (RLIMIT_AS)"},

@@ -91,6 +91,22 @@ static const char schema_v0[] =
     " status TEXT NOT NULL, attempts INTEGER NOT NULL, error TEXT,"          \
     " digest TEXT);"
 
+/* Schema 6: the servers' shared analyses queue and browser sessions
+ * (store_queue_*, store_session_*). They are PostgreSQL's: an SQLite
+ * store gets the same tables so that there is one schema, but its one
+ * server keeps its queue in DATA and its sessions in memory and never
+ * fills them. */
+#define SHARED_SCHEMA                                                        \
+    "CREATE TABLE analyses(id TEXT PRIMARY KEY, state TEXT NOT NULL,"        \
+    " created_at INTEGER NOT NULL, started_at INTEGER NOT NULL DEFAULT 0,"   \
+    " finished_at INTEGER NOT NULL DEFAULT 0, exit_code INTEGER NOT NULL"    \
+    " DEFAULT 0, error TEXT NOT NULL DEFAULT '', files INTEGER NOT NULL"     \
+    " DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, instance TEXT,"           \
+    " worker INTEGER, heartbeat_at INTEGER);"                                \
+    "CREATE TABLE sessions(id_hash TEXT PRIMARY KEY, user_name TEXT NOT NULL,"\
+    " role TEXT NOT NULL, created_at INTEGER NOT NULL,"                      \
+    " expires_at INTEGER NOT NULL);"
+
 /* migrations[v] takes a store from schema v to v + 1. */
 static const char *const migrations[STORE_SCHEMA] = {
     /* 0 -> 1: origin, content hash, nodes, changes and decisions */
@@ -136,6 +152,8 @@ static const char *const migrations[STORE_SCHEMA] = {
     DECISION_LOG_SCHEMA,
     /* 4 -> 5: webhook notifications (store_notify_*) */
     NOTIFY_SCHEMA,
+    /* 5 -> 6: the servers' shared state (PostgreSQL's; see above) */
+    SHARED_SCHEMA,
 };
 
 static int db_fail(store *s, int code, const char *what, op_error *err)
@@ -2067,4 +2085,138 @@ int store_count(store *s, store_counts *c, op_error *err)
         c->changes = scalar(s, "SELECT count(*) FROM decision_log", &rc);
     return rc == SQLITE_OK ? 0
                            : db_fail(s, OP_EIO, "cannot count the rows", err);
+}
+
+/* ---- the servers' shared state (schema 6; PostgreSQL only) ------------------ */
+
+/* What the SQLite store answers: its one server keeps its queue in DATA
+ * and its sessions in memory (store.h). */
+static int shared_only(const store *s, op_error *err)
+{
+    return op_error_set(err, OP_EUSAGE, "%s: the shared analyses queue and "
+                        "sessions need a PostgreSQL store", s->path);
+}
+
+static int analysis_ok(const store *s, const store_analysis *a, op_error *err)
+{
+    static const char *const states[] = {"queued", "running", "done",
+                                         "failed", "record-failed"};
+    size_t i, n = strlen(a->id);
+
+    for (i = 0; i < n; i++)
+        if (!((a->id[i] >= '0' && a->id[i] <= '9') ||
+              (a->id[i] >= 'a' && a->id[i] <= 'f')))
+            break;
+    if (n != STORE_AID_LEN || i != n)
+        return op_error_set(err, OP_EUSAGE, "%s: not an analysis id: %.32s",
+                            s->path, a->id);
+    for (i = 0; i < sizeof states / sizeof *states; i++)
+        if (strcmp(a->state, states[i]) == 0)
+            return 0;
+    return op_error_set(err, OP_EUSAGE, "%s: not an analysis state: %.16s",
+                        s->path, a->state);
+}
+
+int store_queue_add(store *s, const store_analysis *a, int64_t limit,
+                    op_error *err)
+{
+    int rc = analysis_ok(s, a, err);
+
+    if (rc)
+        return rc;
+    PG_DISPATCH(store_pg_queue_add(s->pg, a, limit, 0, err));
+    return shared_only(s, err);
+}
+
+int store_queue_import(store *s, const store_analysis *a, op_error *err)
+{
+    int rc = analysis_ok(s, a, err);
+
+    if (rc)
+        return rc;
+    PG_DISPATCH(store_pg_queue_add(s->pg, a, 0, 1, err));
+    return shared_only(s, err);
+}
+
+int store_queue_claim(store *s, const char *instance, int worker,
+                      store_analysis *out, op_error *err)
+{
+    PG_DISPATCH(store_pg_queue_claim(s->pg, instance, worker, out, err));
+    return shared_only(s, err);
+}
+
+int store_queue_beat(store *s, const char *id, const char *instance,
+                     int worker, op_error *err)
+{
+    PG_DISPATCH(store_pg_queue_beat(s->pg, id, instance, worker, err));
+    return shared_only(s, err);
+}
+
+int store_queue_end(store *s, const store_analysis *a, const char *instance,
+                    int worker, op_error *err)
+{
+    int rc = analysis_ok(s, a, err);
+
+    if (rc)
+        return rc;
+    PG_DISPATCH(store_pg_queue_end(s->pg, a, instance, worker, err));
+    return shared_only(s, err);
+}
+
+int store_queue_requeue_stale(store *s, int64_t stale_ms, size_t *n,
+                              op_error *err)
+{
+    if (n)
+        *n = 0;
+    PG_DISPATCH(store_pg_queue_requeue_stale(s->pg, stale_ms, n, err));
+    return shared_only(s, err);
+}
+
+int store_queue_retry(store *s, const char *id, int64_t limit, char *state,
+                      op_error *err)
+{
+    PG_DISPATCH(store_pg_queue_retry(s->pg, id, limit, state, err));
+    return shared_only(s, err);
+}
+
+int store_queue_get(store *s, const char *id, store_analysis *out,
+                    op_error *err)
+{
+    PG_DISPATCH(store_pg_queue_get(s->pg, id, out, err));
+    return shared_only(s, err);
+}
+
+int store_queue_each(store *s, store_analysis_fn fn, void *ud, op_error *err)
+{
+    PG_DISPATCH(store_pg_queue_each(s->pg, fn, ud, err));
+    return shared_only(s, err);
+}
+
+int store_queue_counts(store *s, int64_t *queued, int64_t *running,
+                       op_error *err)
+{
+    *queued = *running = 0;
+    PG_DISPATCH(store_pg_queue_counts(s->pg, queued, running, err));
+    return shared_only(s, err);
+}
+
+int store_session_put(store *s, const char *id_hash, const char *user,
+                      const char *role, int64_t ttl_ms, op_error *err)
+{
+    PG_DISPATCH(store_pg_session_put(s->pg, id_hash, user, role, ttl_ms, err));
+    return shared_only(s, err);
+}
+
+int store_session_get(store *s, const char *id_hash, char *user, size_t cap,
+                      char *role, size_t rcap, op_error *err)
+{
+    PG_DISPATCH(store_pg_session_get(s->pg, id_hash, user, cap, role, rcap,
+                                     err));
+    return shared_only(s, err);
+}
+
+int store_session_end(store *s, const char *id_hash, op_error *err)
+{
+    PG_DISPATCH(store_pg_session_end(s->pg, id_hash, err));
+    return shared_only(s, err);
 }

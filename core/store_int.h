@@ -167,6 +167,32 @@ int store_pg_put_finding(store_pg *p, int64_t pk, int64_t seq,
                          const store_finding *f, op_error *err);
 int store_pg_put_decision(store_pg *p, const store_decision *d, op_error *err);
 int store_pg_count(store_pg *p, store_counts *c, op_error *err);
+/* The servers' shared state (schema 6), as store.h's store_queue_* and
+ * store_session_*; import: store_queue_import (no limit, an id there
+ * already is kept). */
+int store_pg_queue_add(store_pg *p, const store_analysis *a, int64_t limit,
+                       int import, op_error *err);
+int store_pg_queue_claim(store_pg *p, const char *instance, int worker,
+                         store_analysis *out, op_error *err);
+int store_pg_queue_beat(store_pg *p, const char *id, const char *instance,
+                        int worker, op_error *err);
+int store_pg_queue_end(store_pg *p, const store_analysis *a,
+                       const char *instance, int worker, op_error *err);
+int store_pg_queue_requeue_stale(store_pg *p, int64_t stale_ms, size_t *n,
+                                 op_error *err);
+int store_pg_queue_retry(store_pg *p, const char *id, int64_t limit,
+                         char *state, op_error *err);
+int store_pg_queue_get(store_pg *p, const char *id, store_analysis *out,
+                       op_error *err);
+int store_pg_queue_each(store_pg *p, store_analysis_fn fn, void *ud,
+                        op_error *err);
+int store_pg_queue_counts(store_pg *p, int64_t *queued, int64_t *running,
+                          op_error *err);
+int store_pg_session_put(store_pg *p, const char *id_hash, const char *user,
+                         const char *role, int64_t ttl_ms, op_error *err);
+int store_pg_session_get(store_pg *p, const char *id_hash, char *user,
+                         size_t cap, char *role, size_t rcap, op_error *err);
+int store_pg_session_end(store_pg *p, const char *id_hash, op_error *err);
 #endif
 
 #endif

@@ -71,6 +71,21 @@ static const char *const pg_migrations[] = {
     " PRIMARY KEY, at TEXT NOT NULL, endpoint TEXT NOT NULL,"
     " event TEXT NOT NULL, fingerprint TEXT NOT NULL, status TEXT NOT NULL,"
     " attempts BIGINT NOT NULL, error TEXT, digest TEXT);",
+    /* 5 -> 6: the servers' shared queue and sessions (store.c
+     * SHARED_SCHEMA; store_queue_*, store_session_*) */
+    "CREATE TABLE analyses(id TEXT PRIMARY KEY, state TEXT NOT NULL,"
+    " created_at BIGINT NOT NULL, started_at BIGINT NOT NULL DEFAULT 0,"
+    " finished_at BIGINT NOT NULL DEFAULT 0, exit_code INTEGER NOT NULL"
+    " DEFAULT 0, error TEXT NOT NULL DEFAULT '', files BIGINT NOT NULL"
+    " DEFAULT 0, bytes BIGINT NOT NULL DEFAULT 0, instance TEXT,"
+    " worker INTEGER, heartbeat_at BIGINT);"
+    "CREATE INDEX analyses_queued ON analyses(created_at, id)"
+    " WHERE state = 'queued';"
+    "CREATE INDEX analyses_running ON analyses(heartbeat_at)"
+    " WHERE state = 'running';"
+    "CREATE TABLE sessions(id_hash TEXT PRIMARY KEY, user_name TEXT NOT NULL,"
+    " role TEXT NOT NULL, created_at BIGINT NOT NULL,"
+    " expires_at BIGINT NOT NULL);",
     NULL};
 _Static_assert(PG_SCHEMA_BASE + sizeof pg_migrations / sizeof pg_migrations[0]
                    - 1 == STORE_SCHEMA,
@@ -1745,6 +1760,405 @@ int store_pg_count(store_pg *p, store_counts *c, op_error *err)
     c->changes = col_i64(res, 0, 4);
     PQclear(res);
     return 0;
+}
+
+/* ---- the servers' shared state (schema 6) ------------------------------------ */
+
+/* Now on the database server's clock (epoch ms): heartbeats and their
+ * staleness never compare two machines' clocks. */
+#define PG_NOW_MS "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+/* pg_advisory_xact_lock's key of the queue's count ("opqueue" + 1). */
+#define PG_QUEUE_KEY "8100555389001245286"
+#define PG_AN_COLS                                                           \
+    "id, state, created_at, started_at, finished_at, heartbeat_at,"         \
+    " exit_code, error, files, bytes, coalesce(instance, ''),"              \
+    " coalesce(worker, 0)"
+
+static void an_text(char *dst, size_t cap, const char *v)
+{
+    snprintf(dst, cap, "%s", v ? v : "");
+}
+
+/* Columns PG_AN_COLS of row i (then ahead, when there) into a. */
+static void an_row(const PGresult *res, int i, store_analysis *a)
+{
+    memset(a, 0, sizeof *a);
+    an_text(a->id, sizeof a->id, col(res, i, 0));
+    an_text(a->state, sizeof a->state, col(res, i, 1));
+    a->created_at = col_i64(res, i, 2);
+    a->started_at = col_i64(res, i, 3);
+    a->finished_at = col_i64(res, i, 4);
+    a->heartbeat_at = col_i64(res, i, 5);
+    a->exit_code = (int)col_i64(res, i, 6);
+    an_text(a->error, sizeof a->error, col(res, i, 7));
+    a->files = col_i64(res, i, 8);
+    a->bytes = col_i64(res, i, 9);
+    an_text(a->instance, sizeof a->instance, col(res, i, 10));
+    a->worker = (int)col_i64(res, i, 11);
+    if (PQnfields(res) > 12)
+        a->ahead = col_i64(res, i, 12);
+}
+
+/* Whether the queue has room for one more (limit <= 0: always), counted
+ * under the queue's advisory lock: held to the end of the caller's
+ * transaction, so that two instances adding at once count one after the
+ * other. */
+static int queue_room(store_pg *p, int64_t limit, op_error *err)
+{
+    PGresult *res = NULL;
+    int64_t n;
+    int rc;
+
+    if (limit <= 0)
+        return 0;
+    if ((rc = pg_run(p, "SELECT pg_advisory_xact_lock(" PG_QUEUE_KEY "),"
+                     " (SELECT count(*) FROM analyses WHERE state = 'queued')",
+                     0, NULL, "cannot count the queue", &res, err)))
+        return rc;
+    n = col_i64(res, 0, 1);
+    PQclear(res);
+    if (n >= limit)
+        return op_error_set(err, OP_ELIMIT, "the queue is full (%" PRId64
+                            " analyses waiting)", n);
+    return 0;
+}
+
+typedef struct an_add {
+    const store_analysis *a;
+    int64_t limit;
+    int import;
+} an_add;
+
+static int queue_add_tx(store_pg *p, void *ud, op_error *err)
+{
+    const an_add *x = ud;
+    const store_analysis *a = x->a;
+    char t[7][24], wk[16];
+    const char *v[12];
+    int rc;
+
+    if (!x->import && (rc = queue_room(p, x->limit, err)))
+        return rc;
+    snprintf(t[0], sizeof t[0], "%" PRId64, a->created_at);
+    snprintf(t[1], sizeof t[1], "%" PRId64, a->started_at);
+    snprintf(t[2], sizeof t[2], "%" PRId64, a->finished_at);
+    snprintf(t[3], sizeof t[3], "%d", a->exit_code);
+    snprintf(t[4], sizeof t[4], "%" PRId64, a->files);
+    snprintf(t[5], sizeof t[5], "%" PRId64, a->bytes);
+    snprintf(t[6], sizeof t[6], "%" PRId64, a->heartbeat_at);
+    snprintf(wk, sizeof wk, "%d", a->worker);
+    v[0] = a->id, v[1] = a->state, v[2] = t[0], v[3] = t[1], v[4] = t[2];
+    v[5] = t[3], v[6] = a->error, v[7] = t[4], v[8] = t[5];
+    v[9] = a->instance[0] ? a->instance : NULL;
+    v[10] = a->instance[0] ? wk : NULL;
+    v[11] = a->instance[0] ? t[6] : NULL;
+    return pg_run(p, x->import
+                  ? "INSERT INTO analyses(id, state, created_at, started_at,"
+                    " finished_at, exit_code, error, files, bytes, instance,"
+                    " worker, heartbeat_at) VALUES($1::text, $2::text,"
+                    " $3::bigint, $4::bigint, $5::bigint, $6::integer,"
+                    " $7::text, $8::bigint, $9::bigint, $10::text,"
+                    " $11::integer, $12::bigint) ON CONFLICT(id) DO NOTHING"
+                  : "INSERT INTO analyses(id, state, created_at, started_at,"
+                    " finished_at, exit_code, error, files, bytes, instance,"
+                    " worker, heartbeat_at) VALUES($1::text, $2::text,"
+                    " $3::bigint, $4::bigint, $5::bigint, $6::integer,"
+                    " $7::text, $8::bigint, $9::bigint, $10::text,"
+                    " $11::integer, $12::bigint)",
+                  12, v, "cannot queue the analysis", NULL, err);
+}
+
+int store_pg_queue_add(store_pg *p, const store_analysis *a, int64_t limit,
+                       int import, op_error *err)
+{
+    an_add x = {a, limit, import};
+
+    return pg_write_tx(p, queue_add_tx, &x, err);
+}
+
+typedef struct an_claim {
+    const char *const *v;
+    store_analysis *out;
+    int got;
+} an_claim;
+
+static int queue_claim_tx(store_pg *p, void *ud, op_error *err)
+{
+    an_claim *x = ud;
+    PGresult *res = NULL;
+    int rc = pg_run(p, "UPDATE analyses SET state = 'running', started_at = "
+                    PG_NOW_MS ", finished_at = 0, heartbeat_at = " PG_NOW_MS
+                    ", instance = $1::text, worker = $2::integer WHERE id ="
+                    " (SELECT id FROM analyses WHERE state = 'queued' ORDER BY"
+                    " created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
+                    " RETURNING " PG_AN_COLS, 2, x->v,
+                    "cannot take an analysis", &res, err);
+
+    if (rc)
+        return rc;
+    if ((x->got = PQntuples(res) == 1))
+        an_row(res, 0, x->out);
+    PQclear(res);
+    return 0;
+}
+
+int store_pg_queue_claim(store_pg *p, const char *instance, int worker,
+                         store_analysis *out, op_error *err)
+{
+    char wk[16];
+    const char *v[2] = {instance, wk};
+    an_claim x = {v, out, 0};
+    int rc;
+
+    snprintf(wk, sizeof wk, "%d", worker);
+    if ((rc = pg_write_tx(p, queue_claim_tx, &x, err)))
+        return rc;
+    return x.got ? 0 : op_error_set(err, OP_ENOTFOUND, "no analysis queued");
+}
+
+/* One statement in a write transaction; *rows gets the rows it changed. */
+typedef struct an_stmt {
+    const char *sql, *what;
+    int n;
+    const char *const *v;
+    int64_t rows;
+} an_stmt;
+
+static int stmt_tx(store_pg *p, void *ud, op_error *err)
+{
+    an_stmt *x = ud;
+    PGresult *res = NULL;
+    int rc = pg_run(p, x->sql, x->n, x->v, x->what, &res, err);
+
+    if (!rc) {
+        x->rows = strtoll(PQcmdTuples(res), NULL, 10);
+        PQclear(res);
+    }
+    return rc;
+}
+
+static int pg_stmt(store_pg *p, an_stmt *x, op_error *err)
+{
+    return pg_write_tx(p, stmt_tx, x, err);
+}
+
+int store_pg_queue_beat(store_pg *p, const char *id, const char *instance,
+                        int worker, op_error *err)
+{
+    char wk[16];
+    const char *v[3] = {id, instance, wk};
+    an_stmt x = {"UPDATE analyses SET heartbeat_at = " PG_NOW_MS " WHERE id ="
+                 " $1::text AND state = 'running' AND instance = $2::text AND"
+                 " worker = $3::integer", "cannot beat the heartbeat", 3, v, 0};
+    int rc;
+
+    snprintf(wk, sizeof wk, "%d", worker);
+    if ((rc = pg_stmt(p, &x, err)))
+        return rc;
+    return x.rows ? 0 : op_error_set(err, OP_ENOTFOUND, "analysis %s is not "
+                                     "running here any more", id);
+}
+
+int store_pg_queue_end(store_pg *p, const store_analysis *a,
+                       const char *instance, int worker, op_error *err)
+{
+    char wk[16], fin[24], code[16];
+    const char *v[7] = {a->id, instance, wk, a->state, fin, code, a->error};
+    an_stmt x = {"UPDATE analyses SET state = $4::text, finished_at ="
+                 " CASE WHEN $4::text = 'queued' THEN 0 ELSE $5::bigint END,"
+                 " started_at = CASE WHEN $4::text = 'queued' THEN 0 ELSE"
+                 " started_at END, exit_code = $6::integer, error = $7::text,"
+                 " instance = NULL, worker = NULL, heartbeat_at = NULL"
+                 " WHERE id = $1::text AND state = 'running' AND instance ="
+                 " $2::text AND worker = $3::integer",
+                 "cannot end the analysis", 7, v, 0};
+    int rc;
+
+    snprintf(wk, sizeof wk, "%d", worker);
+    snprintf(fin, sizeof fin, "%" PRId64, a->finished_at);
+    snprintf(code, sizeof code, "%d", a->exit_code);
+    if ((rc = pg_stmt(p, &x, err)))
+        return rc;
+    return x.rows ? 0 : op_error_set(err, OP_ENOTFOUND, "analysis %s is not "
+                                     "running here any more", a->id);
+}
+
+int store_pg_queue_requeue_stale(store_pg *p, int64_t stale_ms, size_t *n,
+                                 op_error *err)
+{
+    char ms[24];
+    const char *v[1] = {ms};
+    an_stmt x = {"UPDATE analyses SET state = 'queued', started_at = 0,"
+                 " instance = NULL, worker = NULL, heartbeat_at = NULL"
+                 " WHERE state = 'running' AND heartbeat_at < " PG_NOW_MS
+                 " - $1::bigint", "cannot queue stale analyses again", 1, v, 0};
+    int rc;
+
+    snprintf(ms, sizeof ms, "%" PRId64, stale_ms);
+    rc = pg_stmt(p, &x, err);
+    if (n)
+        *n = rc ? 0 : (size_t)x.rows;
+    return rc;
+}
+
+typedef struct an_retry {
+    const char *id;
+    int64_t limit;
+    char *state;
+} an_retry;
+
+static int queue_retry_tx(store_pg *p, void *ud, op_error *err)
+{
+    an_retry *x = ud;
+    const char *v[1] = {x->id};
+    PGresult *res = NULL;
+    char st[16];
+    int rc;
+
+    if ((rc = pg_run(p, "SELECT state FROM analyses WHERE id = $1::text FOR"
+                     " UPDATE", 1, v, "cannot read the analysis", &res, err)))
+        return rc;
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        return op_error_set(err, OP_ENOTFOUND, "no such analysis: %s", x->id);
+    }
+    an_text(st, sizeof st, col(res, 0, 0));
+    PQclear(res);
+    if (x->state)
+        memcpy(x->state, st, sizeof st);
+    if (strcmp(st, "failed") != 0 && strcmp(st, "record-failed") != 0)
+        return op_error_set(err, OP_EUSAGE, "the analysis is %s: only a failed"
+                            " or record-failed one is retried", st);
+    if ((rc = queue_room(p, x->limit, err)))
+        return rc;
+    return pg_run(p, "UPDATE analyses SET state = 'queued', started_at = 0,"
+                  " finished_at = 0, exit_code = 0, error = '' WHERE id ="
+                  " $1::text", 1, v, "cannot queue the analysis again", NULL,
+                  err);
+}
+
+int store_pg_queue_retry(store_pg *p, const char *id, int64_t limit,
+                         char *state, op_error *err)
+{
+    an_retry x = {id, limit, state};
+
+    return pg_write_tx(p, queue_retry_tx, &x, err);
+}
+
+/* ahead: the queued analyses before a queued one, in the claim's order */
+#define PG_AN_AHEAD                                                          \
+    ", CASE WHEN a.state = 'queued' THEN (SELECT count(*) FROM analyses q"   \
+    " WHERE q.state = 'queued' AND (q.created_at, q.id COLLATE \"C\") <"     \
+    " (a.created_at, a.id COLLATE \"C\")) ELSE 0 END FROM analyses a "
+
+int store_pg_queue_get(store_pg *p, const char *id, store_analysis *out,
+                       op_error *err)
+{
+    const char *v[1] = {id};
+    PGresult *res = NULL;
+    int rc = pg_query(p, "SELECT " PG_AN_COLS PG_AN_AHEAD "WHERE a.id ="
+                      " $1::text", 1, v, &res, err);
+
+    if (rc)
+        return rc;
+    if (PQntuples(res) == 1)
+        an_row(res, 0, out);
+    else
+        rc = op_error_set(err, OP_ENOTFOUND, "no such analysis: %s", id);
+    PQclear(res);
+    return rc;
+}
+
+typedef struct an_each {
+    store_analysis_fn fn;
+    void *ud;
+    store_analysis a;
+} an_each;
+
+static int an_each_row(const PGresult *res, int i, void *ud)
+{
+    an_each *x = ud;
+
+    an_row(res, i, &x->a);
+    return x->fn(x->ud, &x->a);
+}
+
+int store_pg_queue_each(store_pg *p, store_analysis_fn fn, void *ud,
+                        op_error *err)
+{
+    an_each *x = calloc(1, sizeof *x); /* an error text: not on the stack */
+    int rc;
+
+    if (!x)
+        return op_error_set(err, OP_ENOMEM, "%s: out of memory", p->uri);
+    x->fn = fn, x->ud = ud;
+    rc = pg_each(p, "SELECT " PG_AN_COLS PG_AN_AHEAD "ORDER BY a.created_at"
+                 " DESC, a.id COLLATE \"C\" DESC", 0, NULL, an_each_row, x, err);
+    free(x);
+    return rc;
+}
+
+int store_pg_queue_counts(store_pg *p, int64_t *queued, int64_t *running,
+                          op_error *err)
+{
+    PGresult *res = NULL;
+    int rc = pg_query(p, "SELECT count(*) FILTER (WHERE state = 'queued'),"
+                      " count(*) FILTER (WHERE state = 'running') FROM"
+                      " analyses WHERE state IN ('queued', 'running')", 0,
+                      NULL, &res, err);
+
+    if (rc)
+        return rc;
+    *queued = col_i64(res, 0, 0);
+    *running = col_i64(res, 0, 1);
+    PQclear(res);
+    return 0;
+}
+
+int store_pg_session_put(store_pg *p, const char *id_hash, const char *user,
+                         const char *role, int64_t ttl_ms, op_error *err)
+{
+    char ttl[24];
+    const char *v[4] = {id_hash, user, role, ttl};
+    /* the expired ones go at each sign-in: the table stays the live ones */
+    an_stmt x = {"WITH gone AS (DELETE FROM sessions WHERE expires_at <= "
+                 PG_NOW_MS ") INSERT INTO sessions(id_hash, user_name, role,"
+                 " created_at,"
+                 " expires_at) VALUES($1::text, $2::text, $3::text, " PG_NOW_MS
+                 ", " PG_NOW_MS " + $4::bigint)", "cannot keep the session", 4,
+                 v, 0};
+
+    snprintf(ttl, sizeof ttl, "%" PRId64, ttl_ms);
+    return pg_stmt(p, &x, err);
+}
+
+int store_pg_session_get(store_pg *p, const char *id_hash, char *user,
+                         size_t cap, char *role, size_t rcap, op_error *err)
+{
+    const char *v[1] = {id_hash};
+    PGresult *res = NULL;
+    int rc = pg_query(p, "SELECT user_name, role FROM sessions WHERE id_hash ="
+                      " $1::text AND expires_at > " PG_NOW_MS, 1, v, &res, err);
+
+    if (rc)
+        return rc;
+    if (PQntuples(res) == 1) {
+        an_text(user, cap, col(res, 0, 0));
+        an_text(role, rcap, col(res, 0, 1));
+    } else {
+        rc = op_error_set(err, OP_ENOTFOUND, "no such session");
+    }
+    PQclear(res);
+    return rc;
+}
+
+int store_pg_session_end(store_pg *p, const char *id_hash, op_error *err)
+{
+    const char *v[1] = {id_hash};
+    an_stmt x = {"DELETE FROM sessions WHERE id_hash = $1::text",
+                 "cannot end the session", 1, v, 0};
+
+    return pg_stmt(p, &x, err);
 }
 
 #endif /* OP_HAVE_LIBPQ */

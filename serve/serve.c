@@ -72,9 +72,14 @@ static int open_store(const srv *s, op_error *err)
 }
 
 /* One server per DATA: the lock lives as long as the process (the fd is
- * close-on-exec, so workers never hold it). Returns the fd or -1. */
+ * close-on-exec, so workers never hold it). With a PostgreSQL store the
+ * instances share DATA (their queue and sessions are in the store,
+ * serve_jobs.c): each takes the lock shared, so several of them start,
+ * and neither kind starts beside a server of the other kind (an SQLite
+ * one holds it exclusive). Returns the fd or -1. */
 static int lock_data(const srv *s, op_error *err)
 {
+    int shared = s->o->store && store_uri_is_pg(s->o->store);
     char path[4096 + 16];
     int fd;
 
@@ -84,9 +89,13 @@ static int lock_data(const srv *s, op_error *err)
         op_error_set(err, OP_EIO, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        op_error_set(err, OP_EUSAGE, "another optipipe serve uses %s (%s is "
-                     "locked): one server per DATA folder", s->data, path);
+    if (flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+        op_error_set(err, OP_EUSAGE, shared
+                     ? "a server with an SQLite store uses %s (%s is locked):"
+                       " only servers of one PostgreSQL store share DATA"
+                     : "another optipipe serve uses %s (%s is locked): one "
+                       "server per DATA folder (servers share one only with "
+                       "a PostgreSQL --store)", s->data, path);
         close(fd);
         return -1;
     }
@@ -113,7 +122,13 @@ static int write_port(const srv *s, unsigned port, op_error *err)
     char tmp[4096 + 32], path[4096 + 32], text[16];
     int fd, n, ok;
 
-    snprintf(tmp, sizeof tmp, "%s/serve.port.tmp", s->data);
+    /* instances sharing DATA (a PostgreSQL store) write it each: the
+     * last one wins, and no instance removes another's temporary file */
+    if (s->o->store && store_uri_is_pg(s->o->store))
+        snprintf(tmp, sizeof tmp, "%s/serve.port.%ld.tmp", s->data,
+                 (long)getpid());
+    else
+        snprintf(tmp, sizeof tmp, "%s/serve.port.tmp", s->data);
     snprintf(path, sizeof path, "%s/serve.port", s->data);
     n = snprintf(text, sizeof text, "%u\n", port);
     if (unlink(tmp) != 0 && errno != ENOENT)
@@ -268,6 +283,7 @@ void serve_opts_default(serve_opts *o)
     o->conn_timeout_s = SRV_CONN_TIMEOUT_DEFAULT;
     o->queue = SRV_QUEUE_DEFAULT;
     o->analysis_timeout_s = SRV_ANALYSIS_TIMEOUT_DEFAULT;
+    o->heartbeat_stale_s = SRV_HEARTBEAT_STALE_DEFAULT;
     o->analysis_memory = SRV_ANALYSIS_MEMORY_DEFAULT;
     o->server_memory = SRV_SERVER_MEMORY_DEFAULT;
 }

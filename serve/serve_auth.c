@@ -18,6 +18,8 @@
 
 #include "report_html.h"
 #include "serve_http.h"
+#include "sha256.h"
+#include "store.h"
 #include "serve_ui.h"
 #include "util.h"
 
@@ -183,8 +185,47 @@ int srv_tokens_check(const srv_tokens *t, const char *tok, size_t len)
 
 /* ---- browser sessions ---------------------------------------------------------- */
 
+/* The shared store of h's server (locked: give it back with
+ * jobs_store_unlock), or NULL: the sessions are in memory. */
+static store *shared_db(srv_sessions *h)
+{
+    return h->owner ? jobs_store_lock(h->owner->jobs) : NULL;
+}
+
+static void shared_give(srv_sessions *h)
+{
+    jobs_store_unlock(h->owner->jobs);
+}
+
+/* A session in the store: the SHA-256 of its id (who reads the table
+ * cannot sign in with what is there), its user and role. */
+static int shared_get(srv_sessions *h, store *db, const char *id,
+                      char user[SRV_USER_MAX + 1], srv_role *role)
+{
+    char hash[SHA256_HEX_LEN + 1], u[SRV_USER_MAX + 1], r[16];
+    op_error err;
+    int rc, ro;
+
+    sha256_hex(id, strlen(id), hash);
+    rc = store_session_get(db, hash, u, sizeof u, r, sizeof r, &err);
+    shared_give(h);
+    if (rc) {
+        if (rc != OP_ENOTFOUND)
+            fprintf(stderr, "optipipe serve: a browser session: %s\n", err.msg);
+        return 0;
+    }
+    if ((ro = srv_role_parse(r)) < 0)
+        return 0; /* a row no optipipe wrote */
+    if (user)
+        memcpy(user, u, SRV_USER_MAX + 1);
+    if (role)
+        *role = (srv_role)ro;
+    return 1;
+}
+
 int srv_sessions_init(srv_sessions *h)
 {
+    h->owner = NULL;
     memset(h->s, 0, sizeof h->s);
     return pthread_mutex_init(&h->mu, NULL) ? -1 : 0;
 }
@@ -202,8 +243,12 @@ int srv_session_get(srv_sessions *h, const char *id,
     size_t i;
     int ok = 0;
 
+    store *db;
+
     if (!id || strlen(id) != SRV_SESSION_LEN)
         return 0;
+    if ((db = shared_db(h)))
+        return shared_get(h, db, id, user, role);
     pthread_mutex_lock(&h->mu);
     for (i = 0; i < SRV_SESSIONS_MAX; i++) {
         srv_session *s = &h->s[i];
@@ -265,9 +310,23 @@ int srv_session_open(srv_sessions *h, char id[SRV_SESSION_LEN + 1],
                      const char *user, srv_role role)
 {
     size_t i, pick = 0;
+    store *db;
 
     if (srv_random_hex(id, SRV_SESSION_LEN / 2))
         return -1;
+    if ((db = shared_db(h))) {
+        char hash[SHA256_HEX_LEN + 1];
+        op_error err;
+        int rc;
+
+        sha256_hex(id, strlen(id), hash);
+        rc = store_session_put(db, hash, user ? user : "", srv_role_name(role),
+                               (int64_t)SRV_SESSION_TTL_MS, &err);
+        shared_give(h);
+        if (rc)
+            fprintf(stderr, "optipipe serve: a browser session: %s\n", err.msg);
+        return rc ? -1 : 0;
+    }
     pthread_mutex_lock(&h->mu);
     for (i = 0; i < SRV_SESSIONS_MAX; i++) {
         if (!h->s[i].id[0]) {
@@ -289,8 +348,20 @@ void srv_session_end(srv_sessions *h, const char *id)
 {
     size_t i;
 
+    store *db;
+
     if (!id || strlen(id) != SRV_SESSION_LEN)
         return;
+    if ((db = shared_db(h))) {
+        char hash[SHA256_HEX_LEN + 1];
+        op_error err;
+
+        sha256_hex(id, strlen(id), hash);
+        if (store_session_end(db, hash, &err))
+            fprintf(stderr, "optipipe serve: a browser session: %s\n", err.msg);
+        shared_give(h);
+        return;
+    }
     pthread_mutex_lock(&h->mu);
     for (i = 0; i < SRV_SESSIONS_MAX; i++)
         if (srv_secret_eq(id, SRV_SESSION_LEN, h->s[i].id, SRV_SESSION_LEN))
@@ -363,7 +434,8 @@ int srv_login_post(const srv_req *r, srv_resp *w)
     }
     if (srv_session_open(srv_http_sessions(r->s), id, user ? user->name : NULL,
                          user ? user->role : SRV_ROLE_ADMIN))
-        return srv_fail(r, w, 500, "no randomness for a session id");
+        return srv_fail(r, w, 500, "cannot open a session (no randomness, "
+                        "or the shared store did not take it)");
     srv_add_cookie(r, SRV_SESSION_COOKIE, id, 0);
     w->status = 303;
     w->type = "text/plain; charset=utf-8";

@@ -1620,6 +1620,7 @@ int srv_http_start(srv *s, const srv_listen *l, const srv_tokens *tokens,
         free(h);
         return op_error_set(err, OP_ENOMEM, "no mutex for the sessions");
     }
+    h->sessions.owner = s; /* the store's table when it is shared */
     if (tokens)
         h->tokens = *tokens;
     snprintf(h->bound_host, sizeof h->bound_host, "%s", l->host);

@@ -173,9 +173,12 @@ typedef struct srv_session {
 typedef struct srv_sessions {
     pthread_mutex_t mu;
     srv_session s[SRV_SESSIONS_MAX];
+    srv *owner; /* set: with a PostgreSQL store the sessions are in its
+                 * table (by the SHA-256 of the id), so that every
+                 * instance knows them, and s[] stays unused */
 } srv_sessions;
 
-/* 0, or -1 without a mutex. */
+/* 0, or -1 without a mutex (owner NULL: memory only). */
 int srv_sessions_init(srv_sessions *ss);
 /* Forgets every session (the ids wiped). */
 void srv_sessions_destroy(srv_sessions *ss);

@@ -30,6 +30,22 @@
  * job is listed, then the slot that runs it. The condition variable
  * srv_jobs.cv (with mu) wakes the slots when work is queued or the jobs
  * close. Callbacks of jobs_each run without the lock.
+ *
+ * With a PostgreSQL store (docs/serve.md "Several instances") the queue
+ * is the store's analyses table instead of the list, which stays empty:
+ * several instances share DATA and the table. A slot takes the oldest
+ * queued row (store_queue_claim: FOR UPDATE SKIP LOCKED), beats its
+ * heartbeat while the worker runs (every heartbeat_stale / 4) and writes
+ * its end there; a slot whose row was taken over (its heartbeat went
+ * stale: the instance hung or the store was away that long) kills its
+ * worker and writes nothing. Slot 0 of every instance queues again the
+ * running rows whose heartbeat is stale (an instance killed with kill
+ * -9), and every slot looks for work every poll_ms or when this instance
+ * queued some. meta.json is still written, as a mirror of the row by the
+ * instance that ran it last: at a start the folders the table does not
+ * know yet (a DATA of a server before schema 6) are imported from it.
+ * On stop (SIGTERM) an instance hands its running analyses back (queued
+ * again at once, for another instance) instead of waiting for them.
  */
 #define _GNU_SOURCE /* renameat2, pidfd_open, posix_spawn_file_actions_addclosefrom_np */
 #include <dirent.h>
@@ -54,6 +70,7 @@
 
 #include "jsonw.h"
 #include "serve.h"
+#include "store.h"
 #include "util.h"
 
 extern char **environ;
@@ -93,7 +110,21 @@ struct srv_jobs {
     int stopping;
     pthread_t *slots;
     size_t nslots;
+    /* a PostgreSQL store: the analyses table is the queue (above) */
+    int shared;
+    store *db;             /* the HTTP threads' connection, under dbmu */
+    pthread_mutex_t dbmu;
+    char instance[STORE_INSTANCE_MAX + 1];
+    int64_t stale_ms, beat_ms, poll_ms;
+    pid_t *slot_pid;       /* each slot's running worker (mu); 0: none */
+    size_t kicks;          /* analyses this instance queued, for the slots */
+    struct slot_arg *args;
 };
+
+typedef struct slot_arg {
+    srv_jobs *j;
+    int slot;
+} slot_arg;
 
 /* ---- small pieces ------------------------------------------------------------ */
 
@@ -509,7 +540,8 @@ static int recover_one(srv_jobs *j, const char *adir, const char *name)
         int was_running = a.state == SRV_RUNNING;
         a.state = SRV_QUEUED;
         a.started_ms = a.finished_ms = 0;
-        if (was_running && meta_write(&a, &err))
+        /* shared: another instance may be running it (the row says) */
+        if (was_running && !j->shared && meta_write(&a, &err))
             fprintf(stderr, "optipipe serve: %s: %s (queued again all the same)\n",
                     a.dir, err.msg);
     }
@@ -532,7 +564,8 @@ static int recover(srv_jobs *j, op_error *err)
     if ((mkdir(adir, 0700) != 0 && errno != EEXIST) ||
         (mkdir(tmp, 0700) != 0 && errno != EEXIST))
         return op_error_set(err, OP_EIO, "%s: %s", j->s->data, strerror(errno));
-    tmp_clean(tmp);
+    if (!j->shared) /* shared: other instances' uploads are under way there */
+        tmp_clean(tmp);
     if (!(d = opendir(adir)))
         return op_error_set(err, OP_EIO, "%s: %s", adir, strerror(errno));
     while ((e = readdir(d))) {
@@ -781,14 +814,30 @@ static void log_pump(worker_run *w)
     }
 }
 
+/* A running analysis' heartbeat (the shared queue): called every beat_ms
+ * while its worker runs; nonzero when the analysis is not ours any more. */
+typedef struct beat {
+    int (*fn)(struct beat *b);
+    int64_t every_ms;
+    uint64_t next;
+    srv_jobs *j;
+    store *db;
+    const char *id;
+    int slot;
+} beat;
+
 /* Waits until the worker ended (not reaped), copying its stderr, killing
- * it after timeout_s (0: no limit); *timed_out says whether it was. */
-static void worker_wait(worker_run *w, unsigned timeout_s, int *timed_out)
+ * it after timeout_s (0: no limit); *timed_out says whether it was. With
+ * hb, beats it and kills the worker when it was taken over (*lost). */
+static void worker_wait(worker_run *w, unsigned timeout_s, beat *hb,
+                        int *timed_out, int *lost)
 {
     uint64_t deadline = util_now_ms() + (uint64_t)timeout_s * 1000;
     int pfd = (int)pidfd_open(w->pid, 0);
 
-    *timed_out = 0;
+    *timed_out = *lost = 0;
+    if (hb)
+        hb->next = util_now_ms() + (uint64_t)hb->every_ms;
     for (;;) {
         uint64_t now = util_now_ms();
         int left = timeout_s == 0 ? 60000
@@ -799,6 +848,18 @@ static void worker_wait(worker_run *w, unsigned timeout_s, int *timed_out)
 
         if (pfd < 0 && left > 20)
             left = 20; /* no pidfd (old kernel): look every 20 ms */
+        if (hb) {
+            if (now >= hb->next) {
+                hb->next = now + (uint64_t)hb->every_ms;
+                if (hb->fn(hb)) {
+                    worker_kill(w->pid);
+                    *lost = 1;
+                    break;
+                }
+            }
+            if ((uint64_t)left > hb->next - now)
+                left = (int)(hb->next - now);
+        }
         if (poll(p, 2, left) < 0 && errno != EINTR)
             left = 0;
         if (p[0].revents)
@@ -918,9 +979,10 @@ static void job_apply(srv_jobs *j, job *jb, const srv_analysis *view)
         note_duration(j, (uint64_t)(view->finished_ms - view->started_ms));
 }
 
-/* Starts the worker of a and waits for it; what it ended as. */
-static srv_state run_worker(srv_jobs *j, job *jb, const srv_analysis *a, int *code,
-                            char *why, size_t cap)
+/* Starts the worker of a and waits for it (its pid in *pidp meanwhile,
+ * under mu, for jobs_close); what it ended as. hb, *lost: worker_wait. */
+static srv_state run_worker(srv_jobs *j, pid_t *pidp, const srv_analysis *a,
+                            beat *hb, int *lost, int *code, char *why, size_t cap)
 {
     static worker_run zero = {.out = -1, .log = -1};
     worker_run *w = malloc(sizeof *w); /* the tail: not on a slot's stack */
@@ -929,6 +991,7 @@ static srv_state run_worker(srv_jobs *j, job *jb, const srv_analysis *a, int *co
     int status = 0, timed_out = 0;
     srv_state end = SRV_FAILED;
 
+    *lost = 0;
     op_error_clear(&err);
     if (!w) {
         snprintf(why, cap, "out of memory");
@@ -940,13 +1003,13 @@ static srv_state run_worker(srv_jobs *j, job *jb, const srv_analysis *a, int *co
         goto out;
     }
     pthread_mutex_lock(&j->mu);
-    jb->pid = w->pid;
+    *pidp = w->pid;
     if (j->stopping)
         worker_kill(w->pid);
     pthread_mutex_unlock(&j->mu);
-    worker_wait(w, j->s->o->analysis_timeout_s, &timed_out);
+    worker_wait(w, j->s->o->analysis_timeout_s, hb, &timed_out, lost);
     pthread_mutex_lock(&j->mu);
-    jb->pid = 0; /* before it is reaped: jobs_close kills no other process */
+    *pidp = 0; /* before it is reaped: jobs_close kills no other process */
     pthread_mutex_unlock(&j->mu);
     while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
         ;
@@ -970,7 +1033,7 @@ static void run_one(srv_jobs *j, job *jb)
 {
     srv_analysis a;
     op_error err;
-    int code = -1;
+    int code = -1, lost;
     srv_state end;
     char why[sizeof a.error];
 
@@ -980,7 +1043,7 @@ static void run_one(srv_jobs *j, job *jb)
     pthread_mutex_unlock(&j->mu);
     if (meta_write(&a, &err))
         fprintf(stderr, "optipipe serve: %s\n", err.msg);
-    end = run_worker(j, jb, &a, &code, why, sizeof why);
+    end = run_worker(j, &jb->pid, &a, NULL, &lost, &code, why, sizeof why);
     pthread_mutex_lock(&j->mu);
     job_end(j, jb, end, code, why, &a);
     pthread_mutex_unlock(&j->mu);
@@ -1015,6 +1078,280 @@ static void *slot_main(void *ud)
     return NULL;
 }
 
+
+/* ---- the shared queue (a PostgreSQL store) ------------------------------------ */
+
+/* The row a of the table as the server's view (state names are the same;
+ * one no optipipe wrote reads as failed). */
+static void view_of(const srv_jobs *j, const store_analysis *r, srv_analysis *a)
+{
+    memset(a, 0, sizeof *a);
+    memcpy(a->id, r->id, sizeof a->id);
+    if (state_parse(r->state, &a->state))
+        a->state = SRV_FAILED;
+    a->created_ms = r->created_at;
+    a->started_ms = r->started_at;
+    a->finished_ms = r->finished_at;
+    a->exit_code = r->exit_code;
+    snprintf(a->error, sizeof a->error, "%s", r->error);
+    if (snprintf(a->dir, sizeof a->dir, "%s/analyses/%s", j->s->data, r->id) >=
+        (int)sizeof a->dir)
+        a->dir[0] = '\0'; /* never: jobs_open checked the length of DATA */
+    a->nfiles = r->files > 0 ? (size_t)r->files : 0;
+    a->bytes = r->bytes > 0 ? (uint64_t)r->bytes : 0;
+    a->queue_pos = a->state == SRV_QUEUED && r->ahead > 0 ? (size_t)r->ahead : 0;
+}
+
+/* The other way: the server's view a as a row. */
+static void row_of(const srv_analysis *a, store_analysis *r)
+{
+    memset(r, 0, sizeof *r);
+    memcpy(r->id, a->id, sizeof r->id);
+    snprintf(r->state, sizeof r->state, "%s", srv_state_name(a->state));
+    r->created_at = a->created_ms;
+    r->started_at = a->started_ms;
+    r->finished_at = a->finished_ms;
+    r->exit_code = a->exit_code;
+    snprintf(r->error, sizeof r->error, "%s", a->error);
+    r->files = (int64_t)a->nfiles;
+    r->bytes = (int64_t)a->bytes;
+}
+
+static int beat_store(beat *b)
+{
+    op_error err;
+    int rc;
+
+    op_error_clear(&err);
+    rc = store_queue_beat(b->db, b->id, b->j->instance, b->slot, &err);
+    if (rc == OP_ENOTFOUND)
+        return 1;
+    if (rc) /* the store away a moment: the next beat tries again; away
+             * longer than the staleness, another instance takes it over
+             * and the next beat that reaches the store says so */
+        fprintf(stderr, "optipipe serve: %s: heartbeat: %s\n", b->id, err.msg);
+    return 0;
+}
+
+/* Slot `slot` runs the analysis it took (row, running by it). */
+static void run_shared(srv_jobs *j, store *db, int slot, const store_analysis *row)
+{
+    srv_analysis a;
+    store_analysis end_row;
+    struct stat st;
+    beat hb = {beat_store, j->beat_ms, 0, j, db, row->id, slot};
+    op_error err;
+    int code = -1, lost = 0, rc;
+    srv_state end;
+    char why[sizeof a.error];
+
+    op_error_clear(&err);
+    why[0] = '\0';
+    view_of(j, row, &a);
+    a.queue_pos = 0;
+    pthread_mutex_lock(&j->mu);
+    j->running++;
+    pthread_mutex_unlock(&j->mu);
+    if (lstat(a.dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, sizeof why, "its folder is not in this instance's "
+                 "DATA/analyses (do the instances share one DATA?)");
+        end = SRV_FAILED;
+    } else {
+        if (meta_write(&a, &err))
+            fprintf(stderr, "optipipe serve: %s\n", err.msg);
+        end = run_worker(j, &j->slot_pid[slot], &a, &hb, &lost, &code, why,
+                         sizeof why);
+    }
+    pthread_mutex_lock(&j->mu);
+    j->running--;
+    if (!lost && j->stopping && end != SRV_DONE) { /* handed back */
+        a.state = SRV_QUEUED;
+        a.started_ms = 0;
+    } else if (!lost) {
+        a.state = end;
+        a.finished_ms = epoch_ms();
+        a.exit_code = code;
+        snprintf(a.error, sizeof a.error, "%s", end != SRV_DONE ? why : "");
+        if (end == SRV_DONE)
+            j->done++;
+        else
+            j->failed++;
+        note_duration(j, (uint64_t)(a.finished_ms - a.started_ms));
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (lost) {
+        fprintf(stderr, "optipipe serve: %s: taken over by another instance "
+                "(its heartbeat was stale): this one stopped\n", a.id);
+        return;
+    }
+    row_of(&a, &end_row);
+    rc = store_queue_end(db, &end_row, j->instance, slot, &err);
+    if (rc == OP_ENOTFOUND) {
+        fprintf(stderr, "optipipe serve: %s: taken over by another instance "
+                "while it ended: its end is the other's\n", a.id);
+        return;
+    }
+    if (rc) /* the row stays running: its heartbeat goes stale, and an
+             * instance queues it again */
+        fprintf(stderr, "optipipe serve: %s: %s\n", a.id, err.msg);
+    if (meta_write(&a, &err))
+        fprintf(stderr, "optipipe serve: %s\n", err.msg);
+    if (a.state != SRV_QUEUED)
+        srv_observe_analysis(j->s, a.state, (uint64_t)(a.finished_ms - a.started_ms));
+}
+
+/* Waits poll_ms, or less when this instance queued work or stops. */
+static void wait_poll(srv_jobs *j)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += j->poll_ms / 1000;
+    ts.tv_nsec += (long)(j->poll_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&j->mu);
+    while (!j->stopping && !j->kicks)
+        if (pthread_cond_timedwait(&j->cv, &j->mu, &ts) != 0)
+            break;
+    if (j->kicks)
+        j->kicks--;
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* A store error of a slot, said once until the store answers again. */
+static void slot_complain(int *said, const char *what, const op_error *err)
+{
+    if (!*said)
+        fprintf(stderr, "optipipe serve: %s: %s (trying again)\n", what, err->msg);
+    *said = 1;
+}
+
+static void *slot_shared(void *ud)
+{
+    slot_arg *arg = ud;
+    srv_jobs *j = arg->j;
+    store *db = NULL;
+    store_analysis *row = malloc(sizeof *row);
+    op_error err;
+    int said = 0, stop;
+
+    for (;;) {
+        int rc;
+
+        pthread_mutex_lock(&j->mu);
+        stop = j->stopping;
+        pthread_mutex_unlock(&j->mu);
+        if (stop || !row)
+            break;
+        op_error_clear(&err);
+        if (!db) {
+            if (store_open(j->s->store_path, 1, &db, &err)) {
+                slot_complain(&said, "the shared queue", &err);
+                wait_poll(j);
+                continue;
+            }
+            /* a beat must not wait longer than the next one is due */
+            store_set_wait(db, j->beat_ms);
+        }
+        if (arg->slot == 0) {
+            size_t n = 0;
+            int64_t q = 0, r = 0;
+            if (store_queue_requeue_stale(db, j->stale_ms, &n, &err) == 0 && n)
+                fprintf(stderr, "optipipe serve: %zu analys%s whose instance "
+                        "gave no heartbeat for %" PRId64 " ms queued again\n",
+                        n, n == 1 ? "is" : "es", j->stale_ms);
+            if (store_queue_counts(db, &q, &r, &err) == 0) {
+                pthread_mutex_lock(&j->mu);
+                j->queued = (size_t)q;
+                pthread_mutex_unlock(&j->mu);
+            }
+        }
+        rc = store_queue_claim(db, j->instance, arg->slot, row, &err);
+        if (rc == 0) {
+            said = 0;
+            run_shared(j, db, arg->slot, row);
+            continue;
+        }
+        if (rc != OP_ENOTFOUND)
+            slot_complain(&said, "the shared queue", &err);
+        else
+            said = 0;
+        wait_poll(j);
+    }
+    store_close(db);
+    free(row);
+    return NULL;
+}
+
+/* This instance's name in the table: host, pid and a random part (a pid
+ * reused after a restart is another instance). */
+static void instance_name(char out[STORE_INSTANCE_MAX + 1])
+{
+    char host[64] = "host", rnd[SRV_ID_LEN + 1];
+    op_error err;
+
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    if (new_id(rnd, &err))
+        snprintf(rnd, sizeof rnd, "0");
+    snprintf(out, STORE_INSTANCE_MAX + 1, "%.60s:%ld:%.8s", host,
+             (long)getpid(), rnd);
+}
+
+/* Opens the shared queue: the HTTP threads' connection, and the folders
+ * of DATA/analyses the table does not know yet (read by recover) added
+ * as they are; the list is emptied after. */
+static int shared_open(srv_jobs *j, op_error *err)
+{
+    store_analysis *row = malloc(sizeof *row);
+    srv_analysis a;
+    op_error e;
+    int rc;
+
+    if (!row)
+        return op_error_set(err, OP_ENOMEM, "out of memory");
+    instance_name(j->instance);
+    j->stale_ms = (int64_t)(j->s->o->heartbeat_stale_s ? j->s->o->heartbeat_stale_s
+                                                       : SRV_HEARTBEAT_STALE_DEFAULT) * 1000;
+    j->beat_ms = j->stale_ms / 4 > 50 ? j->stale_ms / 4 : 50;
+    j->poll_ms = j->stale_ms / 2 < 1000 ? j->stale_ms / 2 : 1000;
+    if ((rc = store_open(j->s->store_path, 1, &j->db, err))) {
+        free(row);
+        return rc;
+    }
+    store_set_wait(j->db, SRV_STORE_WAIT_MS);
+    for (size_t i = 0; i < j->n; i++) {
+        op_error_clear(&e);
+        job_view(j, j->all[i], &a);
+        row_of(&a, row);
+        if (store_queue_import(j->db, row, &e))
+            fprintf(stderr, "optipipe serve: %s: not added to the shared "
+                    "queue: %s\n", a.dir, e.msg);
+    }
+    for (size_t i = 0; i < j->n; i++)
+        job_free(j->all[i]);
+    j->n = j->queued = 0;
+    free(row);
+    return 0;
+}
+
+store *jobs_store_lock(srv_jobs *j)
+{
+    if (!j || !j->shared)
+        return NULL;
+    pthread_mutex_lock(&j->dbmu);
+    return j->db;
+}
+
+void jobs_store_unlock(srv_jobs *j)
+{
+    if (j && j->shared)
+        pthread_mutex_unlock(&j->dbmu);
+}
+
 /* ---- the interface --------------------------------------------------------------- */
 
 static void jobs_free(srv_jobs *j)
@@ -1023,8 +1360,12 @@ static void jobs_free(srv_jobs *j)
         job_free(j->all[i]);
     free(j->all);
     free(j->slots);
+    free(j->slot_pid);
+    free(j->args);
+    store_close(j->db);
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->mu);
+    pthread_mutex_destroy(&j->dbmu);
     free(j);
 }
 
@@ -1052,19 +1393,35 @@ int jobs_open(srv *s, srv_jobs **out, op_error *err)
     if (!j)
         return op_error_set(err, OP_ENOMEM, "out of memory");
     j->s = s;
+    j->shared = s->o->store && store_uri_is_pg(s->o->store);
     pthread_mutex_init(&j->mu, NULL);
-    pthread_cond_init(&j->cv, NULL);
-    if ((rc = recover(j, err))) {
+    pthread_mutex_init(&j->dbmu, NULL);
+    {
+        pthread_condattr_t ca; /* wait_poll's deadline: the monotonic clock */
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&j->cv, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    if ((rc = recover(j, err)) || (j->shared && (rc = shared_open(j, err)))) {
         jobs_free(j);
         return rc;
     }
     j->nslots = slot_count(s->o);
-    if (!(j->slots = calloc(j->nslots, sizeof *j->slots))) {
+    if (!(j->slots = calloc(j->nslots, sizeof *j->slots)) ||
+        !(j->slot_pid = calloc(j->nslots, sizeof *j->slot_pid)) ||
+        !(j->args = calloc(j->nslots, sizeof *j->args))) {
         jobs_free(j);
         return op_error_set(err, OP_ENOMEM, "out of memory");
     }
+    for (size_t i = 0; i < j->nslots; i++) {
+        j->args[i].j = j;
+        j->args[i].slot = (int)i;
+    }
     for (size_t i = 0; i < j->nslots; i++)
-        if ((rc = pthread_create(&j->slots[i], NULL, slot_main, j))) {
+        if ((rc = pthread_create(&j->slots[i], NULL,
+                                 j->shared ? slot_shared : slot_main,
+                                 j->shared ? (void *)&j->args[i] : (void *)j))) {
             j->nslots = i;
             jobs_close(j);
             return op_error_set(err, OP_EIO, "cannot start a worker slot: %s",
@@ -1083,6 +1440,9 @@ void jobs_close(srv_jobs *j)
     for (size_t i = 0; i < j->n; i++)
         if (j->all[i]->pid > 0)
             worker_kill(j->all[i]->pid);
+    for (size_t i = 0; j->slot_pid && i < j->nslots; i++)
+        if (j->slot_pid[i] > 0) /* shared: its slot hands it back */
+            worker_kill(j->slot_pid[i]);
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
     for (size_t i = 0; i < j->nslots; i++)
@@ -1220,6 +1580,37 @@ static int enqueue(srv_jobs *j, const srv_analysis *a, int rc, op_error *err)
     return rc;
 }
 
+/* enqueue's shared twin: the placed analysis a into the table when the
+ * queue has room (counted there, over every instance), then a slot of
+ * this instance woken. */
+static int shared_enqueue(srv_jobs *j, const srv_analysis *a, int rc,
+                          op_error *err)
+{
+    store_analysis *row;
+    store *db;
+
+    if (rc)
+        return rc;
+    if (!(row = malloc(sizeof *row)))
+        return op_error_set(err, OP_ENOMEM, "out of memory");
+    row_of(a, row);
+    db = jobs_store_lock(j);
+    rc = store_queue_add(db, row, j->s->o->queue, err);
+    jobs_store_unlock(j);
+    free(row);
+    pthread_mutex_lock(&j->mu);
+    if (rc == OP_ELIMIT) {
+        j->rejected++;
+        op_error_set(err, OP_ELIMIT, "the queue is full (%u analyses waiting)",
+                     j->s->o->queue);
+    } else if (!rc) {
+        j->kicks++;
+        pthread_cond_signal(&j->cv);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
 int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
                 size_t nurls, char id[SRV_ID_LEN + 1], op_error *err)
 {
@@ -1229,7 +1620,7 @@ int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
 
     memset(&a, 0, sizeof a);
     stage[0] = id[0] = '\0';
-    if ((rc = reserve(j, err)))
+    if (!j->shared && (rc = reserve(j, err)))
         goto out;
     if (!(up && up->nfiles) && !nurls)
         rc = op_error_set(err, OP_EUSAGE, "nothing to analyze: no file and no URL");
@@ -1244,7 +1635,8 @@ int jobs_submit(srv_jobs *j, srv_upload *up, const char *const *urls,
     }
     if (placed && up)
         up->dir[0] = '\0'; /* moved: nothing of it left to remove */
-    if ((rc = enqueue(j, &a, rc, err)) == 0)
+    if ((rc = j->shared ? shared_enqueue(j, &a, rc, err)
+                        : enqueue(j, &a, rc, err)) == 0)
         memcpy(id, a.id, SRV_ID_LEN + 1);
     else if (placed) /* in DATA/analyses, not listed: gone, like a refused upload */
         util_remove_tree(a.dir);
@@ -1286,6 +1678,21 @@ int jobs_retry(srv_jobs *j, const char *id, op_error *err)
 
     if (!srv_id_valid(id))
         return op_error_set(err, OP_ENOTFOUND, "no such analysis");
+    if (j->shared) {
+        store *db = jobs_store_lock(j);
+        rc = store_queue_retry(db, id, j->s->o->queue, NULL, err);
+        jobs_store_unlock(j);
+        pthread_mutex_lock(&j->mu);
+        if (rc == OP_ELIMIT)
+            op_error_set(err, OP_ELIMIT, "the queue is full (%u analyses "
+                         "waiting)", j->s->o->queue);
+        if (!rc) {
+            j->kicks++;
+            pthread_cond_signal(&j->cv);
+        }
+        pthread_mutex_unlock(&j->mu);
+        return rc;
+    }
     pthread_mutex_lock(&j->mu);
     if (!(jb = list_find(j, id, NULL)))
         rc = op_error_set(err, OP_ENOTFOUND, "no such analysis: %s", id);
@@ -1330,6 +1737,23 @@ int jobs_get(srv_jobs *j, const char *id, srv_analysis *out, op_error *err)
 
     if (!srv_id_valid(id))
         return op_error_set(err, OP_ENOTFOUND, "no such analysis");
+    if (j->shared) {
+        store_analysis *row = malloc(sizeof *row);
+        store *db;
+        int rc;
+
+        if (!row)
+            return op_error_set(err, OP_ENOMEM, "out of memory");
+        db = jobs_store_lock(j);
+        rc = store_queue_get(db, id, row, err);
+        jobs_store_unlock(j);
+        if (!rc)
+            view_of(j, row, out);
+        else if (rc == OP_ENOTFOUND)
+            op_error_set(err, OP_ENOTFOUND, "no such analysis: %s", id);
+        free(row);
+        return rc;
+    }
     pthread_mutex_lock(&j->mu);
     if ((jb = list_find(j, id, &ahead))) {
         job_view(j, jb, out);
@@ -1373,10 +1797,55 @@ static job_copy *copies_take(srv_jobs *j, size_t *n)
     return c;
 }
 
+/* The table's rows, copied (jobs_each's callbacks run without dbmu). */
+typedef struct row_list {
+    store_analysis *r;
+    size_t n, cap;
+} row_list;
+
+static int row_keep(void *ud, const store_analysis *a)
+{
+    row_list *l = ud;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        store_analysis *r = realloc(l->r, cap * sizeof *r);
+        if (!r)
+            return OP_ENOMEM;
+        l->r = r, l->cap = cap;
+    }
+    l->r[l->n++] = *a;
+    return 0;
+}
+
+static int each_shared(srv_jobs *j, int (*fn)(void *ud, const srv_analysis *a),
+                       void *ud)
+{
+    row_list l = {NULL, 0, 0};
+    srv_analysis a;
+    op_error err;
+    store *db = jobs_store_lock(j);
+    int rc = store_queue_each(db, row_keep, &l, &err);
+
+    jobs_store_unlock(j);
+    if (rc && rc != OP_ENOMEM)
+        fprintf(stderr, "optipipe serve: the shared queue: %s\n", err.msg);
+    for (size_t i = 0; !rc && i < l.n; i++) {
+        view_of(j, &l.r[i], &a);
+        rc = fn(ud, &a);
+    }
+    free(l.r);
+    return rc;
+}
+
 int jobs_each(srv_jobs *j, int (*fn)(void *ud, const srv_analysis *a), void *ud)
 {
     size_t n;
-    job_copy *c = copies_take(j, &n);
+    job_copy *c;
+
+    if (j->shared)
+        return each_shared(j, fn, ud);
+    c = copies_take(j, &n);
     srv_analysis a;
     int rc = 0;
 

@@ -29,7 +29,7 @@
 
 /* The schema this build writes; older stores are migrated on open for
  * writing, newer ones are refused. */
-#define STORE_SCHEMA 5
+#define STORE_SCHEMA 6
 /* How long a writer waits for another one to let go of the store (ms):
  * STORE_WAIT_ENV (0 to STORE_WAIT_MAX_MS) or this. Waiting backs off from
  * 1 ms to STORE_BACKOFF_MS between tries (docs/history.md "Several
@@ -305,6 +305,91 @@ int store_notify_log(store *s, const store_notification *n, op_error *err);
 /* The deliveries, newest first, at most limit (<= 0: all). */
 int store_each_notification(store *s, int limit, store_notification_fn fn,
                             void *ud, op_error *err);
+
+/* ---- the server's shared state (schema 6; PostgreSQL only) ------------- */
+
+/* Several `optipipe serve` instances on one PostgreSQL store share their
+ * analyses queue and browser sessions through the tables analyses and
+ * sessions (docs/serve.md "Several instances"). An SQLite store has the
+ * tables too (one schema), but its single server keeps its queue in
+ * DATA and its sessions in memory: every store_queue_* and
+ * store_session_* call on an SQLite store is OP_EUSAGE. Times are epoch
+ * ms; heartbeats and their staleness are the database server's clock, so
+ * the instances' clocks need not agree. */
+#define STORE_AID_LEN 16        /* an analysis id: 16 lowercase hex digits */
+#define STORE_INSTANCE_MAX 96   /* an instance's name */
+#define STORE_AERROR_MAX 1023   /* an analysis' error text */
+
+/* One row of analyses. state: "queued", "running", "done", "failed" or
+ * "record-failed" (serve.h's srv_state names). */
+typedef struct store_analysis {
+    char id[STORE_AID_LEN + 1];
+    char state[16];
+    int64_t created_at, started_at, finished_at, heartbeat_at;
+    int exit_code;
+    char error[STORE_AERROR_MAX + 1];
+    int64_t files, bytes;
+    char instance[STORE_INSTANCE_MAX + 1]; /* running it; "" none */
+    int worker;                            /* its slot there */
+    int64_t ahead; /* readers, a queued one: queued analyses before it */
+} store_analysis;
+typedef int (*store_analysis_fn)(void *ud, const store_analysis *a);
+
+/* Adds a (state "queued") when fewer than limit analyses are queued
+ * (limit <= 0: always), the count and the insert in one transaction under
+ * an advisory lock, so that the limit holds over every instance. OP_ELIMIT
+ * when full; OP_EUSAGE for a bad id or state. */
+int store_queue_add(store *s, const store_analysis *a, int64_t limit,
+                    op_error *err);
+/* Adds a as it is unless its id is there already (a DATA folder of an
+ * earlier server). */
+int store_queue_import(store *s, const store_analysis *a, op_error *err);
+/* Takes the oldest queued analysis (FOR UPDATE SKIP LOCKED: two slots
+ * never take the same one, none waits for another) as running by
+ * instance's slot worker, started and heartbeat now; 0 with *out, or
+ * OP_ENOTFOUND when none is queued. */
+int store_queue_claim(store *s, const char *instance, int worker,
+                      store_analysis *out, op_error *err);
+/* The heartbeat of analysis id, running by (instance, worker).
+ * OP_ENOTFOUND when it is not (any more): another instance found it stale
+ * and queued it again, so its worker must stop. */
+int store_queue_beat(store *s, const char *id, const char *instance,
+                     int worker, op_error *err);
+/* How analysis a->id, running by (instance, worker), ended: a->state,
+ * finished_at, exit_code, error; state "queued" hands it back (started
+ * and finished cleared). OP_ENOTFOUND when it is not running by them. */
+int store_queue_end(store *s, const store_analysis *a, const char *instance,
+                    int worker, op_error *err);
+/* Queues again every running analysis whose heartbeat is older than
+ * stale_ms (its instance died or hangs); *n (may be NULL) gets how many. */
+int store_queue_requeue_stale(store *s, int64_t stale_ms, size_t *n,
+                              op_error *err);
+/* Queues a failed or record-failed analysis again (limit as
+ * store_queue_add). OP_ENOTFOUND, OP_EUSAGE (not failed: *state gets it,
+ * may be NULL, 16 bytes), OP_ELIMIT. */
+int store_queue_retry(store *s, const char *id, int64_t limit, char *state,
+                      op_error *err);
+/* One analysis (with ahead); OP_ENOTFOUND. */
+int store_queue_get(store *s, const char *id, store_analysis *out,
+                    op_error *err);
+/* Every analysis, newest first (created_at, then id), with ahead. */
+int store_queue_each(store *s, store_analysis_fn fn, void *ud, op_error *err);
+/* How many are queued and running now. */
+int store_queue_counts(store *s, int64_t *queued, int64_t *running,
+                       op_error *err);
+
+/* A browser session, by the SHA-256 (hex) of its cookie, never the
+ * cookie itself: who (user "" for none) and role, until expires_at (epoch
+ * ms, the database's clock). */
+#define STORE_SESSION_HASH_LEN 64
+int store_session_put(store *s, const char *id_hash, const char *user,
+                      const char *role, int64_t ttl_ms, op_error *err);
+/* The session id_hash: user (cap bytes) and role (rcap bytes); OP_ENOTFOUND
+ * when there is none or it expired (store_session_put removes the
+ * expired ones). */
+int store_session_get(store *s, const char *id_hash, char *user, size_t cap,
+                      char *role, size_t rcap, op_error *err);
+int store_session_end(store *s, const char *id_hash, op_error *err);
 
 /* ---- copying a store (optipipe history copy) ----------------------------------- */
 

@@ -40,6 +40,10 @@ typedef struct serve_opts {
     unsigned workers;          /* analyses at once (0: number of CPUs) */
     unsigned queue;            /* analyses waiting; more: 429 */
     unsigned analysis_timeout_s; /* wall clock per analysis, then SIGKILL */
+    unsigned heartbeat_stale_s; /* a PostgreSQL store's shared queue: a
+                                 * running analysis whose heartbeat is
+                                 * older is queued again (its instance
+                                 * died): SRV_HEARTBEAT_STALE_DEFAULT */
     uint64_t analysis_memory;  /* RLIMIT_AS per worker (bytes) */
     uint64_t server_memory;    /* the server's own budget (serve_budget.c) */
     const char *public_origin; /* --public-origin URL: the scheme://host[:port]
@@ -63,6 +67,7 @@ typedef struct serve_opts {
 #define SRV_CONN_TIMEOUT_DEFAULT 30
 #define SRV_QUEUE_DEFAULT 16
 #define SRV_ANALYSIS_TIMEOUT_DEFAULT 600
+#define SRV_HEARTBEAT_STALE_DEFAULT 60
 #define SRV_ANALYSIS_MEMORY_DEFAULT (4ull << 30) /* 4 GiB */
 #define SRV_SERVER_MEMORY_DEFAULT (512ull << 20) /* 512 MiB */
 
