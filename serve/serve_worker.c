@@ -419,6 +419,10 @@ int serve_worker_main(const serve_opts *o)
         code = OP_EXIT_NOINPUT;
     else
         code = exit_code(&s);
+    /* recorded and reported, not yet ended: where a test kills the
+     * server under it (tests/e2e/serve_multi_pg.sh: a takeover records
+     * the runs once) */
+    op_testhook("serve.worker.recorded");
     op_session_free(&s);
     free(w.urls);
     return code;

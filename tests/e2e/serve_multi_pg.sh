@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Several `optipipe serve` instances on one PostgreSQL store and one DATA
+# (docs/serve.md "Several instances"), against a throw-away server
+# (tests/lib/pg.sh; skipped with a notice when PostgreSQL is not
+# installed): two servers start on one DATA (an SQLite server beside them
+# is refused); uploads through either are analyzed once and read through
+# both; a browser session opened on one works on the other, and signing
+# out on the other ends it on both; the queue limit (429) counts over both;
+# an instance killed with kill -9 while its worker had recorded the runs
+# (held at the serve.worker.recorded test hook) is taken over by the other
+# once its heartbeat is stale (--heartbeat-stale 2), which finishes the
+# analysis once, its runs recorded once; SIGTERM hands a running analysis
+# back (exit 0) and the next instance finishes it. Nothing waits on time:
+# the tests wait on hooks and states, bounded.
+# Usage: serve_multi_pg.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
+set -u
+bin=$1
+src=$(cd "$2" && pwd)
+. "$(dirname "$0")/lib/check.sh"
+. "$(dirname "$0")/lib/serve.sh"
+. "$src/tests/lib/pg.sh"
+pg_e2e_start "$bin"
+PIDS=()
+multi_cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    _serve_cleanup
+    pg_stop
+}
+trap multi_cleanup EXIT
+export SOURCE_DATE_EPOCH=1732870000
+unset OPTIPIPE_HISTORY
+cd "$tmp" || exit 1
+demo=$src/fixtures/demo
+uri=$(pg_createdb multi)
+token=multi-instance-test-token-0123456789
+printf '%s\n' "$token" >tokens
+chmod 600 tokens
+mkdir -m 700 hA hB hC
+auth=(-H "Authorization: Bearer $token")
+opts=(--store "$uri" --token-file "$tmp/tokens" --workers 1 --heartbeat-stale 2)
+
+# start NAME HOOKS: a server on DATA with its own hooks folder; sets
+# NAME_URL, NAME_PID, NAME_ERR
+start() {
+    OPTIPIPE_TEST_HOOKS=$tmp/$2 serve_start "$tmp/data" "${opts[@]}" || return 1
+    printf -v "$1_URL" %s "$SERVE_URL"
+    printf -v "$1_PID" %s "$SERVE_PID"
+    printf -v "$1_ERR" %s "$SERVE_ERR"
+    PIDS+=("$SERVE_PID")
+    SERVE_PID= # stopped here, not by serve.sh's trap
+}
+# status URL ID: the analysis' status as that instance answers
+status() {
+    curl -s "${auth[@]}" -o st.json "$1/api/v1/analyses/$2" && json_field st.json status
+}
+ended_on() { case $(status "$1" "$2") in done | failed | record-failed) return 0 ;; esac; return 1; }
+status_is() { [ "$(status "$1" "$2")" = "$3" ]; }
+upload() { # upload URL FILE: prints the id
+    curl -s "${auth[@]}" -o up.json -F "file=@$2" "$1/api/v1/analyses" >/dev/null &&
+        json_field up.json id
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+psql_q() { PGPASSFILE=$PGPASSFILE "$(pg_bin)/psql" -At "$uri" -c "$1"; }
+night_runs() { psql_q "select count(*) from runs where run_id = 'application_1700000000000_0301'"; }
+
+check "instance A starts" start A hA
+check "instance B starts on the same DATA" start B hB
+check "...an SQLite server on that DATA is refused (exit 2)" sh -c \
+    "'$bin' serve --listen 127.0.0.1:0 --data '$tmp/data' 2>err.sq; test \$? = 2"
+check "...saying why" has err.sq "another optipipe serve uses"
+
+# uploads through both, read through both
+ia=$(upload "$A_URL" "$demo/spark-application_1700000000000_0042.zstd")
+ib=$(upload "$B_URL" "$demo/flink-window-bottleneck.json")
+check "an upload through A" test -n "$ia"
+check "an upload through B" test -n "$ib"
+check "A's analysis ends, seen from B" serve_poll 600 ended_on "$B_URL" "$ia"
+check "B's analysis ends, seen from A" serve_poll 600 ended_on "$A_URL" "$ib"
+check "...both done" test "$(status "$A_URL" "$ia")/$(status "$B_URL" "$ib")" = done/done
+curl -s "${auth[@]}" -o listA.json "$A_URL/api/v1/analyses"
+curl -s "${auth[@]}" -o listB.json "$B_URL/api/v1/analyses"
+check "A lists both analyses" json_is listA.json "sorted(a['id'] for a in d['analyses']) == sorted(['$ia', '$ib'])" True
+check "...B the same" json_is listB.json "sorted(a['id'] for a in d['analyses']) == sorted(['$ia', '$ib'])" True
+code=$(curl -s "${auth[@]}" -o rep.html -w '%{http_code}' "$B_URL/analyses/$ia/report.html")
+check "B serves the report A's worker wrote (200)" test "$code" = 200
+
+# a browser session opened on A works on B; signing out on B ends it on A
+curl -s -c jar -o /dev/null "$A_URL/login"
+csrf=$(awk '$6 == "op_csrf" {print $7}' jar)
+code=$(curl -s -b jar -c jar -o /dev/null -w '%{http_code}' -d "csrf=$csrf" \
+    --data-urlencode "token=$token" "$A_URL/login")
+check "signed in on A (303)" test "$code" = 303
+check "...a session cookie" has jar "op_session"
+code=$(curl -s -b jar -o me.json -w '%{http_code}' "$B_URL/api/v1/me")
+check "the session cookie works on B (200)" test "$code" = 200
+check "...as a browser session" test "$(json_field me.json auth)" = session
+sid=$(awk '$6 == "op_session" {print $7}' jar)
+check "...the table keeps its hash, not the cookie" test "$(psql_q "select count(*) from sessions where id_hash = '$sid'")/$(psql_q 'select count(*) from sessions')" = 0/1
+code=$(curl -s -b jar -o /dev/null -w '%{http_code}' -d "csrf=$csrf" "$B_URL/logout")
+check "signed out on B" test "$code" = 303
+code=$(curl -s -b jar -o /dev/null -w '%{http_code}' "$A_URL/api/v1/me")
+check "...and the session is gone on A too (401)" test "$code" = 401
+
+# the takeover: whichever instance takes the next analysis is held after
+# its worker recorded the runs, and killed with kill -9; the other one
+# queues it again once its heartbeat is stale and finishes it
+rm -f hA/serve.worker.recorded hB/serve.worker.recorded # the earlier passes
+: >hA/serve.worker.recorded.pause
+: >hB/serve.worker.recorded.pause
+night=$src/fixtures/spark-nightly/steady/night-01.log.gz
+n0=$(psql_q 'select count(*) from runs')
+ik=$(upload "$B_URL" "$night")
+check "an upload to be taken over" test -n "$ik"
+held() { test -s hA/serve.worker.recorded || test -s hB/serve.worker.recorded; }
+check "one instance's worker recorded it and is held" wait_until held
+if [ -s hA/serve.worker.recorded ]; then
+    victim=$A_PID vurl=$A_URL survivor=B surl=$B_URL sh=hB serr=$B_ERR
+else
+    victim=$B_PID vurl=$B_URL survivor=A surl=$A_URL sh=hA serr=$A_ERR
+fi
+check "its run is in the store before the kill" test "$(night_runs)" = 1
+check "...it is running" status_is "$surl" "$ik" running
+kill -KILL "$victim"
+check "the held instance is killed" wait_until gone "$victim"
+: >"$sh/serve.worker.recorded.release" # the survivor's own workers go on
+check "the survivor ($survivor) takes it over and finishes it" serve_poll 600 status_is "$surl" "$ik" done
+check "...having found its heartbeat stale" has "$serr" "1 analysis whose instance gave no heartbeat for 2000 ms queued again"
+check "its run is recorded once" test "$(night_runs)" = 1
+check "...the store holds one run more than before it" test "$(psql_q 'select count(*) from runs')" = $((n0 + 1))
+check "...its row done, no instance holding it" test "$(psql_q "select state, instance is null from analyses where id = '$ik'")" = 'done|t'
+
+# SIGTERM hands a running analysis back: exit 0, and the next instance
+# (a third one, C) finishes it
+: >"$sh/serve.worker.pause"
+rm -f "$sh/serve.worker"
+ih=$(upload "$surl" "$demo/spark-application_1700000000000_0042.zstd")
+check "an upload held at the survivor's worker start" bash -c "test -n '$ih'"
+wait_until test -s "$sh/serve.worker"
+check "...running" status_is "$surl" "$ih" running
+if [ "$survivor" = A ]; then spid=$A_PID; else spid=$B_PID; fi
+kill -TERM "$spid"
+check "SIGTERM: the survivor stops" wait_until gone "$spid"
+wait "$spid"
+check "...with exit 0" test $? = 0
+check "instance C starts on the same DATA" start C hC
+check "C finishes the analysis handed back" serve_poll 600 status_is "$C_URL" "$ih" done
+kill -TERM "$C_PID"
+wait_until gone "$C_PID"
+wait "$C_PID"
+check "C stops with exit 0" test $? = 0
+finish
