@@ -129,7 +129,7 @@ _optipipe() {
         "history notifications") _optipipe_offer "--format --output --limit --history --config --no-config --quiet --help" ;;
         "history copy") _optipipe_offer "--quiet --help" ;;
         "diff") _optipipe_offer "--format --output --top --ignore-key --history --config --no-config --plugin-path --mappings --max-line --max-bytes --quiet --verbose --help" ;;
-        "serve") _optipipe_offer "--listen --data --store --token-file --rules --config --allow-rule-upload --fetch-allow --public-origin --users --auth-header --trusted-proxy --proxy-role --max-upload-bytes --max-files --threads --max-connections --conn-timeout --workers --queue --analysis-timeout --analysis-memory --server-memory --worker --quiet --help" ;;
+        "serve") _optipipe_offer "--listen --data --store --token-file --rules --config --allow-rule-upload --fetch-allow --public-origin --users --auth-header --trusted-proxy --proxy-role --max-upload-bytes --max-files --threads --max-connections --conn-timeout --workers --queue --analysis-timeout --heartbeat-stale --analysis-memory --server-memory --worker --quiet --help" ;;
         "serve user") _optipipe_offer "--users --role --quiet --help" ;;
         esac
     else

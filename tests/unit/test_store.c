@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -790,6 +791,8 @@ static void test_migrate_v2(void **state)
                                   "DROP TABLE decision_log;"
                                   "DROP TABLE notify_said;"
                                   "DROP TABLE notify_log;"
+                                  "DROP TABLE analyses;"
+                                  "DROP TABLE sessions;"
                                   "PRAGMA user_version = 2", NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
@@ -1339,6 +1342,343 @@ static void test_pg_reconnect(void **state)
 #endif
 }
 
+/* ---- the servers' shared state (schema 6) -------------------------------- */
+
+static store_analysis queued_row(const char *id, int64_t created)
+{
+    store_analysis a;
+
+    memset(&a, 0, sizeof a);
+    snprintf(a.id, sizeof a.id, "%s", id);
+    snprintf(a.state, sizeof a.state, "queued");
+    a.created_at = created;
+    a.files = 1;
+    a.bytes = 10;
+    return a;
+}
+
+/* An SQLite store has the tables (one schema) but its server keeps its
+ * queue in DATA: every shared call says it needs PostgreSQL. */
+static void test_queue_sqlite(void **state)
+{
+    char path[128];
+    store *s = NULL;
+    store_analysis a = queued_row("00000000000000a1", 1);
+    char u[64], r[16];
+    op_error err;
+
+    (void)state;
+    tmp_path(path, sizeof path, "queue.db");
+    assert_int_equal(store_open(path, 1, &s, &err), 0);
+    assert_int_equal(store_queue_add(s, &a, 0, &err), OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "need a PostgreSQL store"));
+    assert_int_equal(store_queue_claim(s, "i", 0, &a, &err), OP_EUSAGE);
+    assert_int_equal(store_session_get(s, "x", u, sizeof u, r, sizeof r, &err),
+                     OP_EUSAGE);
+    store_close(s);
+}
+
+#ifdef OP_HAVE_LIBPQ
+static int keep_ids(void *ud, const store_analysis *a)
+{
+    char *out = ud;
+
+    strcat(out, a->id + 12); /* the last 4 digits */
+    strcat(out, a->state[0] == 'q' ? "q " : a->state[0] == 'r' ? "r " : "e ");
+    return 0;
+}
+#endif
+
+/* The queue over two connections (two instances): the --queue count over
+ * the table, the oldest first, FOR UPDATE SKIP LOCKED (a row another
+ * connection holds is skipped, not waited for), heartbeats of the owner
+ * only, a stale heartbeat queued again (and its old owner told), ends,
+ * retries, what readers see. */
+static void test_pg_queue(void **state)
+{
+#ifdef OP_HAVE_LIBPQ
+    char uri[128], list[256] = "";
+    store *s1 = NULL, *s2 = NULL;
+    store_analysis a, got;
+    PGconn *hold;
+    PGresult *res;
+    int64_t q, r;
+    size_t n;
+    op_error err;
+
+    (void)state;
+    tmp_path(uri, sizeof uri, "queue");
+    assert_int_equal(store_open(uri, 1, &s1, &err), 0);
+    assert_int_equal(store_open(uri, 1, &s2, &err), 0);
+    a = queued_row("0000000000000001", 100);
+    assert_int_equal(store_queue_add(s1, &a, 3, &err), 0);
+    a = queued_row("0000000000000002", 200);
+    assert_int_equal(store_queue_add(s2, &a, 3, &err), 0);
+    a = queued_row("0000000000000003", 300);
+    assert_int_equal(store_queue_add(s1, &a, 3, &err), 0);
+    a = queued_row("0000000000000004", 400);
+    assert_int_equal(store_queue_add(s2, &a, 3, &err), OP_ELIMIT);
+    assert_non_null(strstr(err.msg, "the queue is full (3"));
+    a = queued_row("not-an-id", 1);
+    assert_int_equal(store_queue_add(s1, &a, 0, &err), OP_EUSAGE);
+    assert_int_equal(store_queue_get(s2, "0000000000000003", &got, &err), 0);
+    assert_string_equal(got.state, "queued");
+    assert_int_equal(got.ahead, 2);
+
+    /* another connection holds the oldest queued row: skipped, at once */
+    hold = PQconnectdb(uri);
+    assert_int_equal(PQstatus(hold), CONNECTION_OK);
+    PQclear(PQexec(hold, "BEGIN"));
+    res = PQexec(hold, "SELECT id FROM analyses WHERE id = '0000000000000001'"
+                       " FOR UPDATE");
+    assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+    PQclear(res);
+    assert_int_equal(store_queue_claim(s2, "i2", 0, &got, &err), 0);
+    assert_string_equal(got.id, "0000000000000002");
+    PQclear(PQexec(hold, "COMMIT"));
+    PQfinish(hold);
+    assert_int_equal(store_queue_claim(s1, "i1", 0, &got, &err), 0);
+    assert_string_equal(got.id, "0000000000000001");
+    assert_string_equal(got.state, "running");
+    assert_string_equal(got.instance, "i1");
+    assert_true(got.heartbeat_at > 0 && got.started_at > 0);
+    assert_int_equal(store_queue_claim(s1, "i1", 1, &got, &err), 0);
+    assert_string_equal(got.id, "0000000000000003");
+    assert_int_equal(got.worker, 1);
+    assert_int_equal(store_queue_claim(s2, "i2", 1, &got, &err), OP_ENOTFOUND);
+    assert_int_equal(store_queue_counts(s2, &q, &r, &err), 0);
+    assert_true(q == 0 && r == 3);
+
+    /* heartbeats: the owner's only */
+    assert_int_equal(store_queue_beat(s1, "0000000000000001", "i1", 0, &err), 0);
+    assert_int_equal(store_queue_beat(s1, "0000000000000001", "i2", 0, &err),
+                     OP_ENOTFOUND);
+    assert_int_equal(store_queue_beat(s1, "0000000000000001", "i1", 1, &err),
+                     OP_ENOTFOUND);
+    /* i2's heartbeat of 2 goes stale (an hour ago): queued again, once */
+    pg_sql(uri, "UPDATE analyses SET heartbeat_at = heartbeat_at - 3600000"
+                " WHERE id = '0000000000000002'");
+    assert_int_equal(store_queue_requeue_stale(s1, 60000, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(store_queue_requeue_stale(s1, 60000, &n, &err), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(store_queue_beat(s2, "0000000000000002", "i2", 0, &err),
+                     OP_ENOTFOUND); /* its old owner stops */
+    a = queued_row("0000000000000002", 200);
+    snprintf(a.state, sizeof a.state, "done");
+    assert_int_equal(store_queue_end(s2, &a, "i2", 0, &err), OP_ENOTFOUND);
+    assert_int_equal(store_queue_claim(s1, "i1", 2, &got, &err), 0);
+    assert_string_equal(got.id, "0000000000000002");
+
+    /* ends: done, failed, handed back */
+    a = queued_row("0000000000000001", 100);
+    snprintf(a.state, sizeof a.state, "done");
+    a.finished_at = 5000;
+    assert_int_equal(store_queue_end(s1, &a, "i1", 0, &err), 0);
+    assert_int_equal(store_queue_end(s1, &a, "i1", 0, &err), OP_ENOTFOUND);
+    a = queued_row("0000000000000003", 300);
+    snprintf(a.state, sizeof a.state, "failed");
+    snprintf(a.error, sizeof a.error, "exit 3: no input");
+    a.exit_code = 3;
+    assert_int_equal(store_queue_end(s1, &a, "i1", 1, &err), 0);
+    a = queued_row("0000000000000002", 200);
+    assert_int_equal(store_queue_end(s1, &a, "i1", 2, &err), 0); /* handed back */
+    assert_int_equal(store_queue_get(s2, "0000000000000002", &got, &err), 0);
+    assert_string_equal(got.state, "queued");
+    assert_true(got.started_at == 0 && got.instance[0] == '\0');
+    assert_int_equal(store_queue_get(s2, "0000000000000003", &got, &err), 0);
+    assert_string_equal(got.state, "failed");
+    assert_string_equal(got.error, "exit 3: no input");
+    assert_int_equal(got.exit_code, 3);
+
+    /* retries: a failed one only, within the limit */
+    assert_int_equal(store_queue_retry(s2, "0000000000000001", 0, NULL, &err),
+                     OP_EUSAGE);
+    assert_non_null(strstr(err.msg, "the analysis is done"));
+    assert_int_equal(store_queue_retry(s2, "00000000000000ff", 0, NULL, &err),
+                     OP_ENOTFOUND);
+    assert_int_equal(store_queue_retry(s2, "0000000000000003", 1, NULL, &err),
+                     OP_ELIMIT); /* 2 is queued: no place left */
+    assert_int_equal(store_queue_retry(s2, "0000000000000003", 2, NULL, &err), 0);
+    assert_int_equal(store_queue_get(s1, "0000000000000003", &got, &err), 0);
+    assert_true(!strcmp(got.state, "queued") && got.error[0] == '\0' &&
+                got.ahead == 1);
+    assert_int_equal(store_queue_each(s1, keep_ids, list, &err), 0);
+    assert_string_equal(list, "0003q 0002q 0001e ");
+    /* an import keeps what is there */
+    a = queued_row("0000000000000001", 100);
+    assert_int_equal(store_queue_import(s1, &a, &err), 0);
+    assert_int_equal(store_queue_get(s1, "0000000000000001", &got, &err), 0);
+    assert_string_equal(got.state, "done");
+    assert_int_equal(store_queue_get(s1, "0000000000000009", &got, &err),
+                     OP_ENOTFOUND);
+    store_close(s1);
+    store_close(s2);
+#else
+    (void)state;
+#endif
+}
+
+/* Browser sessions by the hash of their id: who and role, until they
+ * expire; ended on one connection, gone on the other. */
+static void test_pg_sessions(void **state)
+{
+#ifdef OP_HAVE_LIBPQ
+    char uri[128], u[64], r[16];
+    store *s1 = NULL, *s2 = NULL;
+    op_error err;
+
+    (void)state;
+    tmp_path(uri, sizeof uri, "sessions");
+    assert_int_equal(store_open(uri, 1, &s1, &err), 0);
+    assert_int_equal(store_open(uri, 1, &s2, &err), 0);
+    assert_int_equal(store_session_put(s1, "aaaa", "bo", "decide", 60000, &err), 0);
+    assert_int_equal(store_session_put(s1, "bbbb", "", "admin", -1, &err), 0);
+    assert_int_equal(store_session_get(s2, "aaaa", u, sizeof u, r, sizeof r,
+                                       &err), 0);
+    assert_string_equal(u, "bo");
+    assert_string_equal(r, "decide");
+    assert_int_equal(store_session_get(s2, "bbbb", u, sizeof u, r, sizeof r,
+                                       &err), OP_ENOTFOUND); /* expired */
+    assert_int_equal(store_session_get(s2, "cccc", u, sizeof u, r, sizeof r,
+                                       &err), OP_ENOTFOUND);
+    assert_int_equal(store_session_end(s2, "aaaa", &err), 0);
+    assert_int_equal(store_session_get(s1, "aaaa", u, sizeof u, r, sizeof r,
+                                       &err), OP_ENOTFOUND);
+    /* a sign-in removes the expired ones */
+    assert_int_equal(store_session_put(s1, "dddd", "al", "read", 60000, &err), 0);
+    pg_sql(uri, "DO $$ BEGIN IF (SELECT count(*) FROM sessions) <> 1 THEN"
+                " RAISE 'expired sessions kept'; END IF; END $$");
+    store_close(s1);
+    store_close(s2);
+#else
+    (void)state;
+#endif
+}
+
+#ifdef OP_HAVE_LIBPQ
+/* The deadlock test's other transaction (T), in a thread of its own: it
+ * holds run app-b (taken before), and once the store's recording holds
+ * app-a (the row hook says so) it asks for app-a too. */
+typedef struct deadlock_t {
+    PGconn *c;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int go, ok;
+    size_t hook_calls;
+} deadlock_t;
+static deadlock_t *dl;
+
+static void deadlock_hook(size_t rows)
+{
+    pthread_mutex_lock(&dl->mu);
+    dl->hook_calls++;
+    if (rows == 1 && dl->go == 0) { /* the first try holds app-a now */
+        dl->go = 1;
+        pthread_cond_signal(&dl->cv);
+    }
+    pthread_mutex_unlock(&dl->mu);
+}
+
+static void *deadlock_other(void *ud)
+{
+    deadlock_t *d = ud;
+    PGresult *res;
+
+    pthread_mutex_lock(&d->mu);
+    while (!d->go)
+        pthread_cond_wait(&d->cv, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+    /* waits for the recording's lock on app-a, which waits for ours on
+     * app-b: a deadlock, which the recording's 1 s deadlock_timeout finds
+     * first (ours is 60 s), so the recording is the one rolled back */
+    res = PQexec(d->c, "SELECT pk FROM runs WHERE run_id = 'app-a' FOR UPDATE");
+    d->ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+    PQclear(res);
+    res = PQexec(d->c, "COMMIT");
+    d->ok &= PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    return NULL;
+}
+
+/* Two runs, app-a then app-b, of one model (recorded in that order). */
+static model *two_runs(void)
+{
+    model *m = model_new();
+    op_builder *b;
+
+    assert_non_null(m);
+    b = model_builder_new(m, "two.log");
+    for (int i = 0; i < 2; i++) {
+        op_run *r = op_run_get(b, "spark", i ? "app-b" : "app-a");
+        op_run_str(b, r, OP_F_NAME, "nightly");
+        op_run_job(b, r, "nightly");
+        op_run_int(b, r, OP_I_STARTED_AT, 1000 + i);
+    }
+    model_builder_free(b);
+    model_freeze(m);
+    return m;
+}
+#endif
+
+/* A deadlock (40P01) is tried again: a recording holds run app-a and
+ * wants app-b, which another transaction holds while it wants app-a
+ * (coordinated by the row hook, no sleep); PostgreSQL rolls the
+ * recording back, and its second try, once the other committed, records
+ * both runs. */
+static void test_pg_deadlock(void **state)
+{
+#ifdef OP_HAVE_LIBPQ
+    char uri[128];
+    model *m = two_runs();
+    store *s = NULL;
+    deadlock_t d;
+    pthread_t t;
+    PGresult *res;
+    store_counts c;
+    op_error err;
+    size_t nruns = 0;
+
+    (void)state;
+    memset(&d, 0, sizeof d);
+    pthread_mutex_init(&d.mu, NULL);
+    pthread_cond_init(&d.cv, NULL);
+    tmp_path(uri, sizeof uri, "deadlock");
+    assert_int_equal(store_open(uri, 1, &s, &err), 0);
+    store_set_wait(s, 60000);
+    assert_int_equal(store_record(s, m, NULL, NULL, NULL, &err), 0);
+    d.c = PQconnectdb(uri);
+    assert_int_equal(PQstatus(d.c), CONNECTION_OK);
+    PQclear(PQexec(d.c, "SET deadlock_timeout = '60s'"));
+    PQclear(PQexec(d.c, "BEGIN"));
+    res = PQexec(d.c, "SELECT pk FROM runs WHERE run_id = 'app-b' FOR UPDATE");
+    assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+    assert_int_equal(PQntuples(res), 1);
+    PQclear(res);
+    dl = &d;
+    store_row_hook = deadlock_hook;
+    assert_int_equal(pthread_create(&t, NULL, deadlock_other, &d), 0);
+    assert_int_equal(store_record(s, m, NULL, NULL, &nruns, &err), 0);
+    pthread_join(t, NULL);
+    store_row_hook = NULL;
+    dl = NULL;
+    assert_true(d.ok);          /* the other one was not the victim */
+    /* 3 hook calls a run (added, written, done): the first try wrote
+     * app-a and waited on app-b, the second (one retry) wrote both */
+    assert_int_equal(d.hook_calls, 3 + 6);
+    assert_int_equal(nruns, 2);
+    assert_int_equal(store_count(s, &c, &err), 0);
+    assert_int_equal(c.runs, 2);
+    PQfinish(d.c);
+    store_close(s);
+    pthread_cond_destroy(&d.cv);
+    pthread_mutex_destroy(&d.mu);
+    model_free(m);
+#else
+    (void)state;
+#endif
+}
+
 static int pg_group_setup(void **state)
 {
     on_pg = 1;
@@ -1446,6 +1786,7 @@ int main(void)
         cmocka_unit_test(test_audit_trail),
         cmocka_unit_test(test_newest_wins),
         cmocka_unit_test(test_notifications),
+        cmocka_unit_test(test_queue_sqlite),
     };
     /* what the interface promises, on PostgreSQL */
     const struct CMUnitTest pg_tests[] = {
@@ -1464,6 +1805,9 @@ int main(void)
         cmocka_unit_test(test_pg_copy),
         cmocka_unit_test(test_pg_refusals),
         cmocka_unit_test(test_pg_reconnect),
+        cmocka_unit_test(test_pg_queue),
+        cmocka_unit_test(test_pg_sessions),
+        cmocka_unit_test(test_pg_deadlock),
     };
     int failed = cmocka_run_group_tests_name("sqlite", tests, tm_tmpdir_setup,
                                              tm_tmpdir_teardown);
