@@ -21,8 +21,11 @@ src=$(cd "$2" && pwd)
 . "$src/tests/lib/pg.sh"
 pg_e2e_start "$bin"
 PIDS=()
+NGX=
 multi_cleanup() {
     local p
+    # TERM: nginx's master stops its workers (KILL would leave them)
+    [ -n "$NGX" ] && kill -TERM "$NGX" 2>/dev/null && wait "$NGX" 2>/dev/null
     for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
     _serve_cleanup
@@ -39,12 +42,18 @@ printf '%s\n' "$token" >tokens
 chmod 600 tokens
 mkdir -m 700 hA hB hC
 auth=(-H "Authorization: Bearer $token")
-opts=(--store "$uri" --token-file "$tmp/tokens" --workers 1 --heartbeat-stale 2)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+nport=$(free_port) pa=$(free_port) pb=$(free_port)
+# behind nginx on $nport (when installed): the instances take its Host
+opts=(--store "$uri" --token-file "$tmp/tokens" --workers 1 --heartbeat-stale 2
+    --public-origin "http://127.0.0.1:$nport")
 
-# start NAME HOOKS: a server on DATA with its own hooks folder; sets
-# NAME_URL, NAME_PID, NAME_ERR
+# start NAME HOOKS [PORT]: a server on DATA with its own hooks folder (on
+# PORT, else any free one); sets NAME_URL, NAME_PID, NAME_ERR
 start() {
-    OPTIPIPE_TEST_HOOKS=$tmp/$2 serve_start "$tmp/data" "${opts[@]}" || return 1
+    local l=()
+    [ -n "${3:-}" ] && l=(--listen "127.0.0.1:$3")
+    OPTIPIPE_TEST_HOOKS=$tmp/$2 serve_start "$tmp/data" "${opts[@]}" "${l[@]}" || return 1
     printf -v "$1_URL" %s "$SERVE_URL"
     printf -v "$1_PID" %s "$SERVE_PID"
     printf -v "$1_ERR" %s "$SERVE_ERR"
@@ -65,8 +74,8 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 psql_q() { PGPASSFILE=$PGPASSFILE "$(pg_bin)/psql" -At "$uri" -c "$1"; }
 night_runs() { psql_q "select count(*) from runs where run_id = 'application_1700000000000_0301'"; }
 
-check "instance A starts" start A hA
-check "instance B starts on the same DATA" start B hB
+check "instance A starts" start A hA "$pa"
+check "instance B starts on the same DATA" start B hB "$pb"
 check "...an SQLite server on that DATA is refused (exit 2)" sh -c \
     "'$bin' serve --listen 127.0.0.1:0 --data '$tmp/data' 2>err.sq; test \$? = 2"
 check "...saying why" has err.sq "another optipipe serve uses"
@@ -102,6 +111,78 @@ code=$(curl -s -b jar -o /dev/null -w '%{http_code}' -d "csrf=$csrf" "$B_URL/log
 check "signed out on B" test "$code" = 303
 code=$(curl -s -b jar -o /dev/null -w '%{http_code}' "$A_URL/api/v1/me")
 check "...and the session is gone on A too (401)" test "$code" = 401
+
+# a rolling restart behind docs/serve.md's nginx upstream (its block as
+# written, the ports changed): A stopped (SIGTERM, exit 0) and started
+# again, then B; every request through nginx meanwhile answered
+nginx=$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null)
+if [ -z "$nginx" ]; then
+    echo "NOTICE: nginx is not installed: the rolling restart behind it was not tried"
+else
+    python3 - "$src/docs/serve.md" "$tmp" "$nport" "$pa" "$pb" >nginx.conf <<'PY'
+import sys
+doc, tmp, nport, pa, pb = sys.argv[1:]
+text = open(doc).read()
+start = text.index("# /etc/nginx/conf.d/optipipe-instances.conf")
+block = text[start:text.index("```", start)]
+for a, b in [("127.0.0.1:8081", "127.0.0.1:" + pa), ("127.0.0.1:8082", "127.0.0.1:" + pb)]:
+    assert a in block, a
+    block = block.replace(a, b)
+# the server block's lines the page names in its comment, uncommented
+inside = [l.strip().lstrip("#").strip() for l in block.splitlines()
+          if l.strip().startswith("#") and "proxy_next_upstream" in l]
+assert len(inside) == 2, inside
+print("""worker_processes 1;
+error_log %(t)s/nginx.err;
+pid %(t)s/nginx.pid;
+events {}
+http {
+access_log off;
+client_body_temp_path %(t)s/nb; proxy_temp_path %(t)s/np;
+fastcgi_temp_path %(t)s/nf; uwsgi_temp_path %(t)s/nu; scgi_temp_path %(t)s/ns;
+%(b)s
+server {
+    listen 127.0.0.1:%(p)s;
+    client_max_body_size 1g;
+    proxy_request_buffering off;
+    location / {
+        proxy_pass http://optipipe;
+        proxy_http_version 1.1;
+        proxy_set_header Host $http_host;
+        %(i)s
+    }
+}
+}""" % {"t": tmp, "b": block, "p": nport, "i": "\n        ".join(inside)})
+PY
+    "$nginx" -p "$tmp" -c "$tmp/nginx.conf" -g 'daemon off;' >nginx.start 2>&1 &
+    NGX=$!
+    N=http://127.0.0.1:$nport
+    ok_through() { # ok_through N: N requests through nginx, each 200
+        local i c
+        for i in $(seq "$1"); do
+            c=$(curl -s "${auth[@]}" -o /dev/null -w '%{http_code}' "$N/api/v1/analyses/$ia")
+            [ "$c" = 200 ] || { echo "  request $i through nginx: $c"; return 1; }
+        done
+    }
+    nup() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$N/healthz")" = 200 ]; }
+    check "nginx starts with the page's upstream" serve_poll 300 nup
+    check "through nginx: 20 requests, each 200" ok_through 20
+    kill -TERM "$A_PID"
+    check "A stops on SIGTERM" wait_until gone "$A_PID"
+    wait "$A_PID"
+    check "...exit 0" test $? = 0
+    check "A down: 20 requests through nginx, each 200 (B answers)" ok_through 20
+    iu=$(upload "$N" "$demo/flink-window-bottleneck.json")
+    check "...an upload through nginx meanwhile is analyzed" serve_poll 600 status_is "$B_URL" "$iu" done
+    check "A started again on its port" start A hA "$pa"
+    kill -TERM "$B_PID"
+    check "B stops on SIGTERM" wait_until gone "$B_PID"
+    wait "$B_PID"
+    check "...exit 0" test $? = 0
+    check "B down: 20 requests through nginx, each 200 (A answers)" ok_through 20
+    check "B started again on its port" start B hB "$pb"
+    check "both up again: 20 requests through nginx, each 200" ok_through 20
+fi
 
 # the takeover: whichever instance takes the next analysis is held after
 # its worker recorded the runs, and killed with kill -9; the other one
