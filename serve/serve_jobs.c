@@ -38,12 +38,13 @@
  * heartbeat while the worker runs (every heartbeat_stale / 4) and writes
  * its end there; a slot whose row was taken over (its heartbeat went
  * stale: the instance hung or the store was away that long) kills its
- * worker and writes nothing. Slot 0 of every instance queues again the
- * running rows whose heartbeat is stale (an instance killed with kill
- * -9), and every slot looks for work every poll_ms or when this instance
- * queued some. meta.json is still written, as a mirror of the row by the
+ * worker and writes nothing. Every idle slot queues again the running
+ * rows whose heartbeat is stale (an instance killed with kill -9) before
+ * it looks for work, every poll_ms or when this instance queued some. meta.json is still written, as a mirror of the row by the
  * instance that ran it last: at a start the folders the table does not
- * know yet (a DATA of a server before schema 6) are imported from it.
+ * know yet (a DATA of a server before schema 6) are imported from it,
+ * but not one younger than heartbeat_stale (another instance is adding
+ * it: an import first would make its insert fail).
  * On stop (SIGTERM) an instance hands its running analyses back (queued
  * again at once, for another instance) instead of waiting for them.
  */
@@ -1256,7 +1257,8 @@ static void *slot_shared(void *ud)
             /* a beat must not wait longer than the next one is due */
             store_set_wait(db, j->beat_ms);
         }
-        if (arg->slot == 0) {
+        { /* every idle slot: a busy instance's slot 0 must not hold back a
+           * dead one's analysis while another slot of it is free */
             size_t n = 0;
             int64_t q = 0, r = 0;
             if (store_queue_requeue_stale(db, j->stale_ms, &n, &err) == 0 && n)
@@ -1326,6 +1328,10 @@ static int shared_open(srv_jobs *j, op_error *err)
     for (size_t i = 0; i < j->n; i++) {
         op_error_clear(&e);
         job_view(j, j->all[i], &a);
+        /* a folder placed by another instance a moment ago is its to add
+         * (adding it here would make that instance's insert fail) */
+        if (a.created_ms > epoch_ms() - j->stale_ms)
+            continue;
         row_of(&a, row);
         if (store_queue_import(j->db, row, &e))
             fprintf(stderr, "optipipe serve: %s: not added to the shared "
