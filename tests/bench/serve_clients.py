@@ -7,6 +7,11 @@ a sampler reads the VmRSS of the server and of every process under it
 wall time, throughput, RSS. Loopback only; every wait is bounded.
 
 Usage: serve_clients.py URL PID CLIENTS ROUNDS FILE...
+URL and PID may be comma-separated lists (several instances of one store,
+tests/bench/serve_multi_bench.sh): client k talks to URL number k modulo
+their count, as a round-robin balancer would send it, and reads its
+analysis' state there; the RSS is summed over every PID's tree. With
+TOKEN set in the environment every request carries it as a Bearer token.
 """
 import http.client
 import json
@@ -68,19 +73,23 @@ def tree(root):
 
 
 class Sampler(threading.Thread):
-    def __init__(self, pid):
+    def __init__(self, pids):
         super().__init__(daemon=True)
-        self.pid, self.stop = pid, threading.Event()
+        self.pids, self.stop = pids, threading.Event()
         self.server_max = self.tree_max = self.procs_max = 0
 
     def run(self):
         while not self.stop.is_set():
-            procs = tree(self.pid)
+            procs = [p for root in self.pids for p in tree(root)]
             total = sum(rss_kib(p) for p in procs)
-            self.server_max = max(self.server_max, rss_kib(self.pid))
+            self.server_max = max(self.server_max,
+                                  sum(rss_kib(p) for p in self.pids))
             self.tree_max = max(self.tree_max, total)
             self.procs_max = max(self.procs_max, len(procs))
             self.stop.wait(0.05)
+
+
+HEADERS = {"Authorization": "Bearer " + os.environ["TOKEN"]} if os.environ.get("TOKEN") else {}
 
 
 def client(url, body, ctype, rounds, lat, errors, n429):
@@ -91,7 +100,7 @@ def client(url, body, ctype, rounds, lat, errors, n429):
         try:
             for _attempt in range(RETRIES_429):
                 conn.request("POST", "/api/v1/analyses", body,
-                             {"Content-Type": ctype})
+                             dict(HEADERS, **{"Content-Type": ctype}))
                 r = conn.getresponse()
                 answer = r.read()
                 if r.status != 429:
@@ -103,7 +112,7 @@ def client(url, body, ctype, rounds, lat, errors, n429):
                 continue
             aid = json.loads(answer)["id"]
             while time.monotonic() - t0 < ANALYSIS_MAX_S:
-                conn.request("GET", "/api/v1/analyses/" + aid)
+                conn.request("GET", "/api/v1/analyses/" + aid, headers=HEADERS)
                 r = conn.getresponse()
                 st = json.loads(r.read())
                 if st.get("status") in ("done", "failed"):
@@ -129,13 +138,16 @@ def pct(xs, p):
 
 
 def main():
-    url, pid, nclients, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    urls = sys.argv[1].split(",")
+    pids = [int(p) for p in sys.argv[2].split(",")]
+    nclients, rounds = int(sys.argv[3]), int(sys.argv[4])
     body, ctype = multipart(sys.argv[5:])
     lat, errors, n429 = [], [], []
-    sampler = Sampler(pid)
+    sampler = Sampler(pids)
     sampler.start()
-    threads = [threading.Thread(target=client, args=(url, body, ctype, rounds, lat, errors, n429))
-               for _ in range(nclients)]
+    threads = [threading.Thread(target=client, args=(urls[k % len(urls)], body, ctype,
+                                                     rounds, lat, errors, n429))
+               for k in range(nclients)]
     t0 = time.monotonic()
     for t in threads:
         t.start()

@@ -19,6 +19,7 @@ engine) export VERTICES=200 RULES=5 ROUNDS=1; set -- "$bin" ;;
 history_bench) export RUNS=1; set -- "$bin" "$work" 40 ;;
 json_memory) export MB=1; set -- "$bin" "$work" ;;
 serve_bench) export WORKERS=1; set -- "$bin" "$work/serve" 1 1 1 ;;
+serve_multi_bench) export WORKERS=1; set -- "$bin" "$work/multi" 2 1 1 ;;
 spark_bench) export SMALL=1M BIG=2M RUNS=1 SKIP_JQ=1; set -- "$bin" "$work" ;;
 spark_stages) export STAGES=2000; set -- "$bin" "$work" ;;
 store_pg_bench) export RUNS=1; set -- "$bin" "$work" 40 ;;
@@ -28,6 +29,10 @@ export BENCH_SMOKE=1
 bash "$here/$name.sh" "$@" >"$work/out" 2>"$work/err"
 rc=$?
 cat "$work/out"
+if [ "$rc" = 77 ]; then # it said why (no PostgreSQL, ...)
+    tail -3 "$work/err"
+    exit 77
+fi
 if [ "$rc" != 0 ] || [ ! -s "$work/out" ]; then
     echo "FAIL: tests/bench/$name.sh exited $rc in smoke mode"
     tail -20 "$work/err"
