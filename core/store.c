@@ -350,9 +350,14 @@ static int check_schema(store *s, op_error *err)
 
     if (kind < 0)
         return err->code;
+    /* No schema yet: an empty file, or one whose first recording has not
+     * committed its schema. To a reader that is no store yet, as a missing
+     * file is (a page asked while the first analysis records is not an
+     * error); a writer makes it. */
     if (kind == 0 && !s->writable)
-        return op_error_set(err, OP_EPARSE, "%s: an empty file, not a run "
-                            "store", s->path);
+        return op_error_set(err, OP_ENOTFOUND, "%s: an empty file, no run "
+                            "store yet (analyze --history makes one)",
+                            s->path);
     v = kind ? scalar(s, "PRAGMA user_version", &rc) : 0;
     if (kind && rc != SQLITE_OK)
         return db_fail(s, OP_EIO, "cannot read the schema version", err);

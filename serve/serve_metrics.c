@@ -103,18 +103,20 @@ static void jobs_now(srv *s, srv_jobs_stats *st)
 
 /* ---- GET /healthz ------------------------------------------------------- */
 
-/* Opens the store as a reader would: 0, or the error in msg. An SQLite
- * file not made yet is reachable (the first recording makes it). */
+/* Opens the store as a reader would: 0, or the error in msg. A store not
+ * made yet (no file, or the first recording still making its schema) is
+ * reachable: the first recording makes it. */
 static int probe_store(const char *path, char *msg, size_t cap)
 {
     store *st = NULL;
     op_error err;
     int rc;
 
-    if (!store_uri_is_pg(path) && access(path, F_OK))
-        return 0;
     op_error_clear(&err);
-    if ((rc = store_open(path, 0, &st, &err)))
+    rc = store_open(path, 0, &st, &err);
+    if (rc == OP_ENOTFOUND)
+        rc = 0;
+    else if (rc)
         snprintf(msg, cap, "%s", err.msg);
     store_close(st);
     return rc;

@@ -169,6 +169,13 @@ check "...status says so" test "$(json_field "$tmp/out" status)" = "store unreac
 check "...the log names the file" has "$SERVE_ERR" "run store is unreachable: .*history.db"
 rm -f "$tmp/data/history.db"
 check "...gone again: 200" serve_poll 600 hz_is 200
+# an empty history.db is one the first recording is making (the window
+# between its file and its committed schema): reachable, not 503
+echo "not a run store" >"$tmp/data/history.db"
+check "...unreadable again: 503" serve_poll 600 hz_is 503
+: >"$tmp/data/history.db"
+check "an empty store (being made): 200" serve_poll 600 hz_is 200
+rm -f "$tmp/data/history.db"
 
 check "SIGTERM stops it with 0" serve_stop
 check "stop said" has "$SERVE_ERR" "serve: stopping"

@@ -530,6 +530,37 @@ static void set_version(const char *path, int v)
     sqlite3_close(db);
 }
 
+/* A store with no schema yet, to a reader: an empty file, and the first
+ * recording's schema transaction not yet committed (what a page asked
+ * meanwhile sees) are "no store yet" (OP_ENOTFOUND), as no file is. */
+static void test_unmade(void **state)
+{
+    char path[128];
+    store *s = NULL;
+    op_error err;
+    sqlite3 *db;
+    FILE *f;
+
+    (void)state;
+    tmp_path(path, sizeof path, "empty.db");
+    f = fopen(path, "w");
+    fclose(f);
+    op_error_clear(&err);
+    assert_int_equal(store_open(path, 0, &s, &err), OP_ENOTFOUND);
+    assert_non_null(strstr(err.msg, path));
+    tmp_path(path, sizeof path, "making.db");
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode = WAL; BEGIN "
+                                  "IMMEDIATE; CREATE TABLE meta(key, value)",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    op_error_clear(&err);
+    assert_int_equal(store_open(path, 0, &s, &err), OP_ENOTFOUND);
+    assert_null(s);
+    assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+}
+
 static void test_refusals(void **state)
 {
     char path[128];
@@ -1779,6 +1810,7 @@ int main(void)
         cmocka_unit_test(test_held_store),
         cmocka_unit_test(test_migrate_v0),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_unmade),
         cmocka_unit_test(test_killed_writer),
         cmocka_unit_test(test_decide),
         cmocka_unit_test(test_migrate_v2),
