@@ -10,7 +10,9 @@
 # (held at the serve.worker.recorded test hook) is taken over by the other
 # once its heartbeat is stale (--heartbeat-stale 2), which finishes the
 # analysis once, its runs recorded once; SIGTERM hands a running analysis
-# back (exit 0) and the next instance finishes it. Nothing waits on time:
+# back (exit 0) and the next instance finishes it; --queue counts over
+# both instances (429 when the shared queue is full, whichever instance
+# is asked). Nothing waits on time:
 # the tests wait on hooks and states, bounded.
 # Usage: serve_multi_pg.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
 set -u
@@ -231,4 +233,40 @@ kill -TERM "$C_PID"
 wait_until gone "$C_PID"
 wait "$C_PID"
 check "C stops with exit 0" test $? = 0
+
+# --queue counts over every instance: E and F with --queue 2, both
+# workers held at their start, one analysis queued through each; the
+# next one through either is 429 (each instance alone queued only one)
+mkdir -m 700 hE hF
+: >hE/serve.worker.pause
+: >hF/serve.worker.pause
+opts+=(--queue 2)
+check "instances E and F start (--queue 2)" start E hE
+check "...F" start F hF
+q1=$(upload "$E_URL" "$demo/flink-window-bottleneck.json")
+q2=$(upload "$F_URL" "$demo/flink-window-bottleneck.json")
+both_held() { test -s hE/serve.worker && test -s hF/serve.worker; }
+check "two analyses, each instance's worker holding one" wait_until both_held
+q3=$(upload "$E_URL" "$demo/flink-window-bottleneck.json")
+q4=$(upload "$F_URL" "$demo/flink-window-bottleneck.json")
+check "then one queued through E, one through F" test -n "$q3" -a -n "$q4"
+check "...both queued" test "$(status "$E_URL" "$q3")/$(status "$E_URL" "$q4")" = queued/queued
+code=$(curl -s "${auth[@]}" -o full.json -w '%{http_code}' \
+    -F "file=@$demo/flink-window-bottleneck.json" "$E_URL/api/v1/analyses")
+check "a third through E: 429, the shared queue is full" test "$code" = 429
+check "...saying so" has full.json "the analysis queue is full: retry in"
+code=$(curl -s "${auth[@]}" -o /dev/null -w '%{http_code}' \
+    -F "file=@$demo/flink-window-bottleneck.json" "$F_URL/api/v1/analyses")
+check "...and through F" test "$code" = 429
+: >hE/serve.worker.release
+: >hF/serve.worker.release
+all_done() { for i in "$q1" "$q2" "$q3" "$q4"; do status_is "$E_URL" "$i" done || return 1; done; }
+check "released, all four are done" serve_poll 600 all_done
+check "...the table holds no refused one" test "$(psql_q "select count(*) from analyses where state <> 'done'")" = 0
+kill -TERM "$E_PID" "$F_PID"
+wait_until gone "$E_PID" && wait_until gone "$F_PID"
+wait "$E_PID"
+e=$?
+wait "$F_PID"
+check "E and F stop with exit 0" test "$e/$?" = 0/0
 finish
