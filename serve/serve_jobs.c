@@ -1344,6 +1344,19 @@ static int shared_open(srv_jobs *j, op_error *err)
     return 0;
 }
 
+/* A store failure of a request (PostgreSQL away, a privilege missing):
+ * said on stderr in full, and to the client without naming the store (its
+ * URI names the database host and role). Returns rc. */
+static int shared_fail(int rc, op_error *err)
+{
+    if (rc == 0 || rc == OP_ENOTFOUND || rc == OP_EUSAGE || rc == OP_ELIMIT ||
+        rc == OP_ENOMEM)
+        return rc;
+    fprintf(stderr, "optipipe serve: the shared queue: %s\n", err->msg);
+    return op_error_set(err, rc, "the analyses queue (the run store) is "
+                        "unreachable: try again later");
+}
+
 store *jobs_store_lock(srv_jobs *j)
 {
     if (!j || !j->shared)
@@ -1601,7 +1614,7 @@ static int shared_enqueue(srv_jobs *j, const srv_analysis *a, int rc,
         return op_error_set(err, OP_ENOMEM, "out of memory");
     row_of(a, row);
     db = jobs_store_lock(j);
-    rc = store_queue_add(db, row, j->s->o->queue, err);
+    rc = shared_fail(store_queue_add(db, row, j->s->o->queue, err), err);
     jobs_store_unlock(j);
     free(row);
     pthread_mutex_lock(&j->mu);
@@ -1686,7 +1699,8 @@ int jobs_retry(srv_jobs *j, const char *id, op_error *err)
         return op_error_set(err, OP_ENOTFOUND, "no such analysis");
     if (j->shared) {
         store *db = jobs_store_lock(j);
-        rc = store_queue_retry(db, id, j->s->o->queue, NULL, err);
+        rc = shared_fail(store_queue_retry(db, id, j->s->o->queue, NULL, err),
+                         err);
         jobs_store_unlock(j);
         pthread_mutex_lock(&j->mu);
         if (rc == OP_ELIMIT)
@@ -1751,7 +1765,7 @@ int jobs_get(srv_jobs *j, const char *id, srv_analysis *out, op_error *err)
         if (!row)
             return op_error_set(err, OP_ENOMEM, "out of memory");
         db = jobs_store_lock(j);
-        rc = store_queue_get(db, id, row, err);
+        rc = shared_fail(store_queue_get(db, id, row, err), err);
         jobs_store_unlock(j);
         if (!rc)
             view_of(j, row, out);

@@ -12,7 +12,8 @@
 # analysis once, its runs recorded once; SIGTERM hands a running analysis
 # back (exit 0) and the next instance finishes it; --queue counts over
 # both instances (429 when the shared queue is full, whichever instance
-# is asked). Nothing waits on time:
+# is asked); PostgreSQL stopped, an upload is refused without naming the
+# store, and analyzed once it is back. Nothing waits on time:
 # the tests wait on hooks and states, bounded.
 # Usage: serve_multi_pg.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
 set -u
@@ -269,4 +270,26 @@ wait "$E_PID"
 e=$?
 wait "$F_PID"
 check "E and F stop with exit 0" test "$e/$?" = 0/0
+
+# the store away (PostgreSQL stopped) and back: an upload meanwhile is
+# refused (500) without naming the store to the client, the log names it;
+# once it is back, an upload is analyzed
+mkdir -m 700 hG
+check "instance G starts" start G hG
+pg_pause
+code=$(curl -s "${auth[@]}" -o down.json -w '%{http_code}' \
+    -F "file=@$demo/flink-window-bottleneck.json" "$G_URL/api/v1/analyses")
+check "PostgreSQL stopped: an upload is refused (500)" test "$code" = 500
+check "...saying the queue is unreachable" has down.json "the analyses queue (the run store) is unreachable"
+check "...without naming the store" bash -c "! grep -q 127.0.0.1 down.json"
+check "...the log names it" has "$G_ERR" "the shared queue: postgresql://"
+check "PostgreSQL back" pg_resume
+ig=$(upload "$G_URL" "$demo/flink-window-bottleneck.json")
+check "...then an upload through G is analyzed" serve_poll 600 status_is "$G_URL" "$ig" done
+check "...every folder of DATA/analyses is a row, none left over" test \
+    "$(ls data/analyses | wc -l)" = "$(psql_q 'select count(*) from analyses')"
+kill -TERM "$G_PID"
+wait_until gone "$G_PID"
+wait "$G_PID"
+check "G stops with exit 0" test $? = 0
 finish
