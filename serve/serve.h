@@ -312,7 +312,10 @@ typedef struct srv_analysis {
 
 /* Opens the analyses of s->data and recovers them: finished ones stay as
  * they are, queued and interrupted ones are queued again (oldest first),
- * leftovers in DATA/tmp are removed; starts the worker slots. */
+ * leftovers in DATA/tmp are removed; starts the worker slots. With a
+ * PostgreSQL --store the queue is the store's analyses table, shared with
+ * the other instances on DATA (serve_jobs.c): DATA/tmp is left alone and
+ * the folders the table lacks are added to it. */
 int jobs_open(srv *s, srv_jobs **out, op_error *err);
 /* Stops taking analyses, kills running workers, frees j. */
 void jobs_close(srv_jobs *j);

@@ -40,8 +40,9 @@
  * stale: the instance hung or the store was away that long) kills its
  * worker and writes nothing. Every idle slot queues again the running
  * rows whose heartbeat is stale (an instance killed with kill -9) before
- * it looks for work, every poll_ms or when this instance queued some. meta.json is still written, as a mirror of the row by the
- * instance that ran it last: at a start the folders the table does not
+ * it looks for work, every poll_ms or when this instance queued some.
+ * meta.json is still written, as a mirror of the row by the instance
+ * that ran it last: at a start the folders the table does not
  * know yet (a DATA of a server before schema 6) are imported from it,
  * but not one younger than heartbeat_stale (another instance is adding
  * it: an import first would make its insert fail).
