@@ -2197,6 +2197,15 @@ int store_queue_each(store *s, store_analysis_fn fn, void *ud, op_error *err)
     return shared_only(s, err);
 }
 
+int store_queue_wait(store *s, int fd, int ms, int *queued, op_error *err)
+{
+    if (queued)
+        *queued = 0;
+    PG_DISPATCH(store_pg_queue_wait(s->pg, fd, ms, queued, err));
+    (void)fd, (void)ms;
+    return shared_only(s, err);
+}
+
 int store_queue_counts(store *s, int64_t *queued, int64_t *running,
                        op_error *err)
 {

@@ -188,6 +188,8 @@ int store_pg_queue_each(store_pg *p, store_analysis_fn fn, void *ud,
                         op_error *err);
 int store_pg_queue_counts(store_pg *p, int64_t *queued, int64_t *running,
                           op_error *err);
+int store_pg_queue_wait(store_pg *p, int fd, int ms, int *queued,
+                        op_error *err);
 int store_pg_session_put(store_pg *p, const char *id_hash, const char *user,
                          const char *role, int64_t ttl_ms, op_error *err);
 int store_pg_session_get(store_pg *p, const char *id_hash, char *user,

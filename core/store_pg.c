@@ -38,6 +38,7 @@ int store_pg_open(const char *uri, int writable, store_pg **out, op_error *err)
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <stdlib.h>
 
 #include "baseline.h"
@@ -137,6 +138,7 @@ struct store_pg {
     int writable;
     int64_t wait_ms;
     int retry;       /* the last failure is worth another try */
+    int listening;   /* LISTEN PG_QUEUE_CHANNEL done (store_pg_queue_wait) */
 };
 
 /* ---- errors and statements ---------------------------------------------- */
@@ -1776,6 +1778,10 @@ int store_pg_count(store_pg *p, store_counts *c, op_error *err)
 #define PG_NOW_MS "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 /* pg_advisory_xact_lock's key of the queue's count ("opqueue" + 1). */
 #define PG_QUEUE_KEY "8100555389001245286"
+/* The channel an analysis queued is told on (pg_notify at the commit of
+ * its transaction): idle slots of every instance wait on it. */
+#define PG_QUEUE_CHANNEL "optipipe_queue"
+#define PG_NOTIFY_QUEUED "SELECT pg_notify('" PG_QUEUE_CHANNEL "', '')"
 #define PG_AN_COLS                                                           \
     "id, state, created_at, started_at, finished_at, heartbeat_at,"         \
     " exit_code, error, files, bytes, coalesce(instance, ''),"              \
@@ -1859,6 +1865,8 @@ static int queue_add_tx(store_pg *p, void *ud, op_error *err)
     v[9] = a->instance[0] ? a->instance : NULL;
     v[10] = a->instance[0] ? wk : NULL;
     v[11] = a->instance[0] ? t[6] : NULL;
+    if ((rc = pg_cmd(p, PG_NOTIFY_QUEUED, "cannot queue the analysis", err)))
+        return rc;
     return pg_run(p, x->import
                   ? "INSERT INTO analyses(id, state, created_at, started_at,"
                     " finished_at, exit_code, error, files, bytes, instance,"
@@ -1923,12 +1931,13 @@ int store_pg_queue_claim(store_pg *p, const char *instance, int worker,
     return x.got ? 0 : op_error_set(err, OP_ENOTFOUND, "no analysis queued");
 }
 
-/* One statement in a write transaction; *rows gets the rows it changed. */
+/* One statement in a write transaction; rows gets the rows it changed
+ * (or returned), first the first column of its first row (0: none). */
 typedef struct an_stmt {
     const char *sql, *what;
     int n;
     const char *const *v;
-    int64_t rows;
+    int64_t rows, first;
 } an_stmt;
 
 static int stmt_tx(store_pg *p, void *ud, op_error *err)
@@ -1939,6 +1948,7 @@ static int stmt_tx(store_pg *p, void *ud, op_error *err)
 
     if (!rc) {
         x->rows = strtoll(PQcmdTuples(res), NULL, 10);
+        x->first = PQntuples(res) > 0 && PQnfields(res) > 0 ? col_i64(res, 0, 0) : 0;
         PQclear(res);
     }
     return rc;
@@ -1956,7 +1966,7 @@ int store_pg_queue_beat(store_pg *p, const char *id, const char *instance,
     const char *v[3] = {id, instance, wk};
     an_stmt x = {"UPDATE analyses SET heartbeat_at = " PG_NOW_MS " WHERE id ="
                  " $1::text AND state = 'running' AND instance = $2::text AND"
-                 " worker = $3::integer", "cannot beat the heartbeat", 3, v, 0};
+                 " worker = $3::integer", "cannot beat the heartbeat", 3, v, 0, 0};
     int rc;
 
     snprintf(wk, sizeof wk, "%d", worker);
@@ -1978,7 +1988,7 @@ int store_pg_queue_end(store_pg *p, const store_analysis *a,
                  " instance = NULL, worker = NULL, heartbeat_at = NULL"
                  " WHERE id = $1::text AND state = 'running' AND instance ="
                  " $2::text AND worker = $3::integer",
-                 "cannot end the analysis", 7, v, 0};
+                 "cannot end the analysis", 7, v, 0, 0};
     int rc;
 
     snprintf(wk, sizeof wk, "%d", worker);
@@ -1995,17 +2005,67 @@ int store_pg_queue_requeue_stale(store_pg *p, int64_t stale_ms, size_t *n,
 {
     char ms[24];
     const char *v[1] = {ms};
-    an_stmt x = {"UPDATE analyses SET state = 'queued', started_at = 0,"
-                 " instance = NULL, worker = NULL, heartbeat_at = NULL"
-                 " WHERE state = 'running' AND heartbeat_at < " PG_NOW_MS
-                 " - $1::bigint", "cannot queue stale analyses again", 1, v, 0};
+    /* the idle slots are told when there was one (pg_notify at the commit) */
+    an_stmt x = {"WITH q AS (UPDATE analyses SET state = 'queued',"
+                 " started_at = 0, instance = NULL, worker = NULL,"
+                 " heartbeat_at = NULL WHERE state = 'running' AND"
+                 " heartbeat_at < " PG_NOW_MS " - $1::bigint RETURNING id)"
+                 " SELECT n, CASE WHEN n > 0 THEN pg_notify('" PG_QUEUE_CHANNEL
+                 "', '')::text END FROM (SELECT count(*) AS n FROM q) c",
+                 "cannot queue stale analyses again", 1, v, 0, 0};
     int rc;
 
     snprintf(ms, sizeof ms, "%" PRId64, stale_ms);
     rc = pg_stmt(p, &x, err);
     if (n)
-        *n = rc ? 0 : (size_t)x.rows;
+        *n = rc ? 0 : (size_t)x.first;
     return rc;
+}
+
+/* Whether a notification of the channel came (drains them all). */
+static int pg_notified(store_pg *p)
+{
+    PGnotify *nt;
+    int got = 0;
+
+    while ((nt = PQnotifies(p->c))) {
+        got = 1;
+        PQfreemem(nt);
+    }
+    return got;
+}
+
+int store_pg_queue_wait(store_pg *p, int fd, int ms, int *queued,
+                        op_error *err)
+{
+    struct pollfd pf[2];
+    int rc, got;
+
+    if (!p->listening || PQstatus(p->c) != CONNECTION_OK) {
+        /* a reset connection listens no more: LISTEN again */
+        if ((rc = pg_reconnect(p, err)) ||
+            (rc = pg_run(p, "LISTEN " PG_QUEUE_CHANNEL, 0, NULL,
+                         "cannot wait for the queue", NULL, err)))
+            return rc;
+        p->listening = 1;
+    }
+    if ((got = pg_notified(p))) {
+        if (queued)
+            *queued = 1;
+        return 0;
+    }
+    pf[0].fd = PQsocket(p->c), pf[0].events = POLLIN, pf[0].revents = 0;
+    pf[1].fd = fd, pf[1].events = POLLIN, pf[1].revents = 0;
+    if (poll(pf, fd >= 0 ? 2 : 1, ms) < 0 && errno != EINTR)
+        return op_error_set(err, OP_EIO, "%s: cannot wait for the queue: %s",
+                            p->uri, strerror(errno));
+    if (pf[0].revents && !PQconsumeInput(p->c)) {
+        p->listening = 0;
+        return pg_fail(p, NULL, "cannot wait for the queue", err);
+    }
+    if (queued)
+        *queued = pg_notified(p);
+    return 0;
 }
 
 typedef struct an_retry {
@@ -2036,7 +2096,9 @@ static int queue_retry_tx(store_pg *p, void *ud, op_error *err)
     if (strcmp(st, "failed") != 0 && strcmp(st, "record-failed") != 0)
         return op_error_set(err, OP_EUSAGE, "the analysis is %s: only a failed"
                             " or record-failed one is retried", st);
-    if ((rc = queue_room(p, x->limit, err)))
+    if ((rc = queue_room(p, x->limit, err)) ||
+        (rc = pg_cmd(p, PG_NOTIFY_QUEUED, "cannot queue the analysis again",
+                     err)))
         return rc;
     return pg_run(p, "UPDATE analyses SET state = 'queued', started_at = 0,"
                   " finished_at = 0, exit_code = 0, error = '' WHERE id ="
@@ -2133,7 +2195,7 @@ int store_pg_session_put(store_pg *p, const char *id_hash, const char *user,
                  " created_at,"
                  " expires_at) VALUES($1::text, $2::text, $3::text, " PG_NOW_MS
                  ", " PG_NOW_MS " + $4::bigint)", "cannot keep the session", 4,
-                 v, 0};
+                 v, 0, 0};
 
     snprintf(ttl, sizeof ttl, "%" PRId64, ttl_ms);
     return pg_stmt(p, &x, err);
@@ -2163,7 +2225,7 @@ int store_pg_session_end(store_pg *p, const char *id_hash, op_error *err)
 {
     const char *v[1] = {id_hash};
     an_stmt x = {"DELETE FROM sessions WHERE id_hash = $1::text",
-                 "cannot end the session", 1, v, 0};
+                 "cannot end the session", 1, v, 0, 0};
 
     return pg_stmt(p, &x, err);
 }

@@ -40,7 +40,8 @@
  * stale: the instance hung or the store was away that long) kills its
  * worker and writes nothing. Every idle slot queues again the running
  * rows whose heartbeat is stale (an instance killed with kill -9) before
- * it looks for work, every poll_ms or when this instance queued some.
+ * it looks for work: when any instance queued some (LISTEN/NOTIFY,
+ * store_queue_wait), else every poll_ms.
  * meta.json is still written, as a mirror of the row by the instance
  * that ran it last: at a start the folders the table does not
  * know yet (a DATA of a server before schema 6) are imported from it,
@@ -120,6 +121,8 @@ struct srv_jobs {
     int64_t stale_ms, beat_ms, poll_ms;
     pid_t *slot_pid;       /* each slot's running worker (mu); 0: none */
     size_t kicks;          /* analyses this instance queued, for the slots */
+    int stop_pipe[2];      /* shared: the write end closed when stopping
+                            * (what wakes the slots waiting on the store) */
     struct slot_arg *args;
 };
 
@@ -1278,11 +1281,18 @@ static void *slot_shared(void *ud)
             run_shared(j, db, arg->slot, row);
             continue;
         }
-        if (rc != OP_ENOTFOUND)
+        if (rc != OP_ENOTFOUND) {
             slot_complain(&said, "the shared queue", &err);
-        else
-            said = 0;
-        wait_poll(j);
+            wait_poll(j);
+            continue;
+        }
+        said = 0;
+        /* an analysis queued by any instance wakes it (NOTIFY); so does
+         * the stop (the pipe's end) and, for stale heartbeats, poll_ms */
+        if (store_queue_wait(db, j->stop_pipe[0], (int)j->poll_ms, NULL, &err)) {
+            slot_complain(&said, "the shared queue", &err);
+            wait_poll(j);
+        }
     }
     store_close(db);
     free(row);
@@ -1383,6 +1393,10 @@ static void jobs_free(srv_jobs *j)
     free(j->slot_pid);
     free(j->args);
     store_close(j->db);
+    if (j->stop_pipe[0] >= 0)
+        close(j->stop_pipe[0]);
+    if (j->stop_pipe[1] >= 0)
+        close(j->stop_pipe[1]);
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->mu);
     pthread_mutex_destroy(&j->dbmu);
@@ -1414,6 +1428,11 @@ int jobs_open(srv *s, srv_jobs **out, op_error *err)
         return op_error_set(err, OP_ENOMEM, "out of memory");
     j->s = s;
     j->shared = s->o->store && store_uri_is_pg(s->o->store);
+    j->stop_pipe[0] = j->stop_pipe[1] = -1;
+    if (j->shared && pipe2(j->stop_pipe, O_CLOEXEC) != 0) {
+        free(j);
+        return op_error_set(err, OP_EIO, "pipe: %s", strerror(errno));
+    }
     pthread_mutex_init(&j->mu, NULL);
     pthread_mutex_init(&j->dbmu, NULL);
     {
@@ -1464,6 +1483,10 @@ void jobs_close(srv_jobs *j)
         if (j->slot_pid[i] > 0) /* shared: its slot hands it back */
             worker_kill(j->slot_pid[i]);
     pthread_cond_broadcast(&j->cv);
+    if (j->stop_pipe[1] >= 0) { /* readable for ever: no slot waits on */
+        close(j->stop_pipe[1]);
+        j->stop_pipe[1] = -1;
+    }
     pthread_mutex_unlock(&j->mu);
     for (size_t i = 0; i < j->nslots; i++)
         pthread_join(j->slots[i], NULL);

@@ -374,6 +374,12 @@ int store_queue_get(store *s, const char *id, store_analysis *out,
                     op_error *err);
 /* Every analysis, newest first (created_at, then id), with ahead. */
 int store_queue_each(store *s, store_analysis_fn fn, void *ud, op_error *err);
+/* Waits at most ms for an analysis to be queued by any connection
+ * (store_queue_add, _retry and _requeue_stale notify at their commit:
+ * LISTEN/NOTIFY; the first call starts listening) or for fd (>= 0; -1
+ * none) to be readable. *queued (may be NULL) says whether one was
+ * queued (since the last call, or while waiting). 0, or an op_status. */
+int store_queue_wait(store *s, int fd, int ms, int *queued, op_error *err);
 /* How many are queued and running now. */
 int store_queue_counts(store *s, int64_t *queued, int64_t *running,
                        op_error *err);

@@ -1406,6 +1406,7 @@ static void test_queue_sqlite(void **state)
     assert_int_equal(store_queue_claim(s, "i", 0, &a, &err), OP_EUSAGE);
     assert_int_equal(store_session_get(s, "x", u, sizeof u, r, sizeof r, &err),
                      OP_EUSAGE);
+    assert_int_equal(store_queue_wait(s, -1, 0, NULL, &err), OP_EUSAGE);
     store_close(s);
 }
 
@@ -1543,6 +1544,32 @@ static void test_pg_queue(void **state)
     assert_string_equal(got.state, "done");
     assert_int_equal(store_queue_get(s1, "0000000000000009", &got, &err),
                      OP_ENOTFOUND);
+
+    /* waiting: woken by an analysis queued on another connection (NOTIFY
+     * at its commit), by a stale one queued again, and by the fd */
+    {
+        int queued = -1, fds[2];
+
+        assert_int_equal(store_queue_wait(s1, -1, 0, &queued, &err), 0);
+        assert_int_equal(queued, 0); /* listening from now on */
+        a = queued_row("0000000000000005", 500);
+        assert_int_equal(store_queue_add(s2, &a, 0, &err), 0);
+        /* 60 s: a safety net, the notification is there at once */
+        assert_int_equal(store_queue_wait(s1, -1, 60000, &queued, &err), 0);
+        assert_int_equal(queued, 1);
+        assert_int_equal(store_queue_claim(s2, "i2", 0, &got, &err), 0);
+        pg_sql(uri, "UPDATE analyses SET heartbeat_at = 0 WHERE state = 'running'");
+        assert_int_equal(store_queue_requeue_stale(s2, 60000, &n, &err), 0);
+        assert_true(n >= 1);
+        assert_int_equal(store_queue_wait(s1, -1, 60000, &queued, &err), 0);
+        assert_int_equal(queued, 1);
+        assert_int_equal(pipe(fds), 0);
+        assert_int_equal(write(fds[1], "x", 1), 1);
+        assert_int_equal(store_queue_wait(s1, fds[0], 60000, &queued, &err), 0);
+        assert_int_equal(queued, 0);
+        close(fds[0]);
+        close(fds[1]);
+    }
     store_close(s1);
     store_close(s2);
 #else
