@@ -86,6 +86,7 @@ extern char **environ;
 #define DATA_MAX 3800          /* DATA/analyses/<id>/report.html.tmp fits 4096 */
 #define WORKER_ARGS (16 + 2 * (2 * SRV_MAX_LIST))
 #define WORKER_TMP "tmp"      /* a worker's TMPDIR, inside its analysis folder */
+#define TMP_SHARED_AGE_S 86400 /* DATA/tmp leftovers removed when shared */
 
 /* One analysis as the server keeps it (small: DATA may hold many). */
 typedef struct job {
@@ -483,17 +484,23 @@ static void set_error(job *jb, const char *why)
 
 /* ---- recovery (jobs_open) ------------------------------------------------------ */
 
-/* Empties DATA/tmp: uploads of an earlier server that never finished. */
-static void tmp_clean(const char *tmp)
+/* Empties DATA/tmp: uploads of an earlier server that never finished.
+ * min_age_s > 0 (instances sharing DATA: another one may be receiving an
+ * upload there): only what was not changed for that long. */
+static void tmp_clean(const char *tmp, int64_t min_age_s)
 {
     char path[4096 + 272];
     DIR *d = opendir(tmp);
     struct dirent *e;
+    struct stat st;
 
     while (d && (e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
+        if (min_age_s > 0 && (lstat(path, &st) != 0 ||
+                              (int64_t)st.st_mtime > (int64_t)time(NULL) - min_age_s))
+            continue;
         if (util_remove_tree(path) != 0)
             fprintf(stderr, "optipipe serve: %s: cannot remove: %s\n", path,
                     strerror(errno));
@@ -569,8 +576,10 @@ static int recover(srv_jobs *j, op_error *err)
     if ((mkdir(adir, 0700) != 0 && errno != EEXIST) ||
         (mkdir(tmp, 0700) != 0 && errno != EEXIST))
         return op_error_set(err, OP_EIO, "%s: %s", j->s->data, strerror(errno));
-    if (!j->shared) /* shared: other instances' uploads are under way there */
-        tmp_clean(tmp);
+    /* shared: other instances' uploads may be under way there; one not
+     * touched for a day is a killed instance's (--conn-timeout ends an
+     * upload that stalls far sooner) */
+    tmp_clean(tmp, j->shared ? TMP_SHARED_AGE_S : 0);
     if (!(d = opendir(adir)))
         return op_error_set(err, OP_EIO, "%s: %s", adir, strerror(errno));
     while ((e = readdir(d))) {
