@@ -77,7 +77,13 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 psql_q() { PGPASSFILE=$PGPASSFILE "$(pg_bin)/psql" -At "$uri" -c "$1"; }
 night_runs() { psql_q "select count(*) from runs where run_id = 'application_1700000000000_0301'"; }
 
+# DATA/tmp shared: a start removes only a leftover a day old (another
+# instance may be receiving an upload in a younger one)
+mkdir -m 700 -p data/tmp/old.up data/tmp/new.up
+touch -d '2 days ago' data/tmp/old.up
 check "instance A starts" start A hA "$pa"
+check "...having removed the day-old leftover of DATA/tmp" test ! -e data/tmp/old.up
+check "...and left the young one" test -d data/tmp/new.up
 check "instance B starts on the same DATA" start B hB "$pb"
 check "...an SQLite server on that DATA is refused (exit 2)" sh -c \
     "'$bin' serve --listen 127.0.0.1:0 --data '$tmp/data' 2>err.sq; test \$? = 2"
