@@ -1732,6 +1732,27 @@ int store_notify_log(store *s, const store_notification *n, op_error *err)
     return rc;
 }
 
+int store_notify_forget(store *s, const char *event, op_error *err)
+{
+    static const char sql[] =
+        "DELETE FROM notify_said WHERE fingerprint IN (SELECT fingerprint"
+        " FROM notify_log WHERE event = ?1)";
+    const char *v[1] = {event};
+    int rc;
+
+    if (!s->writable)
+        return op_error_set(err, OP_EUSAGE, "%s: opened read-only", s->path);
+    PG_DISPATCH(store_pg_notify_forget(s->pg, event, err));
+    if ((rc = begin_write(s, err)))
+        return rc;
+    rc = run_bound(s, sql, v, 1, err);
+    if (!rc)
+        rc = exec(s, "COMMIT", "cannot commit", err);
+    if (rc)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 typedef struct notification_cb {
     store_notification_fn fn;
     void *ud;

@@ -152,6 +152,7 @@ int store_pg_notify_said(store_pg *p, const char *endpoint, const char *fp,
                          char *digest, size_t cap, op_error *err);
 int store_pg_notify_log(store_pg *p, const char *const v[8], int said,
                         op_error *err);
+int store_pg_notify_forget(store_pg *p, const char *event, op_error *err);
 int store_pg_each_notification(store_pg *p, int limit,
                                store_notification_fn fn, void *ud,
                                op_error *err);

@@ -1471,6 +1471,22 @@ int store_pg_notify_log(store_pg *p, const char *const v[8], int said,
     return pg_write_tx(p, notify_log_tx, &a, err);
 }
 
+static int notify_forget_tx(store_pg *p, void *ud, op_error *err)
+{
+    const char *v[1] = {ud};
+
+    return pg_run(p, "DELETE FROM notify_said WHERE fingerprint IN (SELECT"
+                  " fingerprint FROM notify_log WHERE event = $1::text)", 1,
+                  v, "cannot forget the notifications sent", NULL, err);
+}
+
+int store_pg_notify_forget(store_pg *p, const char *event, op_error *err)
+{
+    if (!p->writable)
+        return op_error_set(err, OP_EUSAGE, "%s: opened read-only", p->uri);
+    return pg_write_tx(p, notify_forget_tx, (void *)event, err);
+}
+
 typedef struct notification_cb {
     store_notification_fn fn;
     void *ud;

@@ -302,6 +302,11 @@ int store_notify_said(store *s, const char *endpoint, const char *fingerprint,
  * transaction; the store must be open for writing. */
 int store_notify_log(store *s, const store_notification *n, op_error *err);
 
+/* Forgets what every endpoint was told of the events the log names as
+ * event ("failed": an analysis succeeded, so the next failure is news).
+ * One transaction; the store must be open for writing (OP_EUSAGE). */
+int store_notify_forget(store *s, const char *event, op_error *err);
+
 /* The deliveries, newest first, at most limit (<= 0: all). */
 int store_each_notification(store *s, int limit, store_notification_fn fn,
                             void *ud, op_error *err);
