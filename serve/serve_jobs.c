@@ -990,6 +990,12 @@ static void run_one(srv_jobs *j, job *jb)
         srv_observe_analysis(j->s, a.state, (uint64_t)(a.finished_ms - a.started_ms));
     pthread_mutex_lock(&j->mu);
     job_apply(j, jb, &a);
+    if (a.state == SRV_QUEUED)
+        return;
+    /* its webhooks: after the end is visible, queued without waiting */
+    pthread_mutex_unlock(&j->mu);
+    srv_notify_ended(j->s, &a);
+    pthread_mutex_lock(&j->mu);
 }
 
 static void *slot_main(void *ud)

@@ -61,6 +61,7 @@ static const struct {
     {"GET", "/api/v1/runs/{run}", SRV_ROLE_READ},
     {"GET", "/api/v1/findings/{fp}/history", SRV_ROLE_READ},
     {"GET", "/api/v1/me", SRV_ROLE_READ},
+    {"GET", "/api/v1/notifications", SRV_ROLE_READ},
     {"POST", "/analyses", SRV_ROLE_UPLOAD},
     {"POST", "/analyses/{id}/retry", SRV_ROLE_UPLOAD},
     {"POST", "/api/v1/analyses", SRV_ROLE_UPLOAD},
