@@ -84,10 +84,10 @@ check "...named" has err "postgresql://optipipe@127.0.0.1:1/nothing: cannot conn
 cp=$(pg_createdb copied)
 op history copy "$sq" "$cp"
 check "history copy SQLite -> PostgreSQL" test "$rc" = 0
-check "...counts said" has out "copied 13 runs, [0-9]* nodes, [0-9]* findings, 0 decisions and 0 decision changes"
+check "...counts said" has out "copied 13 runs, [0-9]* nodes, [0-9]* findings, 0 decisions, 0 decision changes, 0 notifications remembered and 0 deliveries logged"
 op history copy "$sq" "$cp"
 check "a DST with runs is refused (exit 2)" test "$rc" = 2
-check "...saying so" has err "holds 13 runs, 0 decisions and 0 decision changes already"
+check "...saying so" has err "holds 13 runs, 0 decisions, 0 decision changes and 0 notification rows already"
 op history copy "$cp" back.db
 check "history copy PostgreSQL -> SQLite" test "$rc" = 0
 for c in jobs "runs nightly-orders" "show shop/build@latest"; do
@@ -120,7 +120,7 @@ done
 cpa=$(pg_createdb audit)
 op history copy audit.db "$cpa"
 check "history copy of a store with an audit trail" test "$rc" = 0
-check "...counts its 3 decision changes" has out "1 decisions and 3 decision changes"
+check "...counts its 3 decision changes" has out "1 decisions, 3 decision changes"
 op history copy "$cpa" audit-back.db
 check "...and back" test "$rc" = 0
 check "the audit trail is the same after the round trip, in order" python3 - audit.db audit-back.db <<'PY'
@@ -131,6 +131,41 @@ a, b = (sqlite3.connect(p).execute(q).fetchall() for p in sys.argv[1:3])
 assert len(a) == 3 and [r[3] for r in a] == ["file", "file", "conflict"], a
 assert a == b, (a, b)
 PY
+
+# history copy carries the notification tables (notify_said, notify_log),
+# both ways: rows as analyze's webhooks write them, added to a copy of
+# the audit store
+cp audit.db notes.db
+python3 - notes.db <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executemany("insert into notify_log(at, endpoint, event, fingerprint, status, attempts, error, digest)"
+              " values(?, ?, ?, ?, ?, ?, ?, ?)",
+              [("2026-12-01T00:00:00Z", "team", "finding", "00000000000000aa", "sent", 1, None, "d1"),
+               ("2026-12-01T00:00:01Z", "team", "failed", "00000000000000bb", "failed", 4, "HTTP 500", None),
+               ("2026-12-01T00:00:02Z", "chat", "finding", "00000000000000aa", "sent", 2, None, "d2")])
+c.executemany("insert into notify_said(endpoint, fingerprint, digest, said_at) values(?, ?, ?, ?)",
+              [("team", "00000000000000aa", "d1", "2026-12-01T00:00:00Z"),
+               ("chat", "00000000000000aa", "d2", "2026-12-01T00:00:02Z")])
+c.commit()
+PY
+cpn=$(pg_createdb notes)
+op history copy notes.db "$cpn"
+check "history copy of a store with notifications" test "$rc" = 0
+check "...counts them" has out "2 notifications remembered and 3 deliveries logged"
+op history copy "$cpn" notes-back.db
+check "...and back" test "$rc" = 0
+check "the notification tables are the same after the round trip" python3 - notes.db notes-back.db <<'PY'
+import sqlite3, sys
+qs = ("select at, endpoint, event, fingerprint, status, attempts, error, digest from notify_log order by seq",
+      "select endpoint, fingerprint, digest, said_at from notify_said order by endpoint, fingerprint")
+for q in qs:
+    a, b = (sqlite3.connect(p).execute(q).fetchall() for p in sys.argv[1:3])
+    assert a and a == b, (a, b)
+PY
+"$bin" history notifications --history "$cpn" --format json >n.json 2>/dev/null
+check "history notifications reads them from PostgreSQL" \
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["endpoint"] for x in r] == ["chat", "team", "team"], r' n.json
 
 # serve --store URI
 sv=$(pg_createdb served)
