@@ -245,8 +245,10 @@ int srv_notify_start(srv *s, op_error *err)
     s->notify = NULL;
     if (!s->o->config_path)
         return 0;
-    if ((rc = config_load(s->o->config_path, &c, err)))
+    if ((rc = config_load(s->o->config_path, &c, err))) {
+        config_free(&c); /* initialised by config_load whatever it says */
         return rc; /* every analysis would fail on it: said at start */
+    }
     if (!c.notify || !c.notify->child) {
         config_free(&c);
         return 0;
