@@ -32,6 +32,7 @@
 #include "notify.h"
 #include "serve.h"
 #include "store.h"
+#include "testhook.h"
 
 /* result="ok|failed|dropped" of optipipe_notify_deliveries_total */
 enum { NR_OK = 0, NR_FAILED, NR_DROPPED, NR_COUNT };
@@ -207,6 +208,7 @@ static void *notify_main(void *ud)
         nt->head = (nt->head + 1) % SRV_NOTIFY_QUEUE;
         nt->n--;
         pthread_mutex_unlock(&nt->mu);
+        op_testhook("serve.notify"); /* a test holds the delivery here */
         deliver(nt, it);
         pthread_mutex_lock(&nt->mu);
     }
