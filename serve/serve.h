@@ -377,8 +377,10 @@ void srv_notify_ended(srv *s, const srv_analysis *a);
 /* The optipipe_notify_deliveries_total family into f (nothing without
  * endpoints). */
 void srv_notify_metrics(srv *s, FILE *f);
-/* GET /api/v1/notifications: the delivery log, newest first (?limit). */
+/* GET /api/v1/notifications: the delivery log, newest first (?limit);
+ * GET /notifications: the same as a page, with each endpoint's counts. */
 int srv_api_notifications(const srv_req *r, srv_resp *w);
+int srv_page_notifications(const srv_req *r, srv_resp *w);
 
 /* ---- the API's shared pieces (serve_api.c) ---------------------------------- */
 

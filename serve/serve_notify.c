@@ -6,7 +6,8 @@
  * delivery thread that hands each analysis' events to core's
  * notify_deliver (the CLI's implementation: payloads, signature, retries,
  * "once until it changes" through the run store, the delivery log), the
- * counters of /metrics and GET /api/v1/notifications.
+ * counters of /metrics, GET /api/v1/notifications and its page,
+ * /notifications.
  *
  * Why a thread of its own: a slow or unreachable receiver may take its
  * endpoints' deadline_ms; it must delay neither an analysis (a worker
@@ -30,7 +31,9 @@
 #include "config.h"
 #include "jsonw.h"
 #include "notify.h"
+#include "report_html.h"
 #include "serve.h"
+#include "serve_ui.h"
 #include "store.h"
 #include "testhook.h"
 
@@ -413,6 +416,76 @@ int srv_api_notifications(const srv_req *r, srv_resp *w)
     jw_arr_end(&j);
     jw_obj_end(&j);
     fputc('\n', w->f);
+    store_close(st);
+    if (rc)
+        return srv_fail(r, w, 500, "run store: %s", err.msg);
+    return 0;
+}
+
+/* ---- GET /notifications ---------------------------------------------------------- */
+
+/* The newest deliveries shown on the page; the API lists up to
+ * LOG_LIMIT_MAX. */
+#define PAGE_ROWS 200
+
+static int page_row(void *ud, const store_notification *n)
+{
+    FILE *f = ud;
+
+    fprintf(f, "<tr class=\"%s\"><td>", strcmp(n->status, "sent") ? "conflict"
+                                                               : "change");
+    html_put(f, n->at);
+    fputs("</td><td>", f);
+    html_put(f, n->endpoint);
+    fputs("</td><td>", f);
+    html_put(f, n->event);
+    fputs("</td><td><code>", f);
+    html_put(f, n->fingerprint);
+    fputs("</code></td><td>", f);
+    html_put(f, n->status);
+    fprintf(f, "</td><td>%lld</td><td>", (long long)n->attempts);
+    html_put(f, n->error ? n->error : "");
+    fputs("</td></tr>\n", f);
+    return 0;
+}
+
+int srv_page_notifications(const srv_req *r, srv_resp *w)
+{
+    srv_notify *nt = r->s->notify;
+    store *st = NULL;
+    op_error err;
+    FILE *f;
+    int rc;
+
+    op_error_clear(&err);
+    rc = store_open(r->s->store_path, 0, &st, &err);
+    if (rc && rc != OP_ENOTFOUND)
+        return srv_fail(r, w, 500, "run store: %s", err.msg);
+    ui_open(r, w, "Notifications", NULL);
+    f = w->f;
+    fputs("<header>\n<h1>Notifications</h1>\n</header>\n<p>", f);
+    if (!nt)
+        fputs("This server sends no webhooks: its config has no "
+              "<code>notify</code>.", f);
+    for (size_t i = 0; nt && i < nt->nep; i++) {
+        fputs(i ? ", <b>" : "Endpoints: <b>", f);
+        html_put(f, nt->names[i]);
+        fprintf(f, "</b> (%llu ok, %llu failed, %llu dropped)",
+                (unsigned long long)atomic_load(&nt->count[i][NR_OK]),
+                (unsigned long long)atomic_load(&nt->count[i][NR_FAILED]),
+                (unsigned long long)atomic_load(&nt->count[i][NR_DROPPED]));
+    }
+    fputs("</p>\n<section aria-label=\"Delivery log\">\n<h2>Delivery log</h2>\n"
+          "<table class=\"trail\"><thead><tr><th scope=\"col\">when</th>"
+          "<th scope=\"col\">endpoint</th><th scope=\"col\">event</th>"
+          "<th scope=\"col\">fingerprint</th><th scope=\"col\">status</th>"
+          "<th scope=\"col\">attempts</th><th scope=\"col\">error</th></tr>"
+          "</thead><tbody>\n", f);
+    rc = st ? store_each_notification(st, PAGE_ROWS, page_row, f, &err) : 0;
+    fprintf(f, "</tbody></table>\n<p class=\"meta\">The newest %d deliveries; "
+            "<a href=\"/api/v1/notifications\">the API</a> lists up to %d.</p>\n"
+            "</section>\n", PAGE_ROWS, LOG_LIMIT_MAX);
+    ui_close(w);
     store_close(st);
     if (rc)
         return srv_fail(r, w, 500, "run store: %s", err.msg);

@@ -53,6 +53,7 @@ static const struct {
     {"GET", "/runs/{run}", SRV_ROLE_READ},
     {"GET", "/diff", SRV_ROLE_READ},
     {"GET", "/findings/{fp}", SRV_ROLE_READ},
+    {"GET", "/notifications", SRV_ROLE_READ},
     {"GET", "/api/v1/analyses", SRV_ROLE_READ},
     {"GET", "/api/v1/analyses/{id}", SRV_ROLE_READ},
     {"GET", "/api/v1/analyses/{id}/patches", SRV_ROLE_READ},

@@ -8,7 +8,7 @@
 # receiver gets the signed payload once, naming the analysis and its page
 # under --public-origin; the same findings again tell nothing; the dead
 # endpoint leaves the analysis done, counts failed in /metrics and the
-# delivery log (GET /api/v1/notifications) says so; a failed analysis
+# delivery log (GET /api/v1/notifications, the page /notifications) says so; a failed analysis
 # notifies "failed" once, the same failure again nothing, and after an
 # analysis that succeeded, once more.
 # Usage: serve_notify.sh OPTIPIPE SOURCE_DIR REAL_DIR
@@ -156,6 +156,12 @@ check "?limit=1 lists one row" json_is one.json "len(d['notifications'])" 1
 check "... and the endpoints by name" json_is one.json "d['endpoints']" "['team', 'gone']"
 code=$(serve_get "/api/v1/notifications?limit=0" bad.json)
 check "?limit=0 is a 400" test "$code" = 400
+code=$(serve_get /notifications page.html)
+E2E_OUT=$tmp/page.html
+check "the page /notifications: 200" test "$code" = 200
+check "... names the endpoints with their counts" has page.html "<b>gone</b> ([0-9]* ok, [1-9][0-9]* failed, 0 dropped)"
+check "... lists the deliveries, failed ones too" has page.html "<td>gone</td><td>finding</td>"
+check "... never a URL's path" sh -c "! grep -q 'secret/PATH' page.html"
 check "server stops" serve_stop
 check "the receiver got exactly 4 POSTs" test "$(posts)" = 4
 
