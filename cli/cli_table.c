@@ -701,10 +701,12 @@ const opt_cmd cli_cmd_baseline_export = {
 const opt_cmd cli_cmd_history_copy = {
     "history copy", "SRC DST [options]",
     "copy a run store, SQLite and PostgreSQL either way",
-    "Copies every run, node, finding and decision of the store SRC into the "
+    "Copies every run, node, finding and decision of the store SRC, the "
+    "decisions' audit trail and the webhook notifications' tables into the "
     "store DST (a file or a postgresql:// URI each), in one transaction of "
     "DST: committed only when DST's row counts equal SRC's, else nothing is "
-    "copied. DST must hold no runs and no decisions. Exit codes: 0 copied, "
+    "copied. DST must hold no runs, no decisions and no notification rows. "
+    "Exit codes: 0 copied, "
     "2 usage, 3 a store cannot be opened or the copy failed (named on "
     "stderr).",
     {&g_quiet, NULL}, NULL, OPERANDS("STORE", 2), cli_run_history_copy, NULL};
