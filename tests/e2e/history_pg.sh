@@ -8,8 +8,9 @@
 # server not there is named (exit 3); history copy SQLite -> PostgreSQL ->
 # SQLite keeps every answer and the decisions' audit trail in order, and
 # refuses a DST that holds runs; serve
-# --store URI records its analyses there and its decisions reach it, and
-# its /healthz is 503 while PostgreSQL is down, 200 once it is back.
+# --store URI records its analyses there and its decisions reach it, its
+# webhooks are deduplicated and logged there, and its /healthz is 503
+# while PostgreSQL is down, 200 once it is back.
 # Usage: history_pg.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
 set -u
 bin=$1
@@ -167,14 +168,39 @@ PY
 check "history notifications reads them from PostgreSQL" \
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["endpoint"] for x in r] == ["chat", "team", "team"], r' n.json
 
-# serve --store URI
+# serve --store URI, with a webhook on a local receiver (deduplicated
+# through the PostgreSQL store)
+export HOOK_SECRET=pg-e2e-$$
+mkdir recv
+python3 "$src/tests/e2e/lib/hook_receiver.py" hook.port recv &
+hook_pid=$!
+trap '_serve_cleanup; kill "$hook_pid" 2>/dev/null; pg_stop' EXIT
+check "a webhook receiver listens" wait_until test -s hook.port
+cat >notify.lua <<LUA
+return { notify = { { name = "team", url = "http://127.0.0.1:$(cat hook.port)/h",
+  kind = "json", secret_env = "HOOK_SECRET" } } }
+LUA
+posts() { ls recv | grep -c '^[0-9]*\.json$'; }
+got() { test "$(posts)" -ge "$1"; }
 sv=$(pg_createdb served)
-check "serve --store URI starts" serve_start "$tmp/data" --store "$sv"
+check "serve --store URI starts" serve_start "$tmp/data" --store "$sv" --config notify.lua
 curl -s -o up.json -F "file=@$src/fixtures/demo/spark-application_1700000000000_0042.zstd" \
     "$SERVE_URL/api/v1/analyses" >/dev/null
 id=$(json_field up.json id)
 check "an upload's analysis ends" serve_poll 300 serve_ended "$id"
 check "...done" test "$(serve_status "$id")" = done
+check "...and its findings are notified" serve_poll 600 got 1
+curl -s -o up2.json -F "file=@$src/fixtures/demo/spark-application_1700000000000_0042.zstd" \
+    "$SERVE_URL/api/v1/analyses" >/dev/null
+check "the same upload again ends" serve_poll 300 serve_ended "$(json_field up2.json id)"
+echo junk >junk.txt
+curl -s -o up3.json -F "file=@junk.txt" "$SERVE_URL/api/v1/analyses" >/dev/null
+check "a junk upload's failure is notified" serve_poll 600 got 2
+check "...the second POST is that failure: the repeat told nothing (PostgreSQL dedup)" \
+    json_is recv/2.json "[e['event'] for e in d['body']['events']]" "['failed']"
+op history notifications --history "$sv" --format json
+check "the deliveries are logged in the PostgreSQL store" \
+    json_is out "sorted({r['event'] for r in d if r['status'] == 'sent'})" "['failed', 'finding']"
 check "...with no history.db in DATA" test ! -e data/history.db
 op history --history "$sv" jobs --format json
 check "its run is in the PostgreSQL store" json_is out "len(d)" 1
