@@ -764,7 +764,8 @@ static const opt_spec serve_specs[] = {
      .metavar = "DIR", .help = "a rule folder every analysis runs besides "
                                "the bundled packs"},
     {"--config", NULL, STR(serve.config_path), .metavar = "FILE",
-     .help = "an optipipe.lua for every analysis (default: none; uploads "
+     .help = "an optipipe.lua for every analysis, and the server's "
+             "webhooks (its notify, read at start; default: none; uploads "
              "never bring one)"},
     {"--allow-rule-upload", NULL, FLAG(serve.allow_rule_upload),
      .help = "accept .lua rules with an upload (field 'rules'); they run "
