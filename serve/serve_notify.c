@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "config.h"
 #include "jsonw.h"
 #include "notify.h"
@@ -66,6 +68,7 @@ struct srv_notify {
     notify_item *q;                      /* a ring of SRV_NOTIFY_QUEUE */
     size_t head, n;
     int stopping, started;
+    int curl;                            /* curl_global_init taken */
     pthread_t thread;
 };
 
@@ -233,6 +236,8 @@ static void notify_free(srv_notify *nt)
 {
     if (!nt)
         return;
+    if (nt->curl)
+        curl_global_cleanup();
     cJSON_Delete(nt->cfg);
     free(nt->q);
     pthread_cond_destroy(&nt->cv);
@@ -281,6 +286,14 @@ int srv_notify_start(srv *s, op_error *err)
             atomic_init(&nt->count[nt->nep][r], 0);
         nt->nep++;
     }
+    /* once, before the thread: each delivery's client takes its own
+     * reference, so libcurl's global state is never set up or torn down
+     * while other threads run (not thread-safe in every libcurl) */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        notify_free(nt);
+        return op_error_set(err, OP_EIO, "libcurl could not be initialized");
+    }
+    nt->curl = 1;
     if ((rc = pthread_create(&nt->thread, NULL, notify_main, nt))) {
         notify_free(nt);
         return op_error_set(err, OP_EIO, "cannot start the notification "
