@@ -387,12 +387,32 @@ static void write_events(const worker *w, const op_session *s)
     op_error err;
     char *text = NULL;
 
+    size_t all;
+
     if (!s->cfg.notify || !s->cfg.notify->child)
         return;
     op_error_clear(&err);
-    if (notify_collect(s->an.m, &s->res, NULL, &e, &err) == 0 &&
-        notify_events_json(&e, &text, &err) == 0)
-        srv_write_atomic(w->dir, SRV_NOTIFY_JSON, text_fill, text, &err);
+    if (notify_collect(s->an.m, &s->res, NULL, &e, &err) == 0) {
+        /* what the server reads at most; the rest was not said, so it is
+         * still news to the next analysis (as past a POST's 100 events) */
+        all = e.n;
+        if (e.n > NOTIFY_EVENTS_MAX)
+            e.n = NOTIFY_EVENTS_MAX;
+        while (!notify_events_json(&e, &text, &err) &&
+               strlen(text) > NOTIFY_EVENTS_FILE_MAX && e.n) {
+            free(text);
+            text = NULL;
+            e.n /= 2;
+        }
+        if (text)
+            srv_write_atomic(w->dir, SRV_NOTIFY_JSON, text_fill, text, &err);
+        if (!err.code && e.n < all)
+            fprintf(stderr, "optipipe serve: note: %s: the first %zu of %zu "
+                    "events (at most %d, %u bytes); the others wait for the "
+                    "next analysis\n", SRV_NOTIFY_JSON, e.n, all,
+                    NOTIFY_EVENTS_MAX, NOTIFY_EVENTS_FILE_MAX);
+        e.n = all; /* all of them freed */
+    }
     if (err.code)
         fprintf(stderr, "optipipe serve: error: %s: %s (nothing of this "
                 "analysis will be notified)\n", SRV_NOTIFY_JSON, err.msg);
