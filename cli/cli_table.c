@@ -701,10 +701,12 @@ const opt_cmd cli_cmd_baseline_export = {
 const opt_cmd cli_cmd_history_copy = {
     "history copy", "SRC DST [options]",
     "copy a run store, SQLite and PostgreSQL either way",
-    "Copies every run, node, finding and decision of the store SRC into the "
+    "Copies every run, node, finding and decision of the store SRC, the "
+    "decisions' audit trail and the webhook notifications' tables into the "
     "store DST (a file or a postgresql:// URI each), in one transaction of "
     "DST: committed only when DST's row counts equal SRC's, else nothing is "
-    "copied. DST must hold no runs and no decisions. Exit codes: 0 copied, "
+    "copied. DST must hold no runs, no decisions and no notification rows. "
+    "Exit codes: 0 copied, "
     "2 usage, 3 a store cannot be opened or the copy failed (named on "
     "stderr).",
     {&g_quiet, NULL}, NULL, OPERANDS("STORE", 2), cli_run_history_copy, NULL};
@@ -762,7 +764,8 @@ static const opt_spec serve_specs[] = {
      .metavar = "DIR", .help = "a rule folder every analysis runs besides "
                                "the bundled packs"},
     {"--config", NULL, STR(serve.config_path), .metavar = "FILE",
-     .help = "an optipipe.lua for every analysis (default: none; uploads "
+     .help = "an optipipe.lua for every analysis, and the server's "
+             "webhooks (its notify, read at start; default: none; uploads "
              "never bring one)"},
     {"--allow-rule-upload", NULL, FLAG(serve.allow_rule_upload),
      .help = "accept .lua rules with an upload (field 'rules'); they run "

@@ -47,11 +47,13 @@ static int history_copy(cli_opts *h, const opt_cmd *cmd)
             code = err.code == OP_EUSAGE ? EXIT_USAGE : EXIT_NOINPUT;
         } else
             printf("copied %lld runs, %lld nodes, %lld findings, %lld "
-                   "decisions and %lld decision changes from %s to %s "
+                   "decisions, %lld decision changes, %lld notifications "
+                   "remembered and %lld deliveries logged from %s to %s "
                    "(counts verified)\n",
                    (long long)n.runs, (long long)n.nodes,
                    (long long)n.findings, (long long)n.decisions,
-                   (long long)n.changes, store_path(src), store_path(dst));
+                   (long long)n.changes, (long long)n.said,
+                   (long long)n.deliveries, store_path(src), store_path(dst));
     }
     store_close(dst);
     store_close(src);

@@ -342,6 +342,7 @@ void notify_events_free(notify_events *e)
 {
     free(e->ev);
     free(e->failure);
+    cJSON_Delete(e->doc);
     memset(e, 0, sizeof *e);
 }
 
@@ -402,6 +403,12 @@ static char *slack_text(const notify_event *const *ev, size_t n, size_t more)
         if (!bad && e->recommendation)
             bad = slack_escape(&buf, &len, &cap, "\n    \xe2\x86\x92 ") ||
                   slack_escape(&buf, &len, &cap, e->recommendation);
+        if (!bad && e->analysis)
+            bad = slack_escape(&buf, &len, &cap, "\n    analysis ") ||
+                  slack_escape(&buf, &len, &cap, e->analysis);
+        if (!bad && e->link)
+            bad = slack_escape(&buf, &len, &cap, " ") ||
+                  slack_escape(&buf, &len, &cap, e->link);
     }
     if (!bad && more) {
         snprintf(head, sizeof head, "\n\xe2\x80\xa6 and %zu more (next "
@@ -433,7 +440,8 @@ static cJSON *json_event(const notify_event *e)
         add_str(o, "run_id", e->run_id) || add_str(o, "node", e->node) ||
         add_str(o, "message", e->message) ||
         add_str(o, "recommendation", e->recommendation) ||
-        add_str(o, "digest", e->digest)) {
+        add_str(o, "digest", e->digest) ||
+        add_str(o, "analysis", e->analysis) || add_str(o, "link", e->link)) {
         cJSON_Delete(o);
         return NULL;
     }
@@ -487,6 +495,138 @@ int notify_render(const char *kind, const char *name,
     free(text);
     cJSON_Delete(doc);
     return *body ? 0 : op_error_set(err, OP_ENOMEM, "out of memory");
+}
+
+/* ---- the events file (serve: the worker to the server) ------------------ */
+
+int notify_events_json(const notify_events *e, char **text, op_error *err)
+{
+    cJSON *doc = cJSON_CreateObject(), *arr = NULL, *one;
+    size_t i;
+
+    *text = NULL;
+    if (doc && cJSON_AddNumberToObject(doc, "version", NOTIFY_PAYLOAD_VERSION)
+        && (arr = cJSON_AddArrayToObject(doc, "events")))
+        for (i = 0; arr && i < e->n; i++) {
+            if (!(one = json_event(&e->ev[i])))
+                arr = NULL;
+            else
+                cJSON_AddItemToArray(arr, one);
+        }
+    if (arr)
+        *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return *text ? 0 : op_error_set(err, OP_ENOMEM, "out of memory");
+}
+
+static int is_hex(const char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return s[n] == '\0';
+}
+
+/* Field key of event o: a string of at most NOTIFY_TEXT_MAX bytes, or
+ * (nullable) null / absent as NULL. -1 when it is neither. */
+static int field(const cJSON *o, const char *key, int nullable,
+                 const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    *out = NULL;
+    if (!v || cJSON_IsNull(v))
+        return nullable ? 0 : -1;
+    if (!cJSON_IsString(v) || strlen(v->valuestring) > NOTIFY_TEXT_MAX)
+        return -1;
+    *out = v->valuestring;
+    return 0;
+}
+
+/* Event i of the file (o) into e; 0 or OP_EPARSE naming the key. */
+static int parse_event(const cJSON *o, size_t i, notify_event *e,
+                       op_error *err)
+{
+    static const char *const nullable[] = {"job", "source", "run_id", "node",
+                                           "recommendation", "analysis",
+                                           "link"};
+    const char **slot[] = {&e->job, &e->source, &e->run_id, &e->node,
+                           &e->recommendation, &e->analysis, &e->link};
+    const char *kind, *fp = NULL, *key = NULL;
+    size_t k;
+    int sev = 0;
+
+    if (!cJSON_IsObject(o))
+        return op_error_set(err, OP_EPARSE, "$.events[%zu]: not an object", i);
+    if (field(o, "event", 0, &kind) || !kind)
+        key = "event";
+    for (k = 0; !key && k < NOTIFY_NKINDS; k++)
+        if (!strcmp(kind, kind_names[k]))
+            break;
+    if (!key && k == NOTIFY_NKINDS)
+        key = "event";
+    if (!key) {
+        e->kind = (notify_kind)k;
+        if (field(o, "fingerprint", 0, &fp) || strlen(fp) != 16 ||
+            !is_hex(fp, 16))
+            key = "fingerprint";
+        else if (field(o, "severity", 0, &e->severity) ||
+                 (sev = severity_parse(e->severity)) < 0)
+            key = "severity";
+        else if (field(o, "message", 0, &e->message))
+            key = "message";
+        else if (field(o, "rule", e->kind == NOTIFY_FAILED, &e->rule) ||
+                 (e->kind != NOTIFY_FAILED && !*e->rule))
+            key = "rule";
+    }
+    for (k = 0; !key && k < sizeof nullable / sizeof *nullable; k++)
+        if (field(o, nullable[k], 1, slot[k]))
+            key = nullable[k];
+    if (key)
+        return op_error_set(err, OP_EPARSE, "$.events[%zu].%s: missing or "
+                            "not what an event holds", i, key);
+    memcpy(e->fingerprint, fp, 17);
+    e->sev = (severity)sev;
+    if (!e->rule)
+        e->rule = ""; /* a failure's, as notify_collect makes it */
+    digest_of(e); /* anew: the file's digest is not trusted */
+    return 0;
+}
+
+int notify_events_parse(const char *text, size_t len, notify_events *out,
+                        op_error *err)
+{
+    const cJSON *arr, *it;
+    size_t n, i = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof *out);
+    if (len > NOTIFY_EVENTS_FILE_MAX)
+        return op_error_set(err, OP_ELIMIT, "larger than %u bytes",
+                            NOTIFY_EVENTS_FILE_MAX);
+    if (!(out->doc = cJSON_ParseWithLength(text, len)))
+        return op_error_set(err, OP_EPARSE, "not JSON");
+    it = cJSON_GetObjectItemCaseSensitive(out->doc, "version");
+    if (!cJSON_IsNumber(it) || it->valuedouble != NOTIFY_PAYLOAD_VERSION)
+        return op_error_set(err, OP_EPARSE, "$.version: not %d",
+                            NOTIFY_PAYLOAD_VERSION);
+    arr = cJSON_GetObjectItemCaseSensitive(out->doc, "events");
+    if (!cJSON_IsArray(arr))
+        return op_error_set(err, OP_EPARSE, "$.events: not a list");
+    n = (size_t)cJSON_GetArraySize(arr);
+    if (n > NOTIFY_EVENTS_MAX)
+        return op_error_set(err, OP_ELIMIT, "$.events: more than %d",
+                            NOTIFY_EVENTS_MAX);
+    if (n && !(out->ev = calloc(n, sizeof *out->ev)))
+        return op_error_set(err, OP_ENOMEM, "out of memory");
+    cJSON_ArrayForEach(it, arr) {
+        if ((rc = parse_event(it, i, &out->ev[i], err)))
+            return rc;
+        out->n = ++i;
+    }
+    return 0;
 }
 
 int notify_sign(const char *secret, size_t slen, int64_t t, const char *body,
@@ -552,7 +692,7 @@ static int wanted(const endpoint *ep, const notify_event *e, struct store *st,
         return 0;
     if (e->kind == NOTIFY_FINDING && e->sev < ep->min_sev)
         return 0;
-    if (!st || e->kind == NOTIFY_FAILED) /* a failure is told every time */
+    if (!st)
         return 1;
     op_error_clear(&err);
     if (store_notify_said(st, ep->name, e->fingerprint, said, sizeof said,
@@ -648,9 +788,11 @@ static void log_all(struct store *st, const endpoint *ep,
     }
 }
 
-/* One endpoint: its events, one POST, the log. 0 or OP_EIO. */
+/* One endpoint: its events, one POST, the log (its outcome in *one).
+ * 0 or OP_EIO. */
 static int deliver_one(const endpoint *ep, const notify_events *e,
-                       struct store *st, FILE *diag, notify_result *res)
+                       struct store *st, FILE *diag, notify_result *res,
+                       notify_ep_result *one)
 {
     const notify_event **pick = NULL;
     size_t n = 0, more = 0, i;
@@ -677,6 +819,8 @@ static int deliver_one(const endpoint *ep, const notify_events *e,
     shown_url(ep->url, shown, sizeof shown);
     redact(err.msg, sizeof err.msg, ep->url, shown);
     log_all(st, ep, pick, n, rc == 0, attempts, rc ? err.msg : NULL, diag);
+    one->events = n;
+    one->outcome = rc ? -1 : 1;
     if (!rc) {
         res->sent += n;
         goto out;
@@ -693,19 +837,45 @@ out:
     return rc;
 }
 
+/* An analysis that succeeded (e has no failed event): st forgets the
+ * failures it told, so the next failure is news again (docs/notify.md
+ * "Once until it changes"). A read-only store keeps nothing anyway. */
+static void forget_failures(const notify_events *e, struct store *st,
+                            FILE *diag)
+{
+    op_error err;
+    size_t i;
+
+    for (i = 0; i < e->n; i++)
+        if (e->ev[i].kind == NOTIFY_FAILED)
+            return;
+    op_error_clear(&err);
+    if (st && store_notify_forget(st, kind_names[NOTIFY_FAILED], &err) &&
+        err.code != OP_EUSAGE && diag)
+        fprintf(diag, "optipipe: notify: warning: the failures told before "
+                "stay remembered: %s\n", err.msg);
+}
+
 int notify_deliver(const cJSON *cfg, const notify_events *e,
                    struct store *st, FILE *diag, notify_result *out)
 {
-    notify_result res = {0, 0, 0, 0};
+    notify_result res;
     const cJSON *t;
     endpoint ep;
     int rc = 0;
 
+    memset(&res, 0, sizeof res);
     cJSON_ArrayForEach(t, cfg) {
+        notify_ep_result *one = &res.ep[res.nep < NOTIFY_MAX_ENDPOINTS
+                                            ? res.nep : NOTIFY_MAX_ENDPOINTS - 1];
         endpoint_of(t, &ep);
-        if (deliver_one(&ep, e, st, diag, &res))
+        one->name = ep.name;
+        if (deliver_one(&ep, e, st, diag, &res, one))
             rc = OP_EIO;
+        if (res.nep < NOTIFY_MAX_ENDPOINTS)
+            res.nep++;
     }
+    forget_failures(e, st, diag);
     if (out)
         *out = res;
     return rc;

@@ -1750,6 +1750,27 @@ int store_notify_log(store *s, const store_notification *n, op_error *err)
     return rc;
 }
 
+int store_notify_forget(store *s, const char *event, op_error *err)
+{
+    static const char sql[] =
+        "DELETE FROM notify_said WHERE fingerprint IN (SELECT fingerprint"
+        " FROM notify_log WHERE event = ?1)";
+    const char *v[1] = {event};
+    int rc;
+
+    if (!s->writable)
+        return op_error_set(err, OP_EUSAGE, "%s: opened read-only", s->path);
+    PG_DISPATCH(store_pg_notify_forget(s->pg, event, err));
+    if ((rc = begin_write(s, err)))
+        return rc;
+    rc = run_bound(s, sql, v, 1, err);
+    if (!rc)
+        rc = exec(s, "COMMIT", "cannot commit", err);
+    if (rc)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 typedef struct notification_cb {
     store_notification_fn fn;
     void *ud;
@@ -2073,6 +2094,77 @@ int store_put_change(store *s, const store_decision_change *c, op_error *err)
                    " ?8, ?9)", v, 9, NULL, NULL, 0, err);
 }
 
+typedef struct said_cb {
+    store_said_fn fn;
+    void *ud;
+} said_cb;
+
+static int said_row_cb(sqlite3_stmt *st, void *ud)
+{
+    said_cb *c = ud;
+    store_said n;
+
+    n.endpoint = col_text(st, 0);
+    n.fingerprint = col_text(st, 1);
+    n.digest = col_text(st, 2);
+    n.said_at = col_text(st, 3);
+    if (!n.endpoint || !n.fingerprint || !n.digest || !n.said_at)
+        return 0; /* a row no optipipe wrote */
+    return c->fn(c->ud, &n);
+}
+
+int store_each_said(store *s, store_said_fn fn, void *ud, op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    said_cb c = {fn, ud};
+
+    PG_DISPATCH(store_pg_each_said(s->pg, fn, ud, err));
+    if (sqlite3_prepare_v2(s->db, "SELECT endpoint, fingerprint, digest,"
+                           " said_at FROM notify_said ORDER BY endpoint,"
+                           " fingerprint", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the notifications sent", err);
+    return each_row(s, st, said_row_cb, &c, err);
+}
+
+int store_each_delivery_all(store *s, store_notification_fn fn, void *ud,
+                            op_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    notification_cb c = {fn, ud};
+
+    PG_DISPATCH(store_pg_each_delivery_all(s->pg, fn, ud, err));
+    if (sqlite3_prepare_v2(s->db, "SELECT seq, at, endpoint, event,"
+                           " fingerprint, status, attempts, error, digest"
+                           " FROM notify_log ORDER BY seq", -1, &st,
+                           NULL) != SQLITE_OK)
+        return db_fail(s, OP_EIO, "cannot read the notification log", err);
+    return each_row(s, st, notification_row_cb, &c, err);
+}
+
+int store_put_said(store *s, const store_said *n, op_error *err)
+{
+    const char *v[4] = {n->endpoint, n->fingerprint, n->digest, n->said_at};
+
+    PG_DISPATCH(store_pg_put_said(s->pg, n, err));
+    return put_row(s, "INSERT INTO notify_said(endpoint, fingerprint, digest,"
+                   " said_at) VALUES(?1, ?2, ?3, ?4)", v, 4, NULL, NULL, 0,
+                   err);
+}
+
+int store_put_delivery(store *s, const store_notification *n, op_error *err)
+{
+    const char *v[7] = {n->at, n->endpoint, n->event, n->fingerprint,
+                        n->status, n->error, n->digest};
+    const int64_t iv[1] = {n->attempts};
+    const unsigned iset[1] = {1};
+
+    PG_DISPATCH(store_pg_put_delivery(s->pg, n, err));
+    return put_row(s, "INSERT INTO notify_log(at, endpoint, event,"
+                   " fingerprint, status, error, digest, attempts)"
+                   " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", v, 7, iv, iset,
+                   1, err);
+}
+
 int store_count(store *s, store_counts *c, op_error *err)
 {
     int rc;
@@ -2088,6 +2180,10 @@ int store_count(store *s, store_counts *c, op_error *err)
         c->decisions = scalar(s, "SELECT count(*) FROM decisions", &rc);
     if (rc == SQLITE_OK)
         c->changes = scalar(s, "SELECT count(*) FROM decision_log", &rc);
+    if (rc == SQLITE_OK)
+        c->said = scalar(s, "SELECT count(*) FROM notify_said", &rc);
+    if (rc == SQLITE_OK)
+        c->deliveries = scalar(s, "SELECT count(*) FROM notify_log", &rc);
     return rc == SQLITE_OK ? 0
                            : db_fail(s, OP_EIO, "cannot count the rows", err);
 }

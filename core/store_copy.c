@@ -2,7 +2,8 @@
  * store_copy.c - `optipipe history copy SRC DST` (store.h store_copy,
  * docs/history.md "Copying a store"): every row of one run store into
  * another (runs with their nodes and findings, decisions, the decisions'
- * audit trail), SQLite and PostgreSQL either way, over the backends' row
+ * audit trail, what each webhook endpoint was told and the delivery log),
+ * SQLite and PostgreSQL either way, over the backends' row
  * readers and writers (store_int.h). All or nothing: one transaction of
  * the destination, committed only when its counts equal the source's.
  */
@@ -69,14 +70,34 @@ static int copy_change(void *ud, const store_decision_change *d)
     return rc;
 }
 
+static int copy_said(void *ud, const store_said *n)
+{
+    copy *c = ud;
+    int rc = store_put_said(c->dst, n, c->err);
+
+    c->n.said += !rc;
+    return rc;
+}
+
+static int copy_delivery(void *ud, const store_notification *n)
+{
+    copy *c = ud;
+    int rc = store_put_delivery(c->dst, n, c->err);
+
+    c->n.deliveries += !rc;
+    return rc;
+}
+
 /* The first table whose counts differ, or NULL. */
 static const char *differs(const store_counts *a, const store_counts *b)
 {
-    return a->runs != b->runs             ? "runs"
-           : a->nodes != b->nodes         ? "nodes"
-           : a->findings != b->findings   ? "findings"
-           : a->decisions != b->decisions ? "decisions"
-           : a->changes != b->changes     ? "decision changes" : NULL;
+    return a->runs != b->runs               ? "runs"
+           : a->nodes != b->nodes           ? "nodes"
+           : a->findings != b->findings     ? "findings"
+           : a->decisions != b->decisions   ? "decisions"
+           : a->changes != b->changes       ? "decision changes"
+           : a->said != b->said             ? "notifications remembered"
+           : a->deliveries != b->deliveries ? "deliveries logged" : NULL;
 }
 
 /* Inside dst's transaction: dst empty, the rows, the counts checked. */
@@ -88,29 +109,38 @@ static int copy_rows(copy *c, const store_counts *want)
 
     if ((rc = store_count(c->dst, &had, c->err)))
         return rc;
-    if (had.runs || had.decisions || had.changes)
+    if (had.runs || had.decisions || had.changes || had.said ||
+        had.deliveries)
         return op_error_set(c->err, OP_EUSAGE, "%s: holds %lld runs, %lld "
-                            "decisions and %lld decision changes already: "
-                            "copy into a new file or an empty database",
-                            store_path(c->dst), (long long)had.runs,
-                            (long long)had.decisions, (long long)had.changes);
+                            "decisions, %lld decision changes and %lld "
+                            "notification rows already: copy into a new file "
+                            "or an empty database", store_path(c->dst),
+                            (long long)had.runs, (long long)had.decisions,
+                            (long long)had.changes,
+                            (long long)(had.said + had.deliveries));
     if ((rc = store_each_run_all(c->src, copy_run, c, c->err)) ||
         (rc = store_each_decision(c->src, NULL, copy_decision, c, c->err)) ||
         (rc = store_each_change_all(c->src, copy_change, c, c->err)) ||
+        (rc = store_each_said(c->src, copy_said, c, c->err)) ||
+        (rc = store_each_delivery_all(c->src, copy_delivery, c, c->err)) ||
         (rc = store_count(c->dst, &got, c->err)))
         return rc;
     if ((t = differs(&got, want)) || (t = differs(&c->n, want)))
         return op_error_set(c->err, OP_EIO, "%s: the copy's %s do not add up "
                             "(%lld runs, %lld nodes, %lld findings, %lld "
-                            "decisions, %lld decision changes; %s has %lld, "
-                            "%lld, %lld, %lld, %lld): nothing copied",
+                            "decisions, %lld decision changes, %lld "
+                            "notifications remembered, %lld deliveries "
+                            "logged; %s has %lld, %lld, %lld, %lld, %lld, "
+                            "%lld, %lld): nothing copied",
                             store_path(c->dst), t, (long long)got.runs,
                             (long long)got.nodes, (long long)got.findings,
                             (long long)got.decisions, (long long)got.changes,
+                            (long long)got.said, (long long)got.deliveries,
                             store_path(c->src), (long long)want->runs,
                             (long long)want->nodes, (long long)want->findings,
                             (long long)want->decisions,
-                            (long long)want->changes);
+                            (long long)want->changes, (long long)want->said,
+                            (long long)want->deliveries);
     return 0;
 }
 

@@ -100,6 +100,14 @@ int store_put_decision(store *s, const store_decision *d, op_error *err);
 int store_each_change_all(store *s, store_change_fn fn, void *ud,
                           op_error *err);
 int store_put_change(store *s, const store_decision_change *c, op_error *err);
+/* The notifications: every notify_said row, and the delivery log oldest
+ * first (seq ascending); each written as read (a log row's seq dst's
+ * next; it changes no notify_said row: those are copied themselves). */
+int store_each_said(store *s, store_said_fn fn, void *ud, op_error *err);
+int store_each_delivery_all(store *s, store_notification_fn fn, void *ud,
+                            op_error *err);
+int store_put_said(store *s, const store_said *n, op_error *err);
+int store_put_delivery(store *s, const store_notification *n, op_error *err);
 
 /* ---- the PostgreSQL backend (store_pg.c) -------------------------------------- */
 
@@ -152,6 +160,14 @@ int store_pg_notify_said(store_pg *p, const char *endpoint, const char *fp,
                          char *digest, size_t cap, op_error *err);
 int store_pg_notify_log(store_pg *p, const char *const v[8], int said,
                         op_error *err);
+int store_pg_notify_forget(store_pg *p, const char *event, op_error *err);
+int store_pg_each_said(store_pg *p, store_said_fn fn, void *ud,
+                       op_error *err);
+int store_pg_each_delivery_all(store_pg *p, store_notification_fn fn,
+                               void *ud, op_error *err);
+int store_pg_put_said(store_pg *p, const store_said *n, op_error *err);
+int store_pg_put_delivery(store_pg *p, const store_notification *n,
+                          op_error *err);
 int store_pg_each_notification(store_pg *p, int limit,
                                store_notification_fn fn, void *ud,
                                op_error *err);

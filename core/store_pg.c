@@ -1488,6 +1488,22 @@ int store_pg_notify_log(store_pg *p, const char *const v[8], int said,
     return pg_write_tx(p, notify_log_tx, &a, err);
 }
 
+static int notify_forget_tx(store_pg *p, void *ud, op_error *err)
+{
+    const char *v[1] = {ud};
+
+    return pg_run(p, "DELETE FROM notify_said WHERE fingerprint IN (SELECT"
+                  " fingerprint FROM notify_log WHERE event = $1::text)", 1,
+                  v, "cannot forget the notifications sent", NULL, err);
+}
+
+int store_pg_notify_forget(store_pg *p, const char *event, op_error *err)
+{
+    if (!p->writable)
+        return op_error_set(err, OP_EUSAGE, "%s: opened read-only", p->uri);
+    return pg_write_tx(p, notify_forget_tx, (void *)event, err);
+}
+
 typedef struct notification_cb {
     store_notification_fn fn;
     void *ud;
@@ -1752,13 +1768,78 @@ int store_pg_put_change(store_pg *p, const store_decision_change *c,
                   err);
 }
 
+typedef struct said_cb {
+    store_said_fn fn;
+    void *ud;
+} said_cb;
+
+static int said_row(const PGresult *res, int i, void *ud)
+{
+    said_cb *c = ud;
+    store_said n;
+
+    n.endpoint = col(res, i, 0);
+    n.fingerprint = col(res, i, 1);
+    n.digest = col(res, i, 2);
+    n.said_at = col(res, i, 3);
+    if (!n.endpoint || !n.fingerprint || !n.digest || !n.said_at)
+        return 0; /* a row no optipipe wrote */
+    return c->fn(c->ud, &n);
+}
+
+int store_pg_each_said(store_pg *p, store_said_fn fn, void *ud,
+                       op_error *err)
+{
+    said_cb c = {fn, ud};
+
+    return pg_each(p, "SELECT endpoint, fingerprint, digest, said_at FROM"
+                   " notify_said ORDER BY endpoint COLLATE \"C\", fingerprint"
+                   " COLLATE \"C\"", 0, NULL, said_row, &c, err);
+}
+
+int store_pg_each_delivery_all(store_pg *p, store_notification_fn fn,
+                               void *ud, op_error *err)
+{
+    notification_cb c = {fn, ud};
+
+    return pg_each(p, "SELECT seq, at, endpoint, event, fingerprint, status,"
+                   " attempts, error, digest FROM notify_log ORDER BY seq", 0,
+                   NULL, notification_row, &c, err);
+}
+
+int store_pg_put_said(store_pg *p, const store_said *n, op_error *err)
+{
+    const char *v[4] = {n->endpoint, n->fingerprint, n->digest, n->said_at};
+
+    return pg_run(p, "INSERT INTO notify_said(endpoint, fingerprint, digest,"
+                  " said_at) VALUES($1::text, $2::text, $3::text, $4::text)",
+                  4, v, "cannot copy a notification sent", NULL, err);
+}
+
+int store_pg_put_delivery(store_pg *p, const store_notification *n,
+                          op_error *err)
+{
+    char tries[24];
+    const char *v[8] = {n->at, n->endpoint, n->event, n->fingerprint,
+                        n->status, tries, n->error, n->digest};
+
+    snprintf(tries, sizeof tries, "%lld", (long long)n->attempts);
+    return pg_run(p, "INSERT INTO notify_log(at, endpoint, event, fingerprint,"
+                  " status, attempts, error, digest) VALUES($1::text,"
+                  " $2::text, $3::text, $4::text, $5::text, $6::bigint,"
+                  " $7::text, $8::text)", 8, v,
+                  "cannot copy a notification delivery", NULL, err);
+}
+
 int store_pg_count(store_pg *p, store_counts *c, op_error *err)
 {
     PGresult *res = NULL;
     int rc = pg_query(p, "SELECT (SELECT count(*) FROM runs), (SELECT count(*)"
                       " FROM nodes), (SELECT count(*) FROM findings),"
                       " (SELECT count(*) FROM decisions), (SELECT count(*)"
-                      " FROM decision_log)", 0, NULL, &res, err);
+                      " FROM decision_log), (SELECT count(*) FROM notify_said),"
+                      " (SELECT count(*) FROM notify_log)", 0, NULL, &res,
+                      err);
 
     if (rc)
         return rc;
@@ -1767,6 +1848,8 @@ int store_pg_count(store_pg *p, store_counts *c, op_error *err)
     c->findings = col_i64(res, 0, 2);
     c->decisions = col_i64(res, 0, 3);
     c->changes = col_i64(res, 0, 4);
+    c->said = col_i64(res, 0, 5);
+    c->deliveries = col_i64(res, 0, 6);
     PQclear(res);
     return 0;
 }

@@ -227,7 +227,8 @@ static int run(srv *s, const serve_opts *o, op_error *err)
     if ((rc = self_exe(s, err)))
         goto out;
     block_signals(&stop);
-    if ((rc = metrics_new(&s->metrics, err)) || (rc = jobs_open(s, &s->jobs, err)) ||
+    if ((rc = metrics_new(&s->metrics, err)) || (rc = srv_notify_start(s, err)) ||
+        (rc = jobs_open(s, &s->jobs, err)) ||
         (rc = srv_http_start(s, &l, tokens, &port, err)) ||
         (rc = write_port(s, port, err)))
         goto out;
@@ -241,6 +242,7 @@ out:
     if (s->jobs)
         jobs_close(s->jobs);
     s->jobs = NULL;
+    srv_notify_stop(s); /* after the jobs: no analysis ends any more */
     metrics_free(s->metrics);
     s->metrics = NULL;
     if (tokens)

@@ -24,6 +24,8 @@
  *   serve_upload.c    staging uploaded files on disk, safely
  *   serve_jobs.c      analyses on disk, the bounded queue, worker processes
  *   serve_worker.c    `serve --worker`: one analysis in its own process
+ *   serve_notify.c    the webhook delivery queue fed when an analysis ends,
+ *                     its counters, GET /api/v1/notifications
  *   serve_api.c       the REST API (/api/v1/...)
  *   serve_lint.c      POST /api/v1/rules/lint: an uploaded pack linted
  *   serve_ui.c        the HTML pages and their static assets
@@ -42,6 +44,7 @@
  *       urls.txt                  URL inputs, one a line
  *       report.json, report.html  written by the worker, atomically
  *       summary.json              the same (SRV_SUMMARY_JSON)
+ *       notify.json               its webhook events (SRV_NOTIFY_JSON)
  *       worker.log                the worker's diagnostics (stderr)
  */
 #ifndef OP_SERVE_SERVE_H
@@ -73,6 +76,7 @@
 
 typedef struct srv_jobs srv_jobs;       /* serve_jobs.c */
 typedef struct srv_metrics srv_metrics; /* serve_metrics.c */
+typedef struct srv_notify srv_notify;   /* serve_notify.c */
 
 typedef struct srv {
     const serve_opts *o;
@@ -85,6 +89,7 @@ typedef struct srv {
     struct srv_access *access; /* serve_users.c: users, proxies (NULL none) */
     srv_jobs *jobs;
     srv_metrics *metrics;
+    srv_notify *notify;    /* NULL: the config has no `notify` */
     struct srv_http *http; /* serve_http.c's own: tokens, sessions, daemon */
 } srv;
 
@@ -267,6 +272,10 @@ void srv_upload_free(srv_upload *up);
  * "warning", "info"}}. */
 #define SRV_SUMMARY_JSON "summary.json"
 #define SRV_SUMMARY_RUNS 16
+/* The analysis' webhook events (notify_events_json), written by the worker
+ * when the config has `notify`, read by the delivery queue
+ * (serve_notify.c) after the analysis ended. */
+#define SRV_NOTIFY_JSON "notify.json"
 
 /* SRV_RECORD_FAILED: the analysis ran and wrote its reports, but nothing
  * of it is in the run store (the worker's exit 6, EXIT_NOT_RECORDED); it
@@ -357,6 +366,32 @@ void jobs_stats(srv_jobs *j, srv_jobs_stats *st);
 /* `optipipe serve --worker ID`: runs analysis ID of o->data_dir, writes
  * its reports and records it in the run store; returns the exit code. */
 int serve_worker_main(const serve_opts *o);
+
+/* ---- webhook notifications (serve_notify.c) --------------------------------- */
+
+/* Analyses whose delivery may wait at once; one more is dropped (counted
+ * as result="dropped", said on stderr). */
+#define SRV_NOTIFY_QUEUE 256
+#define SRV_NOTIFY_QUEUE_TEXT "256"
+
+/* Reads `notify` of --config (a config error fails the start: every
+ * analysis would fail on it) and starts the delivery thread; s->notify
+ * stays NULL without endpoints. Returns 0 or an op_status with err. */
+int srv_notify_start(srv *s, op_error *err);
+/* Stops it after the delivery under way (at most its endpoints'
+ * deadline_ms); what still waits is dropped and counted. */
+void srv_notify_stop(srv *s);
+/* Analysis a ended (done, failed, record-failed; anything else is
+ * ignored): queues its delivery without waiting (a full queue drops
+ * it). Called by serve_jobs.c after the end is visible to clients. */
+void srv_notify_ended(srv *s, const srv_analysis *a);
+/* The optipipe_notify_deliveries_total family into f (nothing without
+ * endpoints). */
+void srv_notify_metrics(srv *s, FILE *f);
+/* GET /api/v1/notifications: the delivery log, newest first (?limit);
+ * GET /notifications: the same as a page, with each endpoint's counts. */
+int srv_api_notifications(const srv_req *r, srv_resp *w);
+int srv_page_notifications(const srv_req *r, srv_resp *w);
 
 /* ---- the API's shared pieces (serve_api.c) ---------------------------------- */
 

@@ -1143,5 +1143,7 @@ const srv_route srv_routes_api[] = {
      "The users of --users and their roles (admin)"},
     {"GET", "/api/v1/findings/{fp}/history", SRV_API, srv_api_finding_history,
      "A finding's decision and every change of it, newest first"},
+    {"GET", "/api/v1/notifications", SRV_API, srv_api_notifications,
+     "The webhook delivery log, newest first"},
     {0},
 };

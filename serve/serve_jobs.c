@@ -1067,6 +1067,12 @@ static void run_one(srv_jobs *j, job *jb)
         srv_observe_analysis(j->s, a.state, (uint64_t)(a.finished_ms - a.started_ms));
     pthread_mutex_lock(&j->mu);
     job_apply(j, jb, &a);
+    if (a.state == SRV_QUEUED)
+        return;
+    /* its webhooks: after the end is visible, queued without waiting */
+    pthread_mutex_unlock(&j->mu);
+    srv_notify_ended(j->s, &a);
+    pthread_mutex_lock(&j->mu);
 }
 
 static void *slot_main(void *ud)
@@ -1210,8 +1216,12 @@ static void run_shared(srv_jobs *j, store *db, int slot, const store_analysis *r
         fprintf(stderr, "optipipe serve: %s: %s\n", a.id, err.msg);
     if (meta_write(&a, &err))
         fprintf(stderr, "optipipe serve: %s\n", err.msg);
-    if (a.state != SRV_QUEUED)
-        srv_observe_analysis(j->s, a.state, (uint64_t)(a.finished_ms - a.started_ms));
+    if (a.state == SRV_QUEUED)
+        return;
+    srv_observe_analysis(j->s, a.state, (uint64_t)(a.finished_ms - a.started_ms));
+    /* its webhooks, by the instance that ended it (once: an end taken
+     * over is the other's, above) */
+    srv_notify_ended(j->s, &a);
 }
 
 /* Waits poll_ms, or less when this instance queued work or stops. */

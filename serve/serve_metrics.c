@@ -292,6 +292,7 @@ static int metrics_page(const srv_req *r, srv_resp *w)
           "being built or sent hold of the --server-memory budget",
           srv_budget_used());
     durations(f, m);
+    srv_notify_metrics(r->s, f);
     family(f, "optipipe_build_info", "gauge", "the version serving");
     fprintf(f, "optipipe_build_info{version=\"%s\"} 1\n", OP_VERSION);
     w->status = 200;

@@ -582,6 +582,8 @@ const srv_route srv_routes_ui[] = {
     {"GET", "/diff", 0, ui_diff_page, "the diff of two stored runs (?a=RUN&b=RUN)"},
     {"GET", "/findings/{fp}", 0, srv_page_finding,
      "a finding's decision and its history (who, when, from what to what)"},
+    {"GET", "/notifications", 0, srv_page_notifications,
+     "the webhook endpoints' counts and the delivery log"},
     {"GET", "/static/app.js", SRV_PUBLIC | SRV_LIGHT, get_js, "the pages' script"},
     {"GET", "/static/app.css", SRV_PUBLIC | SRV_LIGHT, get_css, "the pages' stylesheet"},
     {"GET", "/favicon.ico", SRV_PUBLIC | SRV_LIGHT, get_icon, "the pages' icon (SVG)"},

@@ -30,6 +30,7 @@
 #include "fetch.h"
 #include "jsonw.h"
 #include "model.h"
+#include "notify.h"
 #include "serve.h"
 #include "session.h"
 #include "testhook.h"
@@ -370,6 +371,55 @@ static int write_reports(const worker *w, const op_session *s, unsigned long t0)
     return 0;
 }
 
+static int text_fill(FILE *f, void *ud)
+{
+    return fputs(ud, f) < 0 ? OP_EIO : 0;
+}
+
+/* notify.json (SRV_NOTIFY_JSON): the analysis' webhook events, which the
+ * server delivers after it made the analysis done (serve_notify.c), so
+ * that no receiver delays it. Written only when the config has `notify`.
+ * A failure to write it is said (worker.log) and leaves the analysis as
+ * it was: a notification never changes what the analysis said. */
+static void write_events(const worker *w, const op_session *s)
+{
+    notify_events e;
+    op_error err;
+    char *text = NULL;
+
+    size_t all;
+
+    if (!s->cfg.notify || !s->cfg.notify->child)
+        return;
+    op_error_clear(&err);
+    if (notify_collect(s->an.m, &s->res, NULL, &e, &err) == 0) {
+        /* what the server reads at most; the rest was not said, so it is
+         * still news to the next analysis (as past a POST's 100 events) */
+        all = e.n;
+        if (e.n > NOTIFY_EVENTS_MAX)
+            e.n = NOTIFY_EVENTS_MAX;
+        while (!notify_events_json(&e, &text, &err) &&
+               strlen(text) > NOTIFY_EVENTS_FILE_MAX && e.n) {
+            free(text);
+            text = NULL;
+            e.n /= 2;
+        }
+        if (text)
+            srv_write_atomic(w->dir, SRV_NOTIFY_JSON, text_fill, text, &err);
+        if (!err.code && e.n < all)
+            fprintf(stderr, "optipipe serve: note: %s: the first %zu of %zu "
+                    "events (at most %d, %u bytes); the others wait for the "
+                    "next analysis\n", SRV_NOTIFY_JSON, e.n, all,
+                    NOTIFY_EVENTS_MAX, NOTIFY_EVENTS_FILE_MAX);
+        e.n = all; /* all of them freed */
+    }
+    if (err.code)
+        fprintf(stderr, "optipipe serve: error: %s: %s (nothing of this "
+                "analysis will be notified)\n", SRV_NOTIFY_JSON, err.msg);
+    free(text);
+    notify_events_free(&e);
+}
+
 /* The exit code of `optipipe analyze` for a session that ran (main.c);
  * not recorded in the run store beats a rule error here: the server must
  * not call such an analysis done (serve_jobs.c: record-failed). */
@@ -417,8 +467,10 @@ int serve_worker_main(const serve_opts *o)
         code = op_session_exit_failed(rc);
     } else if (write_reports(&w, &s, t0))
         code = OP_EXIT_NOINPUT;
-    else
+    else {
+        write_events(&w, &s);
         code = exit_code(&s);
+    }
     /* recorded and reported, not yet ended: where a test kills the
      * server under it (tests/e2e/serve_multi_pg.sh: a takeover records
      * the runs once) */

@@ -302,6 +302,17 @@ int store_notify_said(store *s, const char *endpoint, const char *fingerprint,
  * transaction; the store must be open for writing. */
 int store_notify_log(store *s, const store_notification *n, op_error *err);
 
+/* Forgets what every endpoint was told of the events the log names as
+ * event ("failed": an analysis succeeded, so the next failure is news).
+ * One transaction; the store must be open for writing (OP_EUSAGE). */
+int store_notify_forget(store *s, const char *event, op_error *err);
+
+/* What an endpoint was last told of an event: a notify_said row. */
+typedef struct store_said {
+    const char *endpoint, *fingerprint, *digest, *said_at;
+} store_said;
+typedef int (*store_said_fn)(void *ud, const store_said *n);
+
 /* The deliveries, newest first, at most limit (<= 0: all). */
 int store_each_notification(store *s, int limit, store_notification_fn fn,
                             void *ud, op_error *err);
@@ -403,6 +414,7 @@ int store_session_end(store *s, const char *id_hash, op_error *err);
  * decisions' audit trail). */
 typedef struct store_counts {
     int64_t runs, nodes, findings, decisions, changes;
+    int64_t said, deliveries; /* notify_said's rows, notify_log's */
 } store_counts;
 int store_count(store *s, store_counts *c, op_error *err);
 

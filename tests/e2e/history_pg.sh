@@ -8,8 +8,9 @@
 # server not there is named (exit 3); history copy SQLite -> PostgreSQL ->
 # SQLite keeps every answer and the decisions' audit trail in order, and
 # refuses a DST that holds runs; serve
-# --store URI records its analyses there and its decisions reach it, and
-# its /healthz is 503 while PostgreSQL is down, 200 once it is back.
+# --store URI records its analyses there and its decisions reach it, its
+# webhooks are deduplicated and logged there, and its /healthz is 503
+# while PostgreSQL is down, 200 once it is back.
 # Usage: history_pg.sh OPTIPIPE SOURCE_DIR [REAL_DIR]
 set -u
 bin=$1
@@ -84,10 +85,10 @@ check "...named" has err "postgresql://optipipe@127.0.0.1:1/nothing: cannot conn
 cp=$(pg_createdb copied)
 op history copy "$sq" "$cp"
 check "history copy SQLite -> PostgreSQL" test "$rc" = 0
-check "...counts said" has out "copied 13 runs, [0-9]* nodes, [0-9]* findings, 0 decisions and 0 decision changes"
+check "...counts said" has out "copied 13 runs, [0-9]* nodes, [0-9]* findings, 0 decisions, 0 decision changes, 0 notifications remembered and 0 deliveries logged"
 op history copy "$sq" "$cp"
 check "a DST with runs is refused (exit 2)" test "$rc" = 2
-check "...saying so" has err "holds 13 runs, 0 decisions and 0 decision changes already"
+check "...saying so" has err "holds 13 runs, 0 decisions, 0 decision changes and 0 notification rows already"
 op history copy "$cp" back.db
 check "history copy PostgreSQL -> SQLite" test "$rc" = 0
 for c in jobs "runs nightly-orders" "show shop/build@latest"; do
@@ -120,7 +121,7 @@ done
 cpa=$(pg_createdb audit)
 op history copy audit.db "$cpa"
 check "history copy of a store with an audit trail" test "$rc" = 0
-check "...counts its 3 decision changes" has out "1 decisions and 3 decision changes"
+check "...counts its 3 decision changes" has out "1 decisions, 3 decision changes"
 op history copy "$cpa" audit-back.db
 check "...and back" test "$rc" = 0
 check "the audit trail is the same after the round trip, in order" python3 - audit.db audit-back.db <<'PY'
@@ -132,14 +133,74 @@ assert len(a) == 3 and [r[3] for r in a] == ["file", "file", "conflict"], a
 assert a == b, (a, b)
 PY
 
-# serve --store URI
+# history copy carries the notification tables (notify_said, notify_log),
+# both ways: rows as analyze's webhooks write them, added to a copy of
+# the audit store
+cp audit.db notes.db
+python3 - notes.db <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executemany("insert into notify_log(at, endpoint, event, fingerprint, status, attempts, error, digest)"
+              " values(?, ?, ?, ?, ?, ?, ?, ?)",
+              [("2026-12-01T00:00:00Z", "team", "finding", "00000000000000aa", "sent", 1, None, "d1"),
+               ("2026-12-01T00:00:01Z", "team", "failed", "00000000000000bb", "failed", 4, "HTTP 500", None),
+               ("2026-12-01T00:00:02Z", "chat", "finding", "00000000000000aa", "sent", 2, None, "d2")])
+c.executemany("insert into notify_said(endpoint, fingerprint, digest, said_at) values(?, ?, ?, ?)",
+              [("team", "00000000000000aa", "d1", "2026-12-01T00:00:00Z"),
+               ("chat", "00000000000000aa", "d2", "2026-12-01T00:00:02Z")])
+c.commit()
+PY
+cpn=$(pg_createdb notes)
+op history copy notes.db "$cpn"
+check "history copy of a store with notifications" test "$rc" = 0
+check "...counts them" has out "2 notifications remembered and 3 deliveries logged"
+op history copy "$cpn" notes-back.db
+check "...and back" test "$rc" = 0
+check "the notification tables are the same after the round trip" python3 - notes.db notes-back.db <<'PY'
+import sqlite3, sys
+qs = ("select at, endpoint, event, fingerprint, status, attempts, error, digest from notify_log order by seq",
+      "select endpoint, fingerprint, digest, said_at from notify_said order by endpoint, fingerprint")
+for q in qs:
+    a, b = (sqlite3.connect(p).execute(q).fetchall() for p in sys.argv[1:3])
+    assert a and a == b, (a, b)
+PY
+"$bin" history notifications --history "$cpn" --format json >n.json 2>/dev/null
+check "history notifications reads them from PostgreSQL" \
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["endpoint"] for x in r] == ["chat", "team", "team"], r' n.json
+
+# serve --store URI, with a webhook on a local receiver (deduplicated
+# through the PostgreSQL store)
+export HOOK_SECRET=pg-e2e-$$
+mkdir recv
+python3 "$src/tests/e2e/lib/hook_receiver.py" hook.port recv &
+hook_pid=$!
+trap '_serve_cleanup; kill "$hook_pid" 2>/dev/null; pg_stop' EXIT
+check "a webhook receiver listens" wait_until test -s hook.port
+cat >notify.lua <<LUA
+return { notify = { { name = "team", url = "http://127.0.0.1:$(cat hook.port)/h",
+  kind = "json", secret_env = "HOOK_SECRET" } } }
+LUA
+posts() { ls recv | grep -c '^[0-9]*\.json$'; }
+got() { test "$(posts)" -ge "$1"; }
 sv=$(pg_createdb served)
-check "serve --store URI starts" serve_start "$tmp/data" --store "$sv"
+check "serve --store URI starts" serve_start "$tmp/data" --store "$sv" --config notify.lua
 curl -s -o up.json -F "file=@$src/fixtures/demo/spark-application_1700000000000_0042.zstd" \
     "$SERVE_URL/api/v1/analyses" >/dev/null
 id=$(json_field up.json id)
 check "an upload's analysis ends" serve_poll 300 serve_ended "$id"
 check "...done" test "$(serve_status "$id")" = done
+check "...and its findings are notified" serve_poll 600 got 1
+curl -s -o up2.json -F "file=@$src/fixtures/demo/spark-application_1700000000000_0042.zstd" \
+    "$SERVE_URL/api/v1/analyses" >/dev/null
+check "the same upload again ends" serve_poll 300 serve_ended "$(json_field up2.json id)"
+echo junk >junk.txt
+curl -s -o up3.json -F "file=@junk.txt" "$SERVE_URL/api/v1/analyses" >/dev/null
+check "a junk upload's failure is notified" serve_poll 600 got 2
+check "...the second POST is that failure: the repeat told nothing (PostgreSQL dedup)" \
+    json_is recv/2.json "[e['event'] for e in d['body']['events']]" "['failed']"
+op history notifications --history "$sv" --format json
+check "the deliveries are logged in the PostgreSQL store" \
+    json_is out "sorted({r['event'] for r in d if r['status'] == 'sent'})" "['failed', 'finding']"
 check "...with no history.db in DATA" test ! -e data/history.db
 op history --history "$sv" jobs --format json
 check "its run is in the PostgreSQL store" json_is out "len(d)" 1

@@ -10,7 +10,7 @@
 #   - the console logged no CSP violation, script error or warning, with
 #     the framed report loaded (the strict CSP fits every page);
 #   - at a phone's width (390 px) no page scrolls sideways (the upload page,
-#     the analyses, the analysis, the jobs, its runs with the report's
+#     the analyses, the analysis, the jobs, the notifications, its runs with the report's
 #     charts, their jobs), and /favicon.ico is an SVG;
 #   - on a server with --users: a named sign-in (the pages say who), an
 #     upload and an approval, then a CLI run with an older decisions file
@@ -71,6 +71,7 @@ r = json.load(open(sys.argv[1]))
 n = r["narrow"]
 runs = [p for p in n if p.startswith("/runs/")]
 assert len(runs) >= 3 and any(p.startswith("/jobs/") for p in n), n  # spark, dbt, flink
+assert "/notifications" in n, n
 assert all(v <= 0 for v in n.values()), (n, r["narrow_culprits"])
 PY
 check "/favicon.ico is an SVG icon, not a 404" python3 - "$tmp/cdp.json" <<'PY'

@@ -193,6 +193,8 @@ else:
     expect("GET", H, "/api/v1/findings/%s/history" % fp, 200)
     expect("GET", H, "/api/v1/findings/0123456789abcdef/history", 200)  # none
     expect("GET", H, "/api/v1/findings/nope/history", 400)
+    expect("GET", "/api/v1/notifications", "/api/v1/notifications?limit=5", 200)
+    expect("GET", "/api/v1/notifications", "/api/v1/notifications?limit=0", 400)
     expect("GET", J, "/api/v1/jobs/no-such/runs", 404)
     expect("GET", "/api/v1/runs/{run}", "/api/v1/runs/no-such", 404)
 expect("GET", A, "/api/v1/analyses/0123456789abcdef", 404)

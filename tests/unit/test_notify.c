@@ -6,7 +6,10 @@
  * versioned and carries every field, the Slack one is {"text"} with
  * mrkdwn's control characters escaped; the signature is HMAC-SHA256 of
  * "<t>.<body>" (checked against Python's hmac); a change of what a
- * finding says changes its digest.
+ * finding says changes its digest. The events file (serve's worker to the
+ * server) reads back what was written, its digests computed anew, and
+ * refuses what no event holds; a failure told is not told again until an
+ * analysis succeeded (the run store forgets it then).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "notify.h"
+#include "store.h"
 
 static cJSON *parse(const char *json)
 {
@@ -231,6 +237,155 @@ static void test_sign(void **state)
                              "6fee88b07f93cb57ee4c80adb053012032");
 }
 
+/* Replaces the first copy of from in *text by to (same length). */
+static void patch(char *text, const char *from, const char *to)
+{
+    char *p = strstr(text, from);
+
+    assert_non_null(p);
+    assert_int_equal(strlen(from), strlen(to));
+    memcpy(p, to, strlen(to));
+}
+
+/* notify_events_parse of json fails, naming want. */
+static void refused(const char *json, const char *want)
+{
+    notify_events e;
+    op_error err;
+
+    op_error_clear(&err);
+    assert_int_not_equal(notify_events_parse(json, strlen(json), &e, &err), 0);
+    if (!strstr(err.msg, want))
+        fail_msg("'%s': got '%s', want '%s'", json, err.msg, want);
+    notify_events_free(&e);
+}
+
+static void test_events_file(void **state)
+{
+    finding f[5];
+    cJSON *ev[2];
+    results res;
+    notify_events e, back;
+    op_error err;
+    char *text = NULL, bad_digest[SHA256_HEX_LEN + 1];
+    size_t i;
+
+    (void)state;
+    collect(f, ev, &res, &e);
+    e.ev[0].analysis = "0123456789abcdef";
+    e.ev[0].link = "https://o.example/analyses/0123456789abcdef";
+    assert_int_equal(notify_events_json(&e, &text, &err), 0);
+    /* a digest in the file is not believed: computed anew */
+    memset(bad_digest, '0', SHA256_HEX_LEN);
+    bad_digest[SHA256_HEX_LEN] = '\0';
+    patch(text, e.ev[1].digest, bad_digest);
+    assert_int_equal(notify_events_parse(text, strlen(text), &back, &err), 0);
+    assert_int_equal(back.n, e.n);
+    for (i = 0; i < e.n; i++) {
+        assert_int_equal(back.ev[i].kind, e.ev[i].kind);
+        assert_int_equal(back.ev[i].sev, e.ev[i].sev);
+        assert_string_equal(back.ev[i].fingerprint, e.ev[i].fingerprint);
+        assert_string_equal(back.ev[i].digest, e.ev[i].digest);
+        assert_string_equal(back.ev[i].rule, e.ev[i].rule);
+        assert_string_equal(back.ev[i].message, e.ev[i].message);
+    }
+    assert_string_equal(back.ev[0].recommendation, "do a & b");
+    assert_string_equal(back.ev[0].analysis, "0123456789abcdef");
+    assert_non_null(strstr(back.ev[0].link, "/analyses/"));
+    assert_null(back.ev[1].analysis);
+    assert_null(back.ev[1].node);
+    notify_events_free(&back);
+    free(text);
+    notify_events_free(&e);
+    /* a failure reads back with the same digest (its rule is null) */
+    assert_int_equal(notify_collect(NULL, &res, "exit 3: no input", &e, &err),
+                     0);
+    assert_int_equal(notify_events_json(&e, &text, &err), 0);
+    assert_int_equal(notify_events_parse(text, strlen(text), &back, &err), 0);
+    assert_int_equal(back.n, 1);
+    assert_int_equal(back.ev[0].kind, NOTIFY_FAILED);
+    assert_string_equal(back.ev[0].digest, e.ev[0].digest);
+    notify_events_free(&back);
+    free(text);
+    notify_events_free(&e);
+    /* what no event holds, each named */
+    refused("nope", "not JSON");
+    refused("{\"version\":2,\"events\":[]}", "$.version");
+    refused("{\"version\":1}", "$.events: not a list");
+    refused("{\"version\":1,\"events\":[1]}", "$.events[0]: not an object");
+    refused("{\"version\":1,\"events\":[{\"event\":\"party\"}]}",
+            "$.events[0].event");
+    refused("{\"version\":1,\"events\":[{\"event\":\"finding\","
+            "\"fingerprint\":\"../../etc\"}]}", "$.events[0].fingerprint");
+    refused("{\"version\":1,\"events\":[{\"event\":\"finding\","
+            "\"fingerprint\":\"0000000000000001\",\"severity\":\"huge\"}]}",
+            "$.events[0].severity");
+    refused("{\"version\":1,\"events\":[{\"event\":\"finding\","
+            "\"fingerprint\":\"0000000000000001\",\"severity\":\"info\","
+            "\"message\":\"m\"}]}", "$.events[0].rule");
+    refused("{\"version\":1,\"events\":[{\"event\":\"failed\","
+            "\"fingerprint\":\"0000000000000001\",\"severity\":\"error\","
+            "\"message\":\"m\",\"node\":7}]}", "$.events[0].node");
+    {
+        char big[64];
+        assert_int_not_equal(notify_events_parse(big, NOTIFY_EVENTS_FILE_MAX + 1,
+                                                 &back, &err), 0);
+        assert_int_equal(err.code, OP_ELIMIT);
+        notify_events_free(&back);
+    }
+    cJSON_Delete(ev[0]);
+    cJSON_Delete(ev[1]);
+}
+
+/* A failure is told once: the same one again is unchanged (no POST), an
+ * analysis that succeeded forgets it, and then it is tried again. The
+ * endpoint listens nowhere (port 1): a POST fails at once. */
+static void test_failure_once(void **state)
+{
+    char dir[] = "/tmp/test_notify.XXXXXX", path[64],
+         said[SHA256_HEX_LEN + 1];
+    cJSON *cfg = parse("[{\"name\":\"team\",\"url\":\"http://127.0.0.1:1/x\","
+                       "\"kind\":\"slack\",\"retries\":0}]");
+    store *st = NULL;
+    notify_events e, none;
+    notify_result r;
+    op_error err;
+    store_notification row = {0, NULL, "team", "failed", NULL, "sent", 1,
+                              NULL, NULL};
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/h.db", dir);
+    assert_int_equal(store_open(path, 1, &st, &err), 0);
+    assert_int_equal(notify_collect(NULL, NULL, "exit 3: no input", &e, &err),
+                     0);
+    row.fingerprint = e.ev[0].fingerprint;
+    row.digest = e.ev[0].digest; /* told before, as a delivery logs it */
+    assert_int_equal(store_notify_log(st, &row, &err), 0);
+    assert_int_equal(notify_deliver(cfg, &e, st, NULL, &r), 0);
+    assert_int_equal(r.unchanged, 1);
+    assert_int_equal(r.nep, 1);
+    assert_string_equal(r.ep[0].name, "team");
+    assert_int_equal(r.ep[0].outcome, 0); /* nothing to send */
+    memset(&none, 0, sizeof none); /* an analysis that succeeded */
+    assert_int_equal(notify_deliver(cfg, &none, st, NULL, &r), 0);
+    assert_int_equal(store_notify_said(st, "team", e.ev[0].fingerprint, said,
+                                       sizeof said, &err), 0);
+    assert_string_equal(said, "");
+    assert_int_equal(notify_deliver(cfg, &e, st, NULL, &r), OP_EIO);
+    assert_int_equal(r.unchanged, 0);
+    assert_int_equal(r.failed, 1);
+    assert_int_equal(r.ep[0].outcome, -1);
+    assert_int_equal(r.ep[0].events, 1);
+    notify_events_free(&e);
+    store_close(st);
+    cJSON_Delete(cfg);
+    unlink(path);
+    strcat(path, "-wal"), unlink(path);
+    strcpy(path + strlen(path) - 4, "-shm"), unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +393,8 @@ int main(void)
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_render),
         cmocka_unit_test(test_sign),
+        cmocka_unit_test(test_events_file),
+        cmocka_unit_test(test_failure_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

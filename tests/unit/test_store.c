@@ -1166,6 +1166,40 @@ static char *dump_store(const char *path)
     return buf;
 }
 
+static int note_row(void *ud, const store_notification *n)
+{
+    fprintf(ud, "%s|%s|%s|%s|%s|%lld|%s|%s\n", n->at, n->endpoint, n->event,
+            n->fingerprint, n->status, (long long)n->attempts,
+            n->error ? n->error : "-", n->digest ? n->digest : "-");
+    return 0;
+}
+
+/* The notification tables of the store at path as text: the log (newest
+ * first) and what was said of the fingerprints the tests use. */
+static char *dump_notes(const char *path)
+{
+    static const char *const said_of[][2] = {
+        {"team", "00000000000000aa"}, {"chat", "00000000000000aa"},
+        {"team", "00000000000000bb"}};
+    char *buf = NULL, said[SHA256_HEX_LEN + 1];
+    size_t len = 0, i;
+    store *s = NULL;
+    op_error err;
+    FILE *f;
+
+    assert_non_null(f = open_memstream(&buf, &len));
+    assert_int_equal(store_open(path, 0, &s, &err), 0);
+    assert_int_equal(store_each_notification(s, 0, note_row, f, &err), 0);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(store_notify_said(s, said_of[i][0], said_of[i][1],
+                                           said, sizeof said, &err), 0);
+        fprintf(f, "said %s %s %s\n", said_of[i][0], said_of[i][1], said);
+    }
+    store_close(s);
+    fclose(f);
+    return buf;
+}
+
 /* The same analyses into SQLite and PostgreSQL: every answer is the same,
  * texts, content hashes, order, decisions. */
 static void test_pg_same_answers(void **state)
@@ -1244,6 +1278,20 @@ static void test_pg_copy(void **state)
     record(file, odd, NULL, NULL);
     assert_int_equal(decide(file, r1.f[0].fingerprint, "approved", "ok", "bo"), 0);
     assert_int_equal(decide(file, r1.f[0].fingerprint, "dismissed", "no", "al"), 0);
+    { /* webhook deliveries: two said, one failed */
+        store_notification no[3] = {
+            {0, NULL, "team", "finding", "00000000000000aa", "sent", 1, NULL,
+             "d1"},
+            {0, NULL, "team", "failed", "00000000000000bb", "failed", 4,
+             "HTTP 500", NULL},
+            {0, NULL, "chat", "finding", "00000000000000aa", "sent", 2, NULL,
+             "d2"}};
+        assert_int_equal(store_open(file, 1, &src, &err), 0);
+        for (size_t i = 0; i < 3; i++)
+            assert_int_equal(store_notify_log(src, &no[i], &err), 0);
+        store_close(src);
+        src = NULL;
+    }
     tmp_path(uri, sizeof uri, "copy");
     assert_int_equal(store_open(file, 0, &src, &err), 0);
     assert_int_equal(store_open(uri, 1, &dst, &err), 0);
@@ -1253,6 +1301,8 @@ static void test_pg_copy(void **state)
     assert_int_equal(n.findings, 1);
     assert_int_equal(n.decisions, 1);
     assert_int_equal(n.changes, 2);
+    assert_int_equal(n.said, 2);
+    assert_int_equal(n.deliveries, 3);
     assert_int_equal(store_copy(src, dst, &n, &err), OP_EUSAGE);
     assert_non_null(strstr(err.msg, "holds 2 runs"));
     store_close(dst);
@@ -1267,6 +1317,17 @@ static void test_pg_copy(void **state)
     assert_string_equal(a, b);
     free(b);
     b = dump_store(back);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    /* the notification tables, both ways, in the log's order */
+    a = dump_notes(file);
+    assert_non_null(strstr(a, "said team 00000000000000aa d1"));
+    assert_non_null(strstr(a, "said team 00000000000000bb \n"));
+    b = dump_notes(uri);
+    assert_string_equal(a, b);
+    free(b);
+    b = dump_notes(back);
     assert_string_equal(a, b);
     free(a);
     free(b);
@@ -1818,11 +1879,27 @@ static void test_notifications(void **state)
     assert_int_equal(store_each_notification(s, 1, notification_cb, &c, &err),
                      0);
     assert_int_equal(c.n, 1);
+    /* a failure told, then forgotten when an analysis succeeded: the
+     * findings' digests stay */
+    n.error = NULL;
+    n.event = "failed", n.fingerprint = "00000000000000bb", n.digest = "f1";
+    assert_int_equal(store_notify_log(s, &n, &err), 0);
+    assert_int_equal(store_notify_said(s, "team", "00000000000000bb", said,
+                                       sizeof said, &err), 0);
+    assert_string_equal(said, "f1");
+    assert_int_equal(store_notify_forget(s, "failed", &err), 0);
+    assert_int_equal(store_notify_said(s, "team", "00000000000000bb", said,
+                                       sizeof said, &err), 0);
+    assert_string_equal(said, "");
+    assert_int_equal(store_notify_said(s, "team", "00000000000000aa", said,
+                                       sizeof said, &err), 0);
+    assert_string_equal(said, "d2");
+    assert_int_equal(store_notify_forget(s, "failed", &err), 0); /* none */
     store_close(s);
     assert_int_equal(store_open(path, 0, &s, &err), 0);
-    n.error = NULL;
     assert_int_equal(store_notify_log(s, &n, &err), OP_EUSAGE);
     assert_non_null(strstr(err.msg, "read-only"));
+    assert_int_equal(store_notify_forget(s, "failed", &err), OP_EUSAGE);
     store_close(s);
 }
 

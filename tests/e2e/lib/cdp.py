@@ -247,14 +247,14 @@ def audit_trail(b, base, analysis, fp, steps):
 def narrow(b, base, analysis):
     """At a phone's width (390 px): how far each page scrolls sideways
     (document width beyond the viewport, 0 when it does not), for the
-    upload page, the analyses, the analysis, the jobs, the runs the
+    upload page, the analyses, the analysis, the jobs, the notifications, the runs the
     analysis links and their jobs; and what /favicon.ico answers. {"narrow": {path: px}, "favicon": {status, type}}."""
     # not "mobile": a mobile viewport widens itself to fit what overflows
     # (innerWidth grows), which would hide the very overflow measured
     b.send("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844,
                                                   "deviceScaleFactor": 1, "mobile": False})
     out, culprits = {}, {}
-    paths = ["/", "/analyses", "/analyses/" + analysis, "/jobs"]
+    paths = ["/", "/analyses", "/analyses/" + analysis, "/jobs", "/notifications"]
     ready = "document.readyState === 'complete' && !!document.querySelector('footer')"
     i = 0
     while i < len(paths):

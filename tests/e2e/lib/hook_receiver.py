@@ -8,7 +8,10 @@
 # receiver should (docs/notify.md "Verifying the signature"): HMAC-SHA256
 # of "<t>.<body>" under the secret in $HOOK_SECRET, compared in constant
 # time, t within 300 s of now. STATUSES ("500,200") are the answers in
-# turn, the last one repeated. Stops on SIGTERM.
+# turn, the last one repeated. With $HOOK_HOLD (the path of a FIFO) each
+# answer is held, after its record was written, until the test writes a
+# line into that FIFO (an event, not a sleep: the test sees the delivery
+# arrive and controls when it ends). Stops on SIGTERM.
 # Usage: hook_receiver.py PORTFILE DIR [STATUSES]
 import hashlib
 import hmac
@@ -22,6 +25,7 @@ import time
 portfile, outdir = sys.argv[1], sys.argv[2]
 statuses = [int(s) for s in (sys.argv[3] if len(sys.argv) > 3 else "200").split(",")]
 secret = os.environ.get("HOOK_SECRET", "").encode()
+hold = os.environ.get("HOOK_HOLD")
 count = 0
 
 
@@ -58,6 +62,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(path + ".tmp", "w") as f:
             json.dump(rec, f)
         os.rename(path + ".tmp", path)
+        if hold:
+            with open(hold) as f:  # blocks until the test writes
+                f.readline()
         self.send_response(status)
         self.send_header("Content-Length", "2")
         self.end_headers()
