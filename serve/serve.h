@@ -349,13 +349,14 @@ int jobs_get(srv_jobs *j, const char *id, srv_analysis *out, op_error *err);
 int jobs_each(srv_jobs *j, int (*fn)(void *ud, const srv_analysis *a),
               void *ud);
 
-/* With a PostgreSQL store (the shared queue): the store connection of
- * the HTTP threads, held until jobs_store_unlock (the analyses and the
- * browser sessions go through it); NULL without one (an SQLite store:
- * then jobs_store_unlock does nothing). */
+/* With a PostgreSQL store (the shared queue): a store connection of the
+ * HTTP threads (one of --threads, waited for when all are taken), held
+ * until jobs_store_unlock gives it back (the analyses and the browser
+ * sessions go through them); NULL without one (an SQLite store: then
+ * jobs_store_unlock does nothing). */
 struct store;
 struct store *jobs_store_lock(srv_jobs *j);
-void jobs_store_unlock(srv_jobs *j);
+void jobs_store_unlock(srv_jobs *j, struct store *db);
 
 typedef struct srv_jobs_stats {
     size_t queued, running;

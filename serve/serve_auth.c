@@ -192,9 +192,9 @@ static store *shared_db(srv_sessions *h)
     return h->owner ? jobs_store_lock(h->owner->jobs) : NULL;
 }
 
-static void shared_give(srv_sessions *h)
+static void shared_give(srv_sessions *h, store *db)
 {
-    jobs_store_unlock(h->owner->jobs);
+    jobs_store_unlock(h->owner->jobs, db);
 }
 
 /* A session in the store: the SHA-256 of its id (who reads the table
@@ -208,7 +208,7 @@ static int shared_get(srv_sessions *h, store *db, const char *id,
 
     sha256_hex(id, strlen(id), hash);
     rc = store_session_get(db, hash, u, sizeof u, r, sizeof r, &err);
-    shared_give(h);
+    shared_give(h, db);
     if (rc) {
         if (rc != OP_ENOTFOUND)
             fprintf(stderr, "optipipe serve: a browser session: %s\n", err.msg);
@@ -322,7 +322,7 @@ int srv_session_open(srv_sessions *h, char id[SRV_SESSION_LEN + 1],
         sha256_hex(id, strlen(id), hash);
         rc = store_session_put(db, hash, user ? user : "", srv_role_name(role),
                                (int64_t)SRV_SESSION_TTL_MS, &err);
-        shared_give(h);
+        shared_give(h, db);
         if (rc)
             fprintf(stderr, "optipipe serve: a browser session: %s\n", err.msg);
         return rc ? -1 : 0;
@@ -359,7 +359,7 @@ void srv_session_end(srv_sessions *h, const char *id)
         sha256_hex(id, strlen(id), hash);
         if (store_session_end(db, hash, &err))
             fprintf(stderr, "optipipe serve: a browser session: %s\n", err.msg);
-        shared_give(h);
+        shared_give(h, db);
         return;
     }
     pthread_mutex_lock(&h->mu);

@@ -116,8 +116,11 @@ struct srv_jobs {
     size_t nslots;
     /* a PostgreSQL store: the analyses table is the queue (above) */
     int shared;
-    store *db;             /* the HTTP threads' connection, under dbmu */
+    store **dbs;           /* the HTTP threads' connections (ndbs) */
+    int *db_busy;          /* dbs[i] is lent (dbmu) */
+    size_t ndbs;
     pthread_mutex_t dbmu;
+    pthread_cond_t dbcv;   /* a connection was given back */
     char instance[STORE_INSTANCE_MAX + 1];
     int64_t stale_ms, beat_ms, poll_ms;
     pid_t *slot_pid;       /* each slot's running worker (mu); 0: none */
@@ -1350,11 +1353,20 @@ static int shared_open(srv_jobs *j, op_error *err)
                                                        : SRV_HEARTBEAT_STALE_DEFAULT) * 1000;
     j->beat_ms = j->stale_ms / 4 > 50 ? j->stale_ms / 4 : 50;
     j->poll_ms = j->stale_ms / 2 < 1000 ? j->stale_ms / 2 : 1000;
-    if ((rc = store_open(j->s->store_path, 1, &j->db, err))) {
+    /* one connection per HTTP thread (each request holds one) */
+    j->ndbs = j->s->o->threads ? j->s->o->threads : 1;
+    if (!(j->dbs = calloc(j->ndbs, sizeof *j->dbs)) ||
+        !(j->db_busy = calloc(j->ndbs, sizeof *j->db_busy))) {
         free(row);
-        return rc;
+        return op_error_set(err, OP_ENOMEM, "out of memory");
     }
-    store_set_wait(j->db, SRV_STORE_WAIT_MS);
+    for (size_t i = 0; i < j->ndbs; i++) {
+        if ((rc = store_open(j->s->store_path, 1, &j->dbs[i], err))) {
+            free(row);
+            return rc;
+        }
+        store_set_wait(j->dbs[i], SRV_STORE_WAIT_MS);
+    }
     for (size_t i = 0; i < j->n; i++) {
         op_error_clear(&e);
         job_view(j, j->all[i], &a);
@@ -1363,7 +1375,7 @@ static int shared_open(srv_jobs *j, op_error *err)
         if (a.created_ms > epoch_ms() - j->stale_ms)
             continue;
         row_of(&a, row);
-        if (store_queue_import(j->db, row, &e))
+        if (store_queue_import(j->dbs[0], row, &e))
             fprintf(stderr, "optipipe serve: %s: not added to the shared "
                     "queue: %s\n", a.dir, e.msg);
     }
@@ -1389,16 +1401,34 @@ static int shared_fail(int rc, op_error *err)
 
 store *jobs_store_lock(srv_jobs *j)
 {
+    store *db = NULL;
+
     if (!j || !j->shared)
         return NULL;
     pthread_mutex_lock(&j->dbmu);
-    return j->db;
+    while (!db) {
+        for (size_t i = 0; !db && i < j->ndbs; i++)
+            if (!j->db_busy[i]) {
+                j->db_busy[i] = 1;
+                db = j->dbs[i];
+            }
+        if (!db) /* all lent (HTTP and render threads together) */
+            pthread_cond_wait(&j->dbcv, &j->dbmu);
+    }
+    pthread_mutex_unlock(&j->dbmu);
+    return db;
 }
 
-void jobs_store_unlock(srv_jobs *j)
+void jobs_store_unlock(srv_jobs *j, store *db)
 {
-    if (j && j->shared)
-        pthread_mutex_unlock(&j->dbmu);
+    if (!j || !j->shared || !db)
+        return;
+    pthread_mutex_lock(&j->dbmu);
+    for (size_t i = 0; i < j->ndbs; i++)
+        if (j->dbs[i] == db)
+            j->db_busy[i] = 0;
+    pthread_cond_signal(&j->dbcv);
+    pthread_mutex_unlock(&j->dbmu);
 }
 
 /* ---- the interface --------------------------------------------------------------- */
@@ -1411,7 +1441,10 @@ static void jobs_free(srv_jobs *j)
     free(j->slots);
     free(j->slot_pid);
     free(j->args);
-    store_close(j->db);
+    for (size_t i = 0; j->dbs && i < j->ndbs; i++)
+        store_close(j->dbs[i]);
+    free(j->dbs);
+    free(j->db_busy);
     if (j->stop_pipe[0] >= 0)
         close(j->stop_pipe[0]);
     if (j->stop_pipe[1] >= 0)
@@ -1419,6 +1452,7 @@ static void jobs_free(srv_jobs *j)
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->mu);
     pthread_mutex_destroy(&j->dbmu);
+    pthread_cond_destroy(&j->dbcv);
     free(j);
 }
 
@@ -1454,6 +1488,7 @@ int jobs_open(srv *s, srv_jobs **out, op_error *err)
     }
     pthread_mutex_init(&j->mu, NULL);
     pthread_mutex_init(&j->dbmu, NULL);
+    pthread_cond_init(&j->dbcv, NULL);
     {
         pthread_condattr_t ca; /* wait_poll's deadline: the monotonic clock */
         pthread_condattr_init(&ca);
@@ -1658,7 +1693,7 @@ static int shared_enqueue(srv_jobs *j, const srv_analysis *a, int rc,
     row_of(a, row);
     db = jobs_store_lock(j);
     rc = shared_fail(store_queue_add(db, row, j->s->o->queue, err), err);
-    jobs_store_unlock(j);
+    jobs_store_unlock(j, db);
     free(row);
     pthread_mutex_lock(&j->mu);
     if (rc == OP_ELIMIT) {
@@ -1744,7 +1779,7 @@ int jobs_retry(srv_jobs *j, const char *id, op_error *err)
         store *db = jobs_store_lock(j);
         rc = shared_fail(store_queue_retry(db, id, j->s->o->queue, NULL, err),
                          err);
-        jobs_store_unlock(j);
+        jobs_store_unlock(j, db);
         pthread_mutex_lock(&j->mu);
         if (rc == OP_ELIMIT)
             op_error_set(err, OP_ELIMIT, "the queue is full (%u analyses "
@@ -1809,7 +1844,7 @@ int jobs_get(srv_jobs *j, const char *id, srv_analysis *out, op_error *err)
             return op_error_set(err, OP_ENOMEM, "out of memory");
         db = jobs_store_lock(j);
         rc = shared_fail(store_queue_get(db, id, row, err), err);
-        jobs_store_unlock(j);
+        jobs_store_unlock(j, db);
         if (!rc)
             view_of(j, row, out);
         else if (rc == OP_ENOTFOUND)
@@ -1890,7 +1925,7 @@ static int each_shared(srv_jobs *j, int (*fn)(void *ud, const srv_analysis *a),
     store *db = jobs_store_lock(j);
     int rc = store_queue_each(db, row_keep, &l, &err);
 
-    jobs_store_unlock(j);
+    jobs_store_unlock(j, db);
     if (rc && rc != OP_ENOMEM)
         fprintf(stderr, "optipipe serve: the shared queue: %s\n", err.msg);
     for (size_t i = 0; !rc && i < l.n; i++) {
