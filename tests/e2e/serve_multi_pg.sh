@@ -8,7 +8,9 @@
 # out on the other ends it on both; the queue limit (429) counts over both;
 # an instance killed with kill -9 while its worker had recorded the runs
 # (held at the serve.worker.recorded test hook) is taken over by the other
-# once its heartbeat is stale (--heartbeat-stale 2), which finishes the
+# once its heartbeat is stale (the test ages it in the table rather than
+# waiting a short --heartbeat-stale out, which under load could take a
+# live instance for dead), which finishes the
 # analysis once, its runs recorded once; SIGTERM hands a running analysis
 # back (exit 0) and the next instance finishes it; --queue counts over
 # both instances (429 when the shared queue is full, whichever instance
@@ -48,7 +50,10 @@ auth=(-H "Authorization: Bearer $token")
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 nport=$(free_port) pa=$(free_port) pb=$(free_port)
 # behind nginx on $nport (when installed): the instances take its Host
-opts=(--store "$uri" --token-file "$tmp/tokens" --workers 1 --heartbeat-stale 2
+# --heartbeat-stale 60 (the default): a live instance is never taken for
+# dead under load; the takeover below ages the killed one's heartbeat in
+# the table instead of waiting for it to go stale
+opts=(--store "$uri" --token-file "$tmp/tokens" --workers 1 --heartbeat-stale 60
     --public-origin "http://127.0.0.1:$nport")
 
 # start NAME HOOKS [PORT]: a server on DATA with its own hooks folder (on
@@ -74,7 +79,7 @@ upload() { # upload URL FILE: prints the id
         json_field up.json id
 }
 gone() { ! kill -0 "$1" 2>/dev/null; }
-psql_q() { PGPASSFILE=$PGPASSFILE "$(pg_bin)/psql" -At "$uri" -c "$1"; }
+psql_q() { PGPASSFILE=$PGPASSFILE "$(pg_bin)/psql" -qAt "$uri" -c "$1"; }
 night_runs() { psql_q "select count(*) from runs where run_id = 'application_1700000000000_0301'"; }
 
 # DATA/tmp shared: a start removes only a leftover a day old (another
@@ -214,9 +219,11 @@ check "its run is in the store before the kill" test "$(night_runs)" = 1
 check "...it is running" status_is "$surl" "$ik" running
 kill -KILL "$victim"
 check "the held instance is killed" wait_until gone "$victim"
+# its last heartbeat made an hour old: stale to the survivor's next look
+check "...its heartbeat aged an hour" test "$(psql_q "update analyses set heartbeat_at = heartbeat_at - 3600000 where id = '$ik' and state = 'running' returning id")" = "$ik"
 : >"$sh/serve.worker.recorded.release" # the survivor's own workers go on
 check "the survivor ($survivor) takes it over and finishes it" serve_poll 600 status_is "$surl" "$ik" done
-check "...having found its heartbeat stale" has "$serr" "1 analysis whose instance gave no heartbeat for 2000 ms queued again"
+check "...having found its heartbeat stale" has "$serr" "1 analysis whose instance gave no heartbeat for 60000 ms queued again"
 check "its run is recorded once" test "$(night_runs)" = 1
 check "...the store holds one run more than before it" test "$(psql_q 'select count(*) from runs')" = $((n0 + 1))
 check "...its row done, no instance holding it" test "$(psql_q "select state, instance is null from analyses where id = '$ik'")" = 'done|t'
