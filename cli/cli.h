@@ -125,11 +125,11 @@ int cli_session_run(op_session *s, cli_opts *o, op_session_mode mode);
 const char *cli_history_path(const char *given, const config *c);
 
 /* `optipipe diff A B` (cmd_diff.c). */
-int diff_main(int argc, char **argv);
+int cli_run_diff(const opt_cmd *cmd, int argc, char **argv);
 
 /* `optipipe serve` (cmd_serve.c): parses the options, then serve_main
  * (serve/include/op_serve.h). */
-int serve_cli_main(int argc, char **argv);
+int cli_run_serve(const opt_cmd *cmd, int argc, char **argv);
 /* `optipipe serve user add NAME --role ROLE --users FILE` (cmd_serve.c). */
 int cli_run_serve_user(const opt_cmd *cmd, int argc, char **argv);
 
@@ -165,7 +165,7 @@ int cli_run_history(const opt_cmd *cmd, int argc, char **argv);
 int cli_run_history_copy(const opt_cmd *cmd, int argc, char **argv);
 
 /* `optipipe review` (cmd_review.c). */
-int review_main(int argc, char **argv);
+int cli_run_review(const opt_cmd *cmd, int argc, char **argv);
 
 /* `optipipe baseline create|update` (cmd_baseline.c), and what review
  * shares with it: whether o's --fingerprint / --select choose f; each
@@ -173,7 +173,7 @@ int review_main(int argc, char **argv);
  * findings it starts (full holds them; EXIT_USAGE after a message when
  * none or several match); writing the decisions file (-1 after a
  * message). */
-int baseline_main(int argc, char **argv);
+int cli_run_baseline(const opt_cmd *cmd, int argc, char **argv);
 /* `optipipe baseline export` (cmd_baseline.c). */
 int cli_run_baseline_export(const opt_cmd *cmd, int argc, char **argv);
 int cli_chosen(const cli_opts *o, const finding *f);

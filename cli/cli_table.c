@@ -162,32 +162,6 @@ static int set_age(void *base, const opt_spec *o, const opt_value *v,
     return 0;
 }
 
-/* ---- run functions that take the words after the name ---------------------- */
-
-static int run_review(const opt_cmd *c, int argc, char **argv)
-{
-    (void)c;
-    return review_main(argc, argv);
-}
-
-static int run_baseline(const opt_cmd *c, int argc, char **argv)
-{
-    (void)c;
-    return baseline_main(argc, argv);
-}
-
-static int run_diff(const opt_cmd *c, int argc, char **argv)
-{
-    (void)c;
-    return diff_main(argc, argv);
-}
-
-static int run_serve(const opt_cmd *c, int argc, char **argv)
-{
-    (void)c;
-    return serve_cli_main(argc, argv);
-}
-
 /* ---- shared groups ------------------------------------------------------------ */
 
 static const opt_spec rules_specs[] = {
@@ -472,7 +446,7 @@ const opt_cmd cli_cmd_review = {
     "standard input gives one answer per line: 'a', 'd REASON', 's' or 'q' "
     "(also 'approve', 'dismiss REASON', 'skip', 'quit'); end of input quits.",
     {&g_review, RUN_GROUPS, NULL},
-    NULL, OPERANDS("INPUT", CLI_MAX_INPUTS), run_review, url_groups};
+    NULL, OPERANDS("INPUT", CLI_MAX_INPUTS), cli_run_review, url_groups};
 
 static const opt_spec baseline_specs[] = {
     {"--output", "-o", STR(output), .metavar = "FILE",
@@ -500,7 +474,7 @@ const opt_cmd cli_cmd_baseline = {
     "  create   a new decisions file with every finding of INPUT\n"
     "  update   keeps the file's decisions and adds the new findings",
     {&g_baseline, RUN_GROUPS, NULL},
-    NULL, OPERANDS("INPUT", CLI_MAX_INPUTS), run_baseline, url_groups};
+    NULL, OPERANDS("INPUT", CLI_MAX_INPUTS), cli_run_baseline, url_groups};
 
 /* ---- rules ------------------------------------------------------------------------ */
 
@@ -739,7 +713,7 @@ const opt_cmd cli_cmd_diff = {
     "before the latest), JOB@best (the fastest that succeeded) or a run id "
     "(docs/history.md#diff).",
     {&g_diff, &g_store, &g_plugins, &g_inputs, &g_quiet, &g_verbose, NULL},
-    NULL, OPERANDS("RUN", CLI_MAX_INPUTS), run_diff, NULL};
+    NULL, OPERANDS("RUN", CLI_MAX_INPUTS), cli_run_diff, NULL};
 
 /* ---- serve ----------------------------------------------------------------------- */
 
@@ -850,7 +824,7 @@ const opt_cmd cli_cmd_serve = {
     "DIR/serve.port. Exit codes: 0 stopped, 2 could not start (options, "
     "DIR in use by another server, address refused), 3 DIR not usable.",
     {&g_serve, &g_serve_limits, &g_quiet, NULL}, NULL,
-    OPERANDS("ARGUMENT", CLI_MAX_INPUTS), run_serve, NULL};
+    OPERANDS("ARGUMENT", CLI_MAX_INPUTS), cli_run_serve, NULL};
 
 static const opt_spec serve_user_specs[] = {
     {"--users", NULL, STR(serve.users_file), .metavar = "FILE",

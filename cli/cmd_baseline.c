@@ -175,12 +175,12 @@ static int baseline_update(cli_opts *o, const opt_cmd *cmd)
     return baseline_run(o, 0);
 }
 
-int baseline_main(int argc, char **argv)
+int cli_run_baseline(const opt_cmd *cmd, int argc, char **argv)
 {
     if (argc < 1 || (strcmp(argv[0], "create") != 0 && strcmp(argv[0], "update") != 0)) {
         static const char *const forms[] = {"create", "update"};
         if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-            opts_help(&cli_cmd_baseline, "optipipe", stdout);
+            opts_help(cmd, "optipipe", stdout);
             return EXIT_DONE;
         }
         if (argc < 1 || argv[0][0] == '-')
@@ -188,7 +188,7 @@ int baseline_main(int argc, char **argv)
         return cli_unknown("baseline command", argv[0],
                            util_suggest(argv[0], forms, 2, 3), "baseline");
     }
-    return cli_run_with_opts(&cli_cmd_baseline, argc - 1, argv + 1, NULL,
+    return cli_run_with_opts(cmd, argc - 1, argv + 1, NULL,
                              strcmp(argv[0], "create") == 0 ? baseline_create
                                                             : baseline_update);
 }

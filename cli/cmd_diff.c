@@ -198,7 +198,7 @@ static int diff(cli_opts *o, const opt_cmd *cmd)
     return code;
 }
 
-int diff_main(int argc, char **argv)
+int cli_run_diff(const opt_cmd *cmd, int argc, char **argv)
 {
-    return cli_run_with_opts(&cli_cmd_diff, argc, argv, NULL, diff);
+    return cli_run_with_opts(cmd, argc, argv, NULL, diff);
 }

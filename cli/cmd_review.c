@@ -369,7 +369,7 @@ out:
     return code;
 }
 
-int review_main(int argc, char **argv)
+int cli_run_review(const opt_cmd *cmd, int argc, char **argv)
 {
-    return cli_run_with_opts(&cli_cmd_review, argc, argv, NULL, review);
+    return cli_run_with_opts(cmd, argc, argv, NULL, review);
 }

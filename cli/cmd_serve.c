@@ -23,9 +23,9 @@ static int serve(cli_opts *o, const opt_cmd *cmd)
     return serve_main(&o->serve);
 }
 
-int serve_cli_main(int argc, char **argv)
+int cli_run_serve(const opt_cmd *cmd, int argc, char **argv)
 {
-    return cli_run_with_opts(&cli_cmd_serve, argc, argv, serve_preset, serve);
+    return cli_run_with_opts(cmd, argc, argv, serve_preset, serve);
 }
 
 static int serve_user(cli_opts *o, const opt_cmd *cmd)
