@@ -98,19 +98,8 @@ return {
     .. "run store and compares it with the sources' input rate.",
   check = function(run, ctx)
     local o = ctx.options
-    local p = point(run)
-    local measure = p.bytes and "bytes" or p.keys and "keys"
-    if not measure or not p.t then
-      return
-    end
-    local pts = { { t = p.t, v = p[measure], input = p.input } }
-    for _, h in ipairs(history.earlier(run, ctx)) do
-      local q = point(h)
-      pts[#pts + 1] = { t = q.t, v = q[measure], input = q.input }
-    end
-    local g = history.growth(pts, { min_runs = o.min_runs, min_span_ms = units.parse_duration(o.min_span),
-                                    min_growth = o.min_growth, flat_input = o.flat_input })
-    if not g or g.kind == "flat" then
+    local g, p, measure = history.measure_growth(run, ctx, point, o)
+    if not g then
       return
     end
     local show = measure == "bytes" and fmt_b or function(v) return units.format_count(v, "key") end
@@ -118,10 +107,8 @@ return {
     if measure == "bytes" then
       when, ev = dates(run, g, p, o)
     end
-    ev.state_first, ev.state_last, ev.growth_ratio = g.first, g.last, g.growth
-    ev.input_growth_ratio, ev.per_day, ev.runs = g.input_growth, g.per_day, g.n
-    local why = WHY[g.kind]:format(g.input_growth and ("%s%s"):format(g.input_growth >= 0 and "+" or "",
-      pct(g.input_growth)) or "")
+    history.growth_evidence(g, ev)
+    local why = WHY[g.kind]:format(history.input_change(g))
     ctx.report {
       message = ("The job's %s grew from %s to %s (+%s, about %s a day) over %s in %s, %s.%s"):format(
         measure == "bytes" and "checkpointed state (median checkpoint)" or "RocksDB keys",

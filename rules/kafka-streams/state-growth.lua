@@ -97,32 +97,14 @@ return {
     .. "and compares it with the input's.",
   check = function(run, ctx)
     local o = ctx.options
-    local p = point(run)
-    local runs = history.earlier(run, ctx)
-    local pts, measure = {}, p.bytes and "bytes" or p.keys and "keys"
-    if not measure or not p.t then
-      return
-    end
-    pts[1] = { t = p.t, v = p[measure], input = p.input }
-    for _, h in ipairs(runs) do
-      local q = point(h)
-      pts[#pts + 1] = { t = q.t, v = q[measure], input = q.input }
-    end
-    local g = history.growth(pts, { min_runs = o.min_runs, min_span_ms = units.parse_duration(o.min_span),
-                                    min_growth = o.min_growth, flat_input = o.flat_input })
-    if not g or g.kind == "flat" then
+    local g, p, measure = history.measure_growth(run, ctx, point, o)
+    if not g then
       return
     end
     local show = measure == "bytes" and fmt_b or function(v) return units.format_count(v, "key") end
     local when, ev = dates(g, p, o, run)
-    local why = WHY[g.kind]:format(g.input_growth and ("%s%s"):format(g.input_growth >= 0 and "+" or "",
-      pct(g.input_growth)) or "")
-    ev.state_first = g.first
-    ev.state_last = g.last
-    ev.growth_ratio = g.growth
-    ev.input_growth_ratio = g.input_growth
-    ev.per_day = g.per_day
-    ev.runs = g.n
+    history.growth_evidence(g, ev)
+    local why = WHY[g.kind]:format(history.input_change(g))
     ctx.report {
       message = ("The app's state grew from %s to %s (+%s, about %s a day) over %s in %s, %s.%s"):format(
         show(g.first), show(g.last), pct(g.growth), show(g.per_day), units.format_count(g.n, "run"),

@@ -6,6 +6,7 @@
 -- arguments are read, never modified. docs/lua-helpers.md#optipipehistory.
 
 local stats = require "optipipe.stats"
+local units = require "optipipe.units"
 
 local M = {}
 
@@ -173,6 +174,48 @@ function M.growth(points, o)
     r.kind = "faster"
   end
   return r
+end
+
+--- The growth of one measure of run over its earlier runs (M.earlier), as
+--- the state-growth rules judge it: point(run) gives { t, bytes, keys,
+--- input, ... } for a run; the measure is bytes when run has them, else
+--- keys; o holds the rule's min_runs, min_span (a duration text),
+--- min_growth and flat_input. Returns M.growth's result (never "flat"),
+--- run's point and the measure's name ("bytes" or "keys"), or nil.
+function M.measure_growth(run, ctx, point, o)
+  local p = point(run)
+  local measure = p.bytes and "bytes" or p.keys and "keys"
+  if not measure or not p.t then
+    return nil
+  end
+  local pts = { { t = p.t, v = p[measure], input = p.input } }
+  for _, h in ipairs(M.earlier(run, ctx)) do
+    local q = point(h)
+    pts[#pts + 1] = { t = q.t, v = q[measure], input = q.input }
+  end
+  local g = M.growth(pts, { min_runs = o.min_runs, min_span_ms = units.parse_duration(o.min_span),
+                            min_growth = o.min_growth, flat_input = o.flat_input })
+  if not g or g.kind == "flat" then
+    return nil
+  end
+  return g, p, measure
+end
+
+--- g's figures (M.growth) into the evidence table ev: state_first,
+--- state_last, growth_ratio, input_growth_ratio, per_day, runs. Returns ev.
+function M.growth_evidence(g, ev)
+  ev.state_first, ev.state_last, ev.growth_ratio = g.first, g.last, g.growth
+  ev.input_growth_ratio, ev.per_day, ev.runs = g.input_growth, g.per_day, g.n
+  return ev
+end
+
+--- The input's change of g as a signed share ("+12%", "-3%"), or "" when
+--- the runs had no input.
+function M.input_change(g)
+  if not g.input_growth then
+    return ""
+  end
+  return (g.input_growth >= 0 and "+" or "") .. units.format_pct(g.input_growth)
 end
 
 --- When a measure at value now (at epoch ms t) growing per_day crosses
