@@ -81,6 +81,10 @@ end
 eq(graph.topo_order(run)[1], run.nodes[3], "same node tables")
 eq(table.concat(graph.upstream(run, run.nodes[1]), ","), "b,c,a", "node as id")
 eq(graph.by_id(run).c, run.nodes[4], "by_id")
+local kinds = { nodes = { { id = "s1", kind = "stage" }, { id = "q", kind = "sql" },
+                          { id = "s2", kind = "stage" } } }
+eq(ids(graph.of_kind(kinds, "stage")), "s1,s2", "of_kind, in model order")
+eq(#graph.of_kind(kinds, "task"), 0, "of_kind: none")
 
 -- Inputs are untouched.
 eq(#run.nodes[1].parents, 3, "parents not deduplicated in place")

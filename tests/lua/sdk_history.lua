@@ -74,6 +74,34 @@ eq(history.growth(pts({ 100, 150, 200, 250, 300 }, { 50, 52, 54, 56, 58 }), o).k
 eq(history.growth(pts({ 100, 110, 120, 130, 140 }), o).kind, "unknown", "no input")
 eq(history.growth(pts({ 100, 101, 102, 101, 103 }), o).kind, "flat", "flat")
 eq(history.growth(pts({ 100, 110, 120 }), o), nil, "too few runs")
+-- measure_growth: bytes when the run has them, else keys; its earlier
+-- runs from run.history; nil when flat or without a measure.
+local function at(i, bytes, keys, input)
+  return { t = i * D, bytes = bytes, keys = keys, input = input }
+end
+local function series(f)
+  local r = { p = f(5), history = {} }
+  for i = 1, 4 do r.history[i] = { p = f(i) } end
+  return r
+end
+local point = function(r) return r.p end
+local og = { min_runs = 4, min_span = "2 d", min_growth = 0.2, flat_input = 0.1 }
+local mg, mp, mm = history.measure_growth(series(function(i) return at(i, 90 + 10 * i, 5, 50) end), {}, point, og)
+eq(mm, "bytes", "bytes first")
+eq(mg.kind, "cleanup", "bytes growing on a flat input")
+eq(mp.bytes, 140, "the run's point")
+eq(mg.n, 5, "the run and its four earlier ones")
+mg, mp, mm = history.measure_growth(series(function(i) return at(i, nil, 90 + 10 * i) end), {}, point, og)
+eq(mm .. "/" .. mg.kind, "keys/unknown", "keys without bytes, no input")
+eq(history.measure_growth(series(function(i) return at(i, 100) end), {}, point, og), nil, "flat: nil")
+eq(history.measure_growth(series(function(i) return at(i) end), {}, point, og), nil, "no measure: nil")
+-- growth_evidence and input_change
+local ev = history.growth_evidence(g, { kept = 1 })
+eq(ev.kept .. "/" .. ev.runs .. "/" .. ev.per_day, "1/5/" .. g.per_day, "evidence added to what was there")
+eq(ev.state_first, g.first, "state_first")
+eq(history.input_change({ input_growth = 0.25 }), "+25%", "input up")
+eq(history.input_change({ input_growth = -0.5 }), "-50%", "input down")
+eq(history.input_change({}), "", "no input")
 -- crossing: when a growing value meets a limit.
 eq(history.crossing(0, 100, 10, 200), 10 * D, "ten days")
 eq(history.crossing(0, 300, 10, 200), nil, "already over")

@@ -2,6 +2,7 @@
 -- Samza model (docs/model-kafka-streams.md): stores grouped by task, a
 -- task's state, the scrape samples of a node, and each engine's setting
 -- names. Read-only over the run; pure Lua for the sandbox.
+local graph = require "optipipe.graph"
 local units = require "optipipe.units"
 
 local M = {}
@@ -53,13 +54,7 @@ end
 
 --- The store nodes of run, in model order.
 function M.stores(run)
-  local out = {}
-  for _, n in ipairs(run.nodes) do
-    if n.kind == "store" then
-      out[#out + 1] = n
-    end
-  end
-  return out
+  return graph.of_kind(run, "store")
 end
 
 --- The bytes a store holds: live SST files, else all SST files.
@@ -110,13 +105,7 @@ end
 
 --- The task nodes of run (kind task), in model order.
 function M.task_nodes(run)
-  local out = {}
-  for _, n in ipairs(run.nodes) do
-    if n.kind == "task" then
-      out[#out + 1] = n
-    end
-  end
-  return out
+  return graph.of_kind(run, "task")
 end
 
 -- run -> { [node id] = its samples, oldest first }, built once per run:

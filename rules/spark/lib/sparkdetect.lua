@@ -3,6 +3,8 @@
 -- executor series, the SQL operators of one execution (series
 -- sql_operators) and the stage nodes by the scan they read.
 -- Model names: docs/model-spark.md ("Peaks", "SQL plans", "Scans").
+local graph = require "optipipe.graph"
+
 local M = {}
 
 -- The heap ran out: a task failed with java.lang.OutOfMemoryError.
@@ -64,13 +66,7 @@ end
 
 -- SQL execution nodes (kind "sql").
 function M.sqls(run)
-  local out = {}
-  for _, n in ipairs(run.nodes) do
-    if n.kind == "sql" then
-      out[#out + 1] = n
-    end
-  end
-  return out
+  return graph.of_kind(run, "sql")
 end
 
 -- 'SQL query 3 "daily report"' for messages: the description's first

@@ -238,6 +238,18 @@ function M.sinks(run)
   return out
 end
 
+--- The nodes of run whose kind is kind, in model order.
+function M.of_kind(run, kind)
+  check_run("of_kind", run)
+  local out = {}
+  for _, node in ipairs(run.nodes) do
+    if node.kind == kind then
+      out[#out + 1] = node
+    end
+  end
+  return out
+end
+
 --- { [node id] = node } for the run (run.by_id when the host provides it
 --- is equivalent; this works on any run-shaped table).
 function M.by_id(run)
