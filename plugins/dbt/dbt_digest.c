@@ -76,7 +76,7 @@ static void fold_parents(dbt_manifest *m, size_t u)
         uint64_t pd;
         if (!n->deps[d])
             continue;
-        pd = dbt_map_get(&m->index, n->deps[d], &k) && k != u
+        pd = op_strmap_get(&m->index, n->deps[d], &k) && k != u
                  ? m->nodes[k].digest
                  : fnv_str(FNV_OFFSET, n->deps[d]);
         n->digest = fnv_u64(n->digest, pd);
@@ -97,7 +97,7 @@ int dbt_topo_order(const dbt_manifest *m, size_t **out)
     for (i = 0; i < m->n; i++)
         for (d = 0; d < m->nodes[i].ndeps; d++)
             if (m->nodes[i].deps[d] &&
-                dbt_map_get(&m->index, m->nodes[i].deps[d], &k) && k != i) {
+                op_strmap_get(&m->index, m->nodes[i].deps[d], &k) && k != i) {
                 indeg[i]++;
                 coff[k + 1]++;
                 nedges++;
@@ -112,7 +112,7 @@ int dbt_topo_order(const dbt_manifest *m, size_t **out)
     for (i = 0; i < m->n; i++) {
         for (d = 0; d < m->nodes[i].ndeps; d++)
             if (m->nodes[i].deps[d] &&
-                dbt_map_get(&m->index, m->nodes[i].deps[d], &k) && k != i)
+                op_strmap_get(&m->index, m->nodes[i].deps[d], &k) && k != i)
                 kids[coff[k] + fill[k]++] = i;
         if (!indeg[i])
             queue[qt++] = i;

@@ -121,7 +121,7 @@ static int upstream_sets(fresh_ctx *c)
         uint64_t *mine = c->bits + u * c->words;
         const dbt_mnode *n = &m->nodes[u];
         for (d = 0; d < n->ndeps; d++) {
-            if (!n->deps[d] || !dbt_map_get(&m->index, n->deps[d], &k) || k == u)
+            if (!n->deps[d] || !op_strmap_get(&m->index, n->deps[d], &k) || k == u)
                 continue;
             if (c->src[k] != SIZE_MAX)
                 mine[c->src[k] / 64] |= UINT64_C(1) << (c->src[k] % 64);
@@ -153,7 +153,7 @@ static void node_fresh(op_builder *b, op_run *r, const fresh_ctx *c,
             if (!((mine[w] >> bit) & 1))
                 continue;
             s = &c->m->nodes[c->src_pos[w * 64 + bit]];
-            if (!dbt_map_get(&f->index, s->id, &fp) ||
+            if (!op_strmap_get(&f->index, s->id, &fp) ||
                 !(fn = &f->nodes[fp])->has_loaded)
                 return; /* a source without freshness: unknown */
             digest ^= source_part(s->id, fn->loaded_us);
@@ -192,7 +192,7 @@ int dbt_join_freshness(op_builder *b, op_run *r, const dbt_rrun *rr,
     if (!rc && c.bits) {
         op_run_config(b, r, "optipipe.freshness", f->origin ? f->origin : f->run_id);
         for (i = 0; i < rr->n; i++)
-            if (dbt_map_get(&m->index, rr->nodes[i].id, &k) && builds(&m->nodes[k]))
+            if (op_strmap_get(&m->index, rr->nodes[i].id, &k) && builds(&m->nodes[k]))
                 node_fresh(b, r, &c, f, rr->nodes[i].id, k);
     }
     free(c.src);

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 #include <optipipe/json.h>
 #include <optipipe/plugin.h>
+#include <optipipe/strmap.h>
 
 #define DBT_MAX_DOC ((size_t)512 << 20) /* largest artifact parsed */
 #define DBT_MAX_RESULTS 500000          /* results[] entries read */
@@ -59,18 +60,7 @@ int64_t dbt_us_to_ms(int64_t us);
 /* strdup that accepts NULL (returns NULL) and sets *oom on failure. */
 char *dbt_strdup(const char *s, int *oom);
 
-/* An open-addressing map from string keys (borrowed) to size_t values. */
-typedef struct dbt_map {
-    const char **keys;
-    size_t *vals;
-    size_t cap, n;
-} dbt_map;
 
-/* Inserts or replaces; returns 0 or OP_ENOMEM. */
-int dbt_map_put(dbt_map *m, const char *key, size_t val);
-/* Returns 1 and sets *val when key is present. */
-int dbt_map_get(const dbt_map *m, const char *key, size_t *val);
-void dbt_map_free(dbt_map *m);
 
 /* The resource type of a unique_id ("model" of "model.pkg.name"), copied
  * into buf (cap bytes); "" when the id has no dot. */
@@ -119,7 +109,7 @@ typedef struct dbt_rrun {
     size_t ntimed;
     dbt_rnode *nodes;
     size_t n, cap;
-    dbt_map index; /* node id -> position in nodes */
+    op_strmap index; /* node id -> position in nodes */
 } dbt_rrun;
 
 /* One manifest entry (nodes, sources, exposures, unit_tests). */
@@ -148,7 +138,7 @@ typedef struct dbt_manifest {
     dbt_notes *notes; /* given to the runs joined to it; NULL: none */
     dbt_mnode *nodes;
     size_t n, cap;
-    dbt_map index; /* id -> position in nodes */
+    op_strmap index; /* id -> position in nodes */
 } dbt_manifest;
 
 typedef struct dbt_state {
@@ -233,6 +223,6 @@ int dbt_static_run(op_builder *b, const dbt_manifest *m);
  * a non-executing run (compile, docs generate, ls) is checked as a static
  * DAG. */
 void dbt_static_nodes(op_builder *b, op_run *r, const dbt_manifest *m,
-                      const dbt_map *have, int digest);
+                      const op_strmap *have, int digest);
 
 #endif

@@ -43,7 +43,7 @@ double dbt_coverage(const dbt_rrun *r, const dbt_manifest *m)
         return 0;
     step = r->n > COVERAGE_SAMPLE ? r->n / COVERAGE_SAMPLE : 1;
     for (i = 0; i < r->n; i += step, n++)
-        hit += dbt_map_get(&m->index, r->nodes[i].id, &pos);
+        hit += op_strmap_get(&m->index, r->nodes[i].id, &pos);
     return (double)hit / (double)n;
 }
 
@@ -110,7 +110,7 @@ static void collect(join_ctx *c, size_t i, const dbt_mnode *mn, int depth)
         const char *dep = mn->deps[d];
         if (!dep)
             continue;
-        if (dbt_map_get(&c->rr->index, dep, &j)) {
+        if (op_strmap_get(&c->rr->index, dep, &j)) {
             if (j != i && c->rmark[j] != i + 1) {
                 c->rmark[j] = i + 1;
                 push_parent(c, j);
@@ -118,7 +118,7 @@ static void collect(join_ctx *c, size_t i, const dbt_mnode *mn, int depth)
             continue;
         }
         if (depth >= DBT_MAX_EPHEMERAL_DEPTH ||
-            !dbt_map_get(&c->m->index, dep, &k) || c->mmark[k] == i + 1 ||
+            !op_strmap_get(&c->m->index, dep, &k) || c->mmark[k] == i + 1 ||
             !is_ephemeral(&c->m->nodes[k]))
             continue;
         c->mmark[k] = i + 1;
@@ -172,7 +172,7 @@ static void join_nodes(join_ctx *c)
         op_node *n;
 
         c->poff[i] = c->npar;
-        if (!dbt_map_get(&c->m->index, rn->id, &k))
+        if (!op_strmap_get(&c->m->index, rn->id, &k))
             continue;
         n = op_node_get(c->b, c->r, rn->id);
         if (!n)

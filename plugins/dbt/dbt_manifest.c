@@ -265,7 +265,7 @@ static void read_entry(mf_ctx *c, const cJSON *node)
     if (rt && !strcmp(rt, "test") &&
         !cJSON_GetObjectItemCaseSensitive(node, "attached_node"))
         infer_attached(c, n, node);
-    if (dbt_map_put(&m->index, n->id, m->n - 1))
+    if (op_strmap_put(&m->index, n->id, m->n - 1, 0, NULL))
         c->oom = 1;
 }
 
@@ -284,7 +284,7 @@ static void read_section(mf_ctx *c, const cJSON *root, const char *key)
  * models stands in for it (ties: the first by name). */
 static char *main_package(mf_ctx *c)
 {
-    dbt_map counts;
+    op_strmap counts;
     const char **names = NULL;
     size_t *cnt = NULL, nn = 0, i, best = 0, pos;
     char *out = NULL;
@@ -298,10 +298,10 @@ static char *main_package(mf_ctx *c)
         const dbt_mnode *n = &c->m->nodes[i];
         if (!n->package || !n->resource_type || strcmp(n->resource_type, "model"))
             continue;
-        if (!dbt_map_get(&counts, n->package, &pos)) {
+        if (!op_strmap_get(&counts, n->package, &pos)) {
             pos = nn++;
             names[pos] = n->package;
-            if (dbt_map_put(&counts, n->package, pos))
+            if (op_strmap_put(&counts, n->package, pos, 0, NULL))
                 goto out;
         }
         cnt[pos]++;
@@ -313,7 +313,7 @@ static char *main_package(mf_ctx *c)
     if (nn)
         out = dbt_strdup(names[best], &c->oom);
 out:
-    dbt_map_free(&counts);
+    op_strmap_free(&counts, 0);
     free(names);
     free(cnt);
     return out;

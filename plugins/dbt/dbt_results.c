@@ -38,7 +38,7 @@ typedef struct rr_ctx {
     int kind;
     int nwarn;
     int oom;
-    dbt_map threads; /* worker thread name (borrowed) -> index */
+    op_strmap threads; /* worker thread name (borrowed) -> index */
     int has_window;  /* the invocation's time window is known */
     int64_t win_lo, win_hi;
     long n_outside, n_overlap;
@@ -333,7 +333,7 @@ static dbt_rnode *rec_node(rr_ctx *c, const char *id)
     dbt_rrun *r = c->rec;
     size_t pos;
 
-    if (dbt_map_get(&r->index, id, &pos))
+    if (op_strmap_get(&r->index, id, &pos))
         return &r->nodes[pos];
     if (OP_GROW(r->nodes, r->cap, r->n + 1, 64))
         goto oom;
@@ -343,7 +343,7 @@ static dbt_rnode *rec_node(rr_ctx *c, const char *id)
         goto oom;
     /* the map borrows the key from the node (stable: nodes only grow by
      * realloc, which moves the array of pointers, not the strings) */
-    if (dbt_map_put(&r->index, r->nodes[r->n].id, r->n)) {
+    if (op_strmap_put(&r->index, r->nodes[r->n].id, r->n, 0, NULL)) {
         free(r->nodes[r->n].id);
         goto oom;
     }
@@ -545,10 +545,10 @@ static size_t thread_index(rr_ctx *c, const char *thread)
 
     if (!thread)
         return SIZE_MAX;
-    if (dbt_map_get(&c->threads, thread, &pos))
+    if (op_strmap_get(&c->threads, thread, &pos))
         return pos;
     pos = c->threads.n;
-    if (dbt_map_put(&c->threads, thread, pos))
+    if (op_strmap_put(&c->threads, thread, pos, 0, NULL))
         c->oom = 1;
     return pos;
 }
@@ -1123,7 +1123,7 @@ static int read_any(const cJSON *root, const char *name,
     }
     rc = keep_record(&c, err);
 out:
-    dbt_map_free(&c.threads);
+    op_strmap_free(&c.threads, 0);
     dbt_rrun_free(c.rec);
     return rc;
 }

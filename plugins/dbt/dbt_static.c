@@ -60,18 +60,18 @@ static void static_parents(op_builder *b, op_run *r, const dbt_manifest *m,
     size_t d, k;
 
     for (d = 0; n && d < mn->ndeps; d++)
-        if (mn->deps[d] && dbt_map_get(&m->index, mn->deps[d], &k))
+        if (mn->deps[d] && op_strmap_get(&m->index, mn->deps[d], &k))
             op_node_parent(b, n, mn->deps[d]);
 }
 
 void dbt_static_nodes(op_builder *b, op_run *r, const dbt_manifest *m,
-                      const dbt_map *have, int digest)
+                      const op_strmap *have, int digest)
 {
     size_t i, k;
 
     for (i = 0; i < m->n; i++) {
         const dbt_mnode *mn = &m->nodes[i];
-        if (!have || !dbt_map_get(have, mn->id, &k))
+        if (!have || !op_strmap_get(have, mn->id, &k))
             emit_node(b, r, m, mn, digest);
         static_parents(b, r, m, mn);
     }

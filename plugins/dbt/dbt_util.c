@@ -187,87 +187,6 @@ char *dbt_strdup(const char *s, int *oom)
     return c;
 }
 
-/* --- string map ------------------------------------------------------------ */
-
-static size_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-    return (size_t)h;
-}
-
-static int map_grow(dbt_map *m)
-{
-    size_t ncap = m->cap ? m->cap * 2 : 64, i;
-    const char **keys = calloc(ncap, sizeof *keys);
-    size_t *vals = calloc(ncap, sizeof *vals);
-
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return OP_ENOMEM;
-    }
-    for (i = 0; i < m->cap; i++) {
-        size_t j;
-        if (!m->keys[i])
-            continue;
-        j = hash_str(m->keys[i]) & (ncap - 1);
-        while (keys[j])
-            j = (j + 1) & (ncap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = ncap;
-    return 0;
-}
-
-int dbt_map_put(dbt_map *m, const char *key, size_t val)
-{
-    size_t j;
-
-    if ((m->n + 1) * 10 >= m->cap * 7 && map_grow(m))
-        return OP_ENOMEM;
-    j = hash_str(key) & (m->cap - 1);
-    while (m->keys[j] && strcmp(m->keys[j], key) != 0)
-        j = (j + 1) & (m->cap - 1);
-    if (!m->keys[j]) {
-        m->keys[j] = key;
-        m->n++;
-    }
-    m->vals[j] = val;
-    return 0;
-}
-
-int dbt_map_get(const dbt_map *m, const char *key, size_t *val)
-{
-    size_t j;
-
-    if (!m->cap || !key)
-        return 0;
-    j = hash_str(key) & (m->cap - 1);
-    while (m->keys[j]) {
-        if (strcmp(m->keys[j], key) == 0) {
-            *val = m->vals[j];
-            return 1;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-void dbt_map_free(dbt_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
 /* --- unique_id ------------------------------------------------------------- */
 
 static void copy_span(char *buf, size_t cap, const char *s, size_t n)
@@ -344,7 +263,7 @@ void dbt_rrun_free(dbt_rrun *r)
     for (i = 0; i < r->n; i++)
         free(r->nodes[i].id);
     free(r->nodes);
-    dbt_map_free(&r->index);
+    op_strmap_free(&r->index, 0);
     free(r->run_id);
     free(r->which);
     free(r->select);
@@ -389,7 +308,7 @@ void dbt_manifest_free(dbt_manifest *m)
     for (i = 0; i < m->n; i++)
         mnode_free(&m->nodes[i]);
     free(m->nodes);
-    dbt_map_free(&m->index);
+    op_strmap_free(&m->index, 0);
     free(m->project);
     free(m->invocation);
     free(m->dbt_version);

@@ -16,103 +16,11 @@
 #include <time.h>
 
 #include <optipipe/grow.h>
+#include <optipipe/strmap.h>
 
 #define PS_NONE UINT32_MAX
 #define PS_KEY_MAX 65536 /* longest series key (name + labels + target) */
 #define PS_UNMAPPED_SHOWN 3
-
-/* ---- an open-addressing map from strings to indexes --------------------- */
-
-typedef struct strmap {
-    const char **keys; /* owned copies */
-    uint32_t *vals;
-    size_t cap, n;
-} strmap;
-
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
-
-static int map_grow(strmap *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 256, i;
-    const char **keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = calloc(cap, sizeof *vals);
-
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (i = 0; i < m->cap; i++) {
-        size_t h;
-        if (!m->keys[i])
-            continue;
-        for (h = hash(m->keys[i]) & (cap - 1); keys[h]; h = (h + 1) & (cap - 1))
-            ;
-        keys[h] = m->keys[i];
-        vals[h] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
-    return 0;
-}
-
-/* The slot of key: found (keys[slot] set) or where it goes. */
-static size_t map_slot(const strmap *m, const char *key)
-{
-    size_t h = hash(key) & (m->cap - 1);
-
-    while (m->keys[h] && strcmp(m->keys[h], key) != 0)
-        h = (h + 1) & (m->cap - 1);
-    return h;
-}
-
-/* Finds key; when absent adds it with val. *stored is the map's copy.
- * Returns 1 found, 0 added, -1 out of memory. */
-static int map_put(strmap *m, const char *key, uint32_t val, uint32_t *out,
-                   const char **stored)
-{
-    size_t h;
-    char *copy;
-
-    if ((m->n + 1) * 2 > m->cap && map_grow(m))
-        return -1;
-    h = map_slot(m, key);
-    if (m->keys[h]) {
-        *out = m->vals[h];
-        if (stored)
-            *stored = m->keys[h];
-        return 1;
-    }
-    if (!(copy = strdup(key)))
-        return -1;
-    m->keys[h] = copy;
-    m->vals[h] = val;
-    m->n++;
-    *out = val;
-    if (stored)
-        *stored = copy;
-    return 0;
-}
-
-static void map_free(strmap *m)
-{
-    size_t i;
-
-    for (i = 0; i < m->cap; i++)
-        free((char *)m->keys[i]);
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 /* ---- the state ------------------------------------------------------------ */
 
@@ -151,7 +59,7 @@ typedef struct ps_run {
     ps_kv attrs[OP_MAP_RUN_ATTRS];
     unsigned nattrs;
     int attrs_versioned;
-    strmap instances;
+    op_strmap instances; /* its instances, keys owned */
     int time_src; /* the weakest of its samples' (enum prom_time) */
     uint32_t *nodes;
     size_t nnodes, nodes_cap;
@@ -165,7 +73,7 @@ typedef struct ps_target {
 } ps_target;
 
 struct prom_state {
-    strmap strings, series_ix, run_ix, node_ix, target_ix;
+    op_strmap strings, series_ix, run_ix, node_ix, target_ix; /* keys owned */
     ps_series *series;
     size_t nseries, series_cap;
     ps_node *nodes;
@@ -200,7 +108,7 @@ void prom_state_free(prom_state *st)
     for (i = 0; i < st->nseries; i++)
         free(st->series[i].pts);
     for (i = 0; i < st->nruns; i++) {
-        map_free(&st->runs[i].instances);
+        op_strmap_free(&st->runs[i].instances, 1);
         free(st->runs[i].nodes);
     }
     for (i = 0; i < st->nwarns; i++)
@@ -210,11 +118,11 @@ void prom_state_free(prom_state *st)
     free(st->nodes);
     free(st->runs);
     free(st->targets);
-    map_free(&st->strings);
-    map_free(&st->series_ix);
-    map_free(&st->run_ix);
-    map_free(&st->node_ix);
-    map_free(&st->target_ix);
+    op_strmap_free(&st->strings, 1);
+    op_strmap_free(&st->series_ix, 1);
+    op_strmap_free(&st->run_ix, 1);
+    op_strmap_free(&st->node_ix, 1);
+    op_strmap_free(&st->target_ix, 1);
     free(st);
 }
 
@@ -223,11 +131,10 @@ void prom_state_free(prom_state *st)
 static const char *intern(prom_state *st, const char *s, int *oom)
 {
     const char *stored = NULL;
-    uint32_t v;
 
     if (!s || !*s)
         return NULL;
-    if (map_put(&st->strings, s, 0, &v, &stored) < 0) {
+    if (op_strmap_put(&st->strings, s, 0, 1, &stored)) {
         *oom = 1;
         return NULL;
     }
@@ -237,9 +144,8 @@ static const char *intern(prom_state *st, const char *s, int *oom)
 int prom_input_begin(prom_state *st, const char *name, const char *target,
                      int64_t default_ms, enum prom_time src)
 {
-    uint32_t idx;
+    size_t idx;
     const char *stored;
-    int r;
 
     (void)name;
     st->default_ms = default_ms;
@@ -247,16 +153,15 @@ int prom_input_begin(prom_state *st, const char *name, const char *target,
     st->refused = 0;
     st->nonfinite = 0;
     st->samples = 0;
-    r = map_put(&st->target_ix, target, (uint32_t)st->ntargets, &idx, &stored);
-    if (r < 0)
-        return OP_ENOMEM;
-    if (r == 0) {
-        if (OP_GROW(st->targets, st->targets_cap, st->ntargets + 1, 8))
+    if (!op_strmap_get(&st->target_ix, target, &idx)) {
+        idx = st->ntargets;
+        if (OP_GROW(st->targets, st->targets_cap, idx + 1, 8) ||
+            op_strmap_put(&st->target_ix, target, idx, 1, &stored))
             return OP_ENOMEM;
-        memset(&st->targets[st->ntargets], 0, sizeof *st->targets);
+        memset(&st->targets[idx], 0, sizeof *st->targets);
         st->targets[st->ntargets++].name = stored;
     }
-    st->target = idx;
+    st->target = (uint32_t)idx;
     return 0;
 }
 
@@ -346,17 +251,14 @@ static void set_kv(ps_kv *attrs, unsigned *n, unsigned cap, const char *k,
 static int run_of(prom_state *st, const op_map *m, uint32_t *out, int *oom)
 {
     char key[OP_MAP_KEY + 2 * OP_MAP_STR + 4];
-    const char *stored;
-    uint32_t idx;
+    size_t idx;
     ps_run *r;
-    int found;
 
     snprintf(key, sizeof key, "%s\x1f%s\x1f%s", m->source, m->job, m->run_id);
-    found = map_put(&st->run_ix, key, (uint32_t)st->nruns, &idx, &stored);
-    if (found < 0)
-        return -1;
-    if (!found) {
-        if (OP_GROW(st->runs, st->runs_cap, st->nruns + 1, 8))
+    if (!op_strmap_get(&st->run_ix, key, &idx)) {
+        idx = st->nruns;
+        if (OP_GROW(st->runs, st->runs_cap, idx + 1, 8) ||
+            op_strmap_put(&st->run_ix, key, idx, 1, NULL))
             return -1;
         r = &st->runs[st->nruns++];
         memset(r, 0, sizeof *r);
@@ -376,12 +278,9 @@ static int run_of(prom_state *st, const op_map *m, uint32_t *out, int *oom)
                    intern(st, m->run_attrs[i].value, oom));
         r->attrs_versioned = *m->version != '\0';
     }
-    if (*m->instance) {
-        uint32_t dummy;
-        if (map_put(&r->instances, m->instance, 0, &dummy, NULL) < 0)
-            return -1;
-    }
-    *out = idx;
+    if (*m->instance && op_strmap_put(&r->instances, m->instance, 0, 1, NULL))
+        return -1;
+    *out = (uint32_t)idx;
     return 0;
 }
 
@@ -389,19 +288,17 @@ static int node_of(prom_state *st, uint32_t run, const op_map_node *mn,
                    uint32_t parent, uint32_t *out, int *oom)
 {
     char key[OP_MAP_STR + 16];
-    uint32_t idx;
+    size_t idx;
     ps_node *n;
     ps_run *r = &st->runs[run];
     unsigned i;
-    int found;
 
     snprintf(key, sizeof key, "%08x\x1f%s", (unsigned)run, mn->id);
-    found = map_put(&st->node_ix, key, (uint32_t)st->nnodes, &idx, NULL);
-    if (found < 0)
-        return -1;
-    if (!found) {
-        if (OP_GROW(st->nodes, st->nodes_cap, st->nnodes + 1, 64) ||
-            OP_GROW(r->nodes, r->nodes_cap, r->nnodes + 1, 16))
+    if (!op_strmap_get(&st->node_ix, key, &idx)) {
+        idx = st->nnodes;
+        if (OP_GROW(st->nodes, st->nodes_cap, idx + 1, 64) ||
+            OP_GROW(r->nodes, r->nodes_cap, r->nnodes + 1, 16) ||
+            op_strmap_put(&st->node_ix, key, idx, 1, NULL))
             return -1;
         n = &st->nodes[st->nnodes++];
         memset(n, 0, sizeof *n);
@@ -409,14 +306,14 @@ static int node_of(prom_state *st, uint32_t run, const op_map_node *mn,
         n->kind = intern(st, mn->kind, oom);
         n->inherit = intern(st, mn->inherit, oom);
         n->parent = parent;
-        r->nodes[r->nnodes++] = idx;
+        r->nodes[r->nnodes++] = (uint32_t)idx;
     }
     n = &st->nodes[idx];
     for (i = 0; i < mn->nattrs; i++)
         set_kv(n->attrs, &n->nattrs, OP_MAP_ATTRS + 2,
                intern(st, mn->attrs[i].key, oom),
                intern(st, mn->attrs[i].value, oom));
-    *out = idx;
+    *out = (uint32_t)idx;
     return 0;
 }
 
@@ -503,9 +400,9 @@ int prom_add(prom_state *st, op_builder *b, const prom_sample *smp,
 {
     op_label labels[PROM_MAX_LABELS];
     const char *tname = st->targets[st->target].name;
-    uint32_t idx;
+    size_t idx;
     ps_series *s;
-    int found, rc;
+    int rc;
 
     memcpy(labels, smp->labels, smp->nlabels * sizeof *labels);
     st->targets[st->target].samples++;
@@ -514,16 +411,20 @@ int prom_add(prom_state *st, op_builder *b, const prom_sample *smp,
         st->refused++;
         return 0;
     }
-    found = map_put(&st->series_ix, st->key, (uint32_t)st->nseries, &idx, NULL);
-    if (found < 0)
-        return OP_ENOMEM;
-    if (!found) {
+    if (!op_strmap_get(&st->series_ix, st->key, &idx)) {
+        uint32_t made = PS_NONE;
         if (st->nseries >= PROM_MAX_SERIES) {
-            st->refused++;
+            st->refused++; /* each later sample of it too: never a key */
             return 0;
         }
-        if ((rc = series_new(st, b, smp, labels, &idx, err)))
+        rc = series_new(st, b, smp, labels, &made, err);
+        /* the key once its series exists, even when mapping it failed */
+        if (made != PS_NONE &&
+            op_strmap_put(&st->series_ix, st->key, made, 1, NULL))
+            return OP_ENOMEM;
+        if (rc)
             return rc;
+        idx = made;
     }
     s = &st->series[idx];
     if (s->run == PS_NONE || s->m.info)

@@ -5,7 +5,7 @@
 # several scrapes as one time series in any order (counters give rates);
 # the three Kafka Streams dialects give one model; the -1 restore sentinel
 # is an attribute, not a value; bad lines and bad packs are named, the rest
-# is read.
+# is read; series past the cap are refused and said, also when repeated.
 # Usage: prometheus.sh OPTIPIPE SOURCE_DIR REAL_DIR
 set -u
 bin=$1
@@ -115,6 +115,20 @@ printf 'edge_value{app="e",part="p1"} 1\nedge_value{app="e",part="p2" 2\nedge_va
 E2E_OUT=err
 check "the bad line is named with its file and line" has err 'bad.prom: line 2: '
 check "the other lines were read" test "$(q bad.json 'len(d["runs"][0]["nodes"])')" = 2
+
+# 6b. the series cap (500 000 per analysis): the series past it are
+# refused, also when they come again (a refused series once named an
+# index no series had, and its samples were written there)
+python3 - <<'PY'
+with open("cap.prom", "w") as f:
+    for i in range(500003):
+        f.write('cap_value{part="%d"} 1\n' % i)
+    f.write('cap_value{part="500001"} 2\n' * 3)
+PY
+"$bin" normalize --format json cap.prom >cap.json 2>err
+check "past the series cap: the file is read (exit 0)" test $? = 0
+check "...the 3 series past it and their 3 repeats are refused, said" has err 'cap.prom: 6 samples were refused: the analysis holds at most 500000 series'
+check "...every sample counted" test "$(q cap.json 'd["runs"][0]["metrics"]["samples"]')" = 500006
 
 # 7. a broken pack is named; the other packs still map
 mkdir -p badpacks
