@@ -244,18 +244,17 @@ static int scope_name(const char *scope, char *buf, size_t cap)
     return sp_unescape(v, buf, cap) > 0;
 }
 
-/* A scan: an RDD whose operator scope names a scan (SQL), or a root RDD
- * of the lineage that is not a shuffle read (RDD API: its name is the
- * path or the source). */
-static const char *scan_of(const cJSON *rdd, char *buf, size_t cap)
+/* A scan: an RDD whose operator scope names a scan (SQL; op, the scope's
+ * name or NULL), or a root RDD of the lineage that is not a shuffle read
+ * (RDD API: its name is the path or the source). */
+static const char *scan_of(const cJSON *rdd, const char *op)
 {
-    const char *scope = sp_jstr(rdd, "Scope"), *name = sp_jstr(rdd, "Name");
+    const char *name = sp_jstr(rdd, "Name");
     const cJSON *par = cJSON_GetObjectItemCaseSensitive(rdd, "Parent IDs");
     size_t n;
 
-    if (scope && scope_name(scope, buf, cap) &&
-        (strstr(buf, "Scan") || strstr(buf, "scan")))
-        return buf;
+    if (op && (strstr(op, "Scan") || strstr(op, "scan")))
+        return op;
     if (!name || (cJSON_IsArray(par) && cJSON_GetArraySize(par) > 0))
         return NULL;
     /* a bare class name (FileScanRDD, PhotonFileScanRDD, ShuffledRDD) says
@@ -293,11 +292,12 @@ void sp_stage_rdds(sp_app *a, sp_stage *s, const cJSON *info)
     {
         const cJSON *lvl = cJSON_GetObjectItemCaseSensitive(r, "Storage Level");
         const char *sc, *scope = sp_jstr(r, "Scope");
+        int op = scope && scope_name(scope, one, sizeof one);
         /* a SQL shuffle (UnsafeRow, whatever spark.serializer says), also
          * in jobs that carry no SQL execution id (Databricks) */
-        if (scope && scope_name(scope, one, sizeof one) && !strcmp(one, "Exchange"))
+        if (op && !strcmp(one, "Exchange"))
             s->sql_exchange = 1;
-        sc = scan_of(r, one, sizeof one);
+        sc = scan_of(r, op ? one : NULL);
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lvl, "Use Memory")) ||
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lvl, "Use Disk")))
             s->persisted = 1;
