@@ -52,15 +52,14 @@ upload() {
 }
 # done_poll NAME: polls GET /api/v1/analyses/ID until its status is done
 # or failed (bounded: 300 s, a safety net); the last answer in $tmp/NAME.json
+ended() { # ended NAME ID: the answer in $tmp/NAME.json is done or failed
+    curl -sS -o "$tmp/$1.json" "$url/api/v1/analyses/$2" &&
+        case $(json_eval "$tmp/$1.json" "d['status']") in done | failed) ;; *) return 1 ;; esac
+}
 done_poll() {
-    local id st end=$((SECONDS + 300))
-    id=$(cat "$tmp/$1.id")
-    while [ "$SECONDS" -lt "$end" ]; do
-        curl -sS -o "$tmp/$1.json" "$url/api/v1/analyses/$id" || return 1
-        st=$(json_eval "$tmp/$1.json" "d['status']")
-        case $st in done | failed) break ;; esac
-        sleep 0.05
-    done
+    local st
+    serve_poll 3000 ended "$1" "$(cat "$tmp/$1.id")"
+    st=$(json_eval "$tmp/$1.json" "d['status']")
     [ "$st" = done ] || { echo "  status: $st $(head -c 400 "$tmp/$1.json")"; return 1; }
 }
 
