@@ -8,7 +8,6 @@
  * the rule's text, never runs a check function.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -470,19 +469,9 @@ static int rules_lint(cli_opts *o, const opt_cmd *cmd)
     for (i = 0; i < o->session.ninputs; i++)
         rule_lint_dir(&l, &o->session.rlimits, o->session.inputs[i]);
     if (!o->session.ninputs) {
-        char root[PATH_MAX], dir[PATH_MAX * 2];
-        struct dirent *de;
-        DIR *d;
+        char root[PATH_MAX];
         snprintf(root, sizeof root, "%s/rules", op_home());
-        if ((d = opendir(root))) {
-            while ((de = readdir(d))) {
-                struct stat st;
-                snprintf(dir, sizeof dir, "%s/%s", root, de->d_name);
-                if (de->d_name[0] != '.' && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                    rule_lint_dir(&l, &o->session.rlimits, dir);
-            }
-            closedir(d);
-        }
+        rule_lint_packs(&l, &o->session.rlimits, root);
     }
     printf("%u problem(s) in %u rule(s)\n", l.problems, l.rules);
     return l.problems ? EXIT_FINDINGS : EXIT_DONE;

@@ -350,16 +350,16 @@ static char *read_text(const char *path)
     return input_read_file(path, LRULE_FILE_MAX, &n, &e);
 }
 
-/* Every field name accessed in the pack's lib/ modules: options handed
- * to a library may be read there. */
-static void scan_libs(const char *dir, names *fields)
+/* Every field name accessed in the Lua modules of folder lib (a pack's
+ * lib/, the SDK's optipipe/): options handed to a library may be read
+ * there. */
+static void scan_libs(const char *lib, names *fields)
 {
-    char lib[PATH_MAX + 8], path[PATH_MAX * 2];
+    char path[PATH_MAX * 2];
     struct dirent *de;
     names ignore = {{0}, 0};
     DIR *d;
 
-    snprintf(lib, sizeof lib, "%s/lib", dir);
     if (!(d = opendir(lib)))
         return;
     while ((de = readdir(d))) {
@@ -480,7 +480,7 @@ static void check_options(lint *l, const rule_meta *r, const names *lib_fields)
  * --isolate auto, with the rule limits (a stalling pack ends in an error). */
 void rule_lint_dir(rule_lint *l, const rule_limits *lim, const char *dir)
 {
-    char lua_dir[PATH_MAX];
+    char lua_dir[PATH_MAX], lib_dir[PATH_MAX + 16];
     ruleset *rs;
     results errs;
     op_error err;
@@ -497,7 +497,10 @@ void rule_lint_dir(rule_lint *l, const rule_limits *lim, const char *dir)
     }
     for (i = 0; i < errs.ne; i++)
         problem(l, dir, errs.e[i].rule, "does not load: %s", errs.e[i].error);
-    scan_libs(dir, &lib_fields);
+    snprintf(lib_dir, sizeof lib_dir, "%s/lib", dir);
+    scan_libs(lib_dir, &lib_fields);
+    snprintf(lib_dir, sizeof lib_dir, "%s/optipipe", lua_dir);
+    scan_libs(lib_dir, &lib_fields);
     for (i = 0; i < ruleset_count(rs); i++) {
         rule_meta *r = ruleset_rule(rs, i);
         l->rules++;
@@ -509,4 +512,20 @@ out:
     names_free(&lib_fields);
     ruleset_free(rs);
     results_free(&errs);
+}
+
+void rule_lint_packs(rule_lint *l, const rule_limits *lim, const char *root)
+{
+    char *packs[RULES_MAX_PACKS], dir[PATH_MAX * 2];
+    size_t n = 0, i;
+    op_error err;
+
+    op_error_clear(&err);
+    if (rules_pack_names(root, packs, &n, &err))
+        problem(l, root, NULL, "%s", err.msg);
+    for (i = 0; i < n; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", root, packs[i]);
+        rule_lint_dir(l, lim, dir);
+        free(packs[i]);
+    }
 }

@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "lua_model.h"
+#include "map_packs.h"
 #include "luadata.h"
 #include "lua_rule.h"
 #include "sbx.h"
@@ -1390,4 +1392,36 @@ int ruleset_run(ruleset *rs, const model *m, results *out, op_error *err)
     for (i = 0; i < rs->nrules; i++)
         out->rules_run += rs->rules[i]->ran ? 1u : 0u;
     return 0;
+}
+
+int rules_pack_names(const char *root, char *names[RULES_MAX_PACKS],
+                     size_t *n, op_error *err)
+{
+    char dir[PATH_MAX * 2];
+    struct dirent *de;
+    DIR *d = opendir(root);
+    int rc = 0;
+
+    *n = 0;
+    if (!d)
+        return op_error_set(err, OP_ENOTFOUND,
+                            "%s: cannot open the bundled rule packs: %s "
+                            "(set OPTIPIPE_HOME)", root, strerror(errno));
+    while ((de = readdir(d)) && *n < RULES_MAX_PACKS) {
+        struct stat st;
+        if (de->d_name[0] == '.' || strcmp(de->d_name, MAPPING_DIR) == 0)
+            continue; /* mappings/ holds mapping packs, not rules */
+        snprintf(dir, sizeof dir, "%s/%s", root, de->d_name);
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        /* A pack left out would pass for a clean run with fewer rules. */
+        if (!(names[*n] = strdup(de->d_name))) {
+            rc = op_error_set(err, OP_ENOMEM, "out of memory");
+            break;
+        }
+        (*n)++;
+    }
+    closedir(d);
+    qsort(names, *n, sizeof *names, util_strp_cmp);
+    return rc;
 }

@@ -3,7 +3,6 @@
  * stages, so that every command runs the same steps in the same order and
  * a new step (a history store after the findings) is one more row.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -20,7 +19,6 @@
 #include "store.h"
 #include "util.h"
 
-#define SESSION_MAX_PACKS 256 /* bundled pack folders looked at */
 
 void op_session_opts_default(op_session_opts *o)
 {
@@ -166,45 +164,17 @@ static int pack_selected(const op_session_opts *o, const char *name)
     return 0;
 }
 
-/* The names in <home>/rules, sorted, into names (owned by the caller). */
-static int list_packs(const char *root, char **names, size_t *n,
-                      op_error *err)
-{
-    struct dirent *de;
-    DIR *d = opendir(root);
-    int rc = 0;
-
-    *n = 0;
-    if (!d)
-        return op_error_set(err, OP_ENOTFOUND,
-                            "%s: cannot open the bundled rule packs: %s "
-                            "(set OPTIPIPE_HOME)", root, strerror(errno));
-    while ((de = readdir(d)) && *n < SESSION_MAX_PACKS) {
-        if (de->d_name[0] == '.' || strcmp(de->d_name, MAPPING_DIR) == 0)
-            continue; /* mappings/ holds mapping packs, not rules */
-        /* A pack left out would pass for a clean run with fewer rules. */
-        if (!(names[*n] = strdup(de->d_name))) {
-            rc = op_error_set(err, OP_ENOMEM, "out of memory");
-            break;
-        }
-        (*n)++;
-    }
-    closedir(d);
-    qsort(names, *n, sizeof *names, util_strp_cmp);
-    return rc;
-}
-
 /* Loads every bundled pack folder under <home>/rules in name order. */
 static int load_bundled(op_session *s, const char *lua_dir, op_error *err)
 {
     const op_session_opts *o = &s->o;
     char root[PATH_MAX], dir[PATH_MAX * 2];
-    char *names[SESSION_MAX_PACKS];
+    char *names[RULES_MAX_PACKS];
     size_t n = 0, i;
     int rc;
 
     snprintf(root, sizeof root, "%s/rules", home_of(s));
-    rc = list_packs(root, names, &n, err);
+    rc = rules_pack_names(root, names, &n, err);
     for (i = 0; i < o->npacks; i++) {
         size_t j;
         for (j = 0; j < n && strcmp(names[j], o->packs[i]) != 0; j++)
@@ -214,11 +184,9 @@ static int load_bundled(op_session *s, const char *lua_dir, op_error *err)
                               o->packs[i]);
     }
     for (i = 0; i < n && !rc; i++) {
-        struct stat st;
-        snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
-        if (stat(dir, &st) || !S_ISDIR(st.st_mode) ||
-            !pack_selected(o, names[i]))
+        if (!pack_selected(o, names[i]))
             continue;
+        snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
         rc = ruleset_load_dir(s->rs, dir, names[i], lua_dir, 1, &s->res, err);
     }
     for (i = 0; i < n; i++)

@@ -30,6 +30,10 @@ typedef struct rule_lint {
  * by the pack's lib/). A pack that does not load is one problem. */
 void rule_lint_dir(rule_lint *l, const rule_limits *lim, const char *dir);
 
+/* rule_lint_dir over every rule pack under root (rules_pack_names: not
+ * mappings/); a root that cannot be read is one problem. */
+void rule_lint_packs(rule_lint *l, const rule_limits *lim, const char *root);
+
 /* The severities rule r may give a finding itself (`severity = "..."`
  * literals inside its functions), as emits[SEV_INFO..SEV_ERROR] = 1; a
  * severity computed elsewhere is not seen. Reads r->file. */

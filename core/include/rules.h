@@ -71,6 +71,17 @@ int ruleset_load_dir(ruleset *rs, const char *dir, const char *pack,
                      const char *sdk_lua_dir, int trusted, results *errs,
                      op_error *err);
 
+/* At most this many bundled pack folders are looked at. */
+#define RULES_MAX_PACKS 256
+
+/* The rule pack folders under root (<home>/rules): its subfolders in name
+ * order, without hidden ones and mappings/ (mapping packs, not rules).
+ * names[0..*n) are strdup'ed, the caller frees each. Returns 0, or
+ * OP_ENOTFOUND (root cannot be opened) / OP_ENOMEM with err; *n is the
+ * count listed either way. */
+int rules_pack_names(const char *root, char *names[RULES_MAX_PACKS],
+                     size_t *n, op_error *err);
+
 size_t ruleset_count(const ruleset *rs);
 rule_meta *ruleset_rule(ruleset *rs, size_t i);
 rule_meta *ruleset_find(ruleset *rs, const char *id);

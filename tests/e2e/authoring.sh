@@ -133,7 +133,7 @@ check "option read without a default" has out "option 'undeclared' is read but h
 check "option declared but never read" has out "option 'unused' is declared but never read"
 check "comments are not reads" bash -c "! grep -q commented_out out"
 check "an unknown severity is a load problem" has out "does not load"
-op rules lint "$src/rules/flink" "$src/rules/spark" "$src/rules/dbt" "$src/rules/mixed"
+op rules lint # the bundled packs as installed: every pack, mappings/ not taken for one
 check "the bundled packs lint clean" test $rc = 0
 
 # --- a rule over an external plugin's data (docs/writing-plugins.md) ------
